@@ -1,0 +1,19 @@
+//! The wire between `talosd` and its clients.
+//!
+//! JSON-RPC 2.0, one compact JSON message per line, over a local socket. This crate owns
+//! the envelope ([`rpc`]), every method's params and results ([`methods`]), the closed set
+//! of turn events ([`event`]) and the trace record written for each turn ([`trace`]).
+//! It depends on serde and serde_json only, so any client can reuse it without pulling
+//! in the daemon.
+
+pub mod event;
+pub mod methods;
+pub mod rpc;
+pub mod trace;
+
+pub use event::{TurnEvent, TurnEventParams};
+pub use methods::*;
+pub use rpc::{ErrorCode, Message, RpcError};
+
+/// The protocol version returned by `initialize`. Changes after a release are additive.
+pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,0 +1,206 @@
+//! The JSON-RPC 2.0 envelope: one message type that classifies itself by field presence,
+//! standard and Talos error codes, and line encoding.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Every line on the socket is one of these. Which fields are present says what it is:
+/// `method` + `id` is a request, `method` alone a notification, `id` alone a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub jsonrpc: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<RpcError>,
+}
+
+/// What a parsed [`Message`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    Request,
+    Notification,
+    Response,
+    Invalid,
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// Error codes used on the wire: the JSON-RPC standard ones, then Talos's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    ParseError,
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    InternalError,
+    SessionNotFound,
+    ShuttingDown,
+    SessionBusy,
+    ApprovalNotOwned,
+    ConfigError,
+    WorkspaceInvalid,
+    ModelError,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 12] = [
+        ErrorCode::ParseError,
+        ErrorCode::InvalidRequest,
+        ErrorCode::MethodNotFound,
+        ErrorCode::InvalidParams,
+        ErrorCode::InternalError,
+        ErrorCode::SessionNotFound,
+        ErrorCode::ShuttingDown,
+        ErrorCode::SessionBusy,
+        ErrorCode::ApprovalNotOwned,
+        ErrorCode::ConfigError,
+        ErrorCode::WorkspaceInvalid,
+        ErrorCode::ModelError,
+    ];
+
+    pub fn code(self) -> i64 {
+        match self {
+            ErrorCode::ParseError => -32700,
+            ErrorCode::InvalidRequest => -32600,
+            ErrorCode::MethodNotFound => -32601,
+            ErrorCode::InvalidParams => -32602,
+            ErrorCode::InternalError => -32603,
+            ErrorCode::SessionNotFound => -32001,
+            ErrorCode::ShuttingDown => -32002,
+            ErrorCode::SessionBusy => -32003,
+            ErrorCode::ApprovalNotOwned => -32004,
+            ErrorCode::ConfigError => -32005,
+            ErrorCode::WorkspaceInvalid => -32006,
+            ErrorCode::ModelError => -32007,
+        }
+    }
+
+    pub fn from_code(code: i64) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.code() == code)
+    }
+}
+
+impl RpcError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> RpcError {
+        RpcError { code: code.code(), message: message.into(), data: None }
+    }
+}
+
+impl Message {
+    pub fn request(id: Value, method: &str, params: Value) -> Message {
+        Message {
+            jsonrpc: "2.0".into(),
+            id: Some(id),
+            method: Some(method.into()),
+            params: Some(params),
+            result: None,
+            error: None,
+        }
+    }
+
+    pub fn notification(method: &str, params: Value) -> Message {
+        Message {
+            jsonrpc: "2.0".into(),
+            id: None,
+            method: Some(method.into()),
+            params: Some(params),
+            result: None,
+            error: None,
+        }
+    }
+
+    pub fn response(id: Value, result: Value) -> Message {
+        Message {
+            jsonrpc: "2.0".into(),
+            id: Some(id),
+            method: None,
+            params: None,
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    pub fn error_response(id: Value, error: RpcError) -> Message {
+        Message {
+            jsonrpc: "2.0".into(),
+            id: Some(id),
+            method: None,
+            params: None,
+            result: None,
+            error: Some(error),
+        }
+    }
+
+    pub fn kind(&self) -> MessageKind {
+        if self.jsonrpc != "2.0" {
+            return MessageKind::Invalid;
+        }
+        match (&self.method, &self.id) {
+            (Some(_), Some(id)) if id.is_string() || id.is_number() => MessageKind::Request,
+            (Some(_), Some(_)) => MessageKind::Invalid,
+            (Some(_), None) => MessageKind::Notification,
+            (None, Some(_)) if self.result.is_some() != self.error.is_some() => {
+                MessageKind::Response
+            }
+            (None, _) => MessageKind::Invalid,
+        }
+    }
+
+    /// One compact line, without the trailing newline.
+    pub fn to_line(&self) -> String {
+        // Serialising this struct of strings and `Value`s cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(line: &str, expected: MessageKind) {
+        let msg: Message = serde_json::from_str(line).unwrap();
+        assert_eq!(msg.kind(), expected, "{line}");
+    }
+
+    #[test]
+    fn classifies_messages_by_field_presence() {
+        check(r#"{"jsonrpc":"2.0","id":1,"method":"a"}"#, MessageKind::Request);
+        check(r#"{"jsonrpc":"2.0","id":"x","method":"a"}"#, MessageKind::Request);
+        check(r#"{"jsonrpc":"2.0","method":"a"}"#, MessageKind::Notification);
+        check(r#"{"jsonrpc":"2.0","id":1,"result":null}"#, MessageKind::Invalid);
+        check(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, MessageKind::Response);
+        check(r#"{"jsonrpc":"1.0","id":1,"method":"a"}"#, MessageKind::Invalid);
+        check(r#"{"jsonrpc":"2.0","id":{},"method":"a"}"#, MessageKind::Invalid);
+        check(r#"{"jsonrpc":"2.0"}"#, MessageKind::Invalid);
+    }
+
+    #[test]
+    fn lines_are_compact_and_single_line() {
+        let msg = Message::response(json!(1), json!({"text": "a\nb"}));
+        let line = msg.to_line();
+        assert!(!line.contains('\n'));
+        assert_eq!(line, r#"{"jsonrpc":"2.0","id":1,"result":{"text":"a\nb"}}"#);
+    }
+
+    #[test]
+    fn error_codes_round_trip() {
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_code(code.code()), Some(code));
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The pre-approval check sequence, in the seed's fixed order: unknown tool, current-turn
+//! surface, payload normalisation, phase policy, validation. A call that fails any step is
+//! rejected before approval and before any IO. The permission ladder ([`crate::ladder`]) runs
+//! after, once the daemon has resolved the target path.
+
+use std::collections::BTreeMap;
+
+use crate::plan::{Phase, TurnPlan};
+use crate::surface::Surface;
+use crate::tools::{self, NameResolution, ToolArgs, ToolId};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    UnknownTool,
+    Surface,
+    Normalisation,
+    Phase,
+    ReadOnlyContract,
+    Validation,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::UnknownTool => "unknown-tool",
+            Stage::Surface => "surface",
+            Stage::Normalisation => "normalisation",
+            Stage::Phase => "phase",
+            Stage::ReadOnlyContract => "read-only-contract",
+            Stage::Validation => "validation",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckOutcome {
+    Rejected { tool: Option<ToolId>, stage: Stage, message: String },
+    Accepted { tool: ToolId, args: ToolArgs, resolution: NameResolution },
+}
+
+/// Runs the fixed sequence for one proposed call.
+pub fn check_call(
+    name: &str,
+    raw_args: &BTreeMap<String, String>,
+    plan: &TurnPlan,
+    surface: &Surface,
+    phase: Phase,
+    strict_names: bool,
+) -> CheckOutcome {
+    let resolution = tools::resolve_name(name, strict_names);
+    let Some(tool) = resolution.tool() else {
+        return CheckOutcome::Rejected { tool: None, stage: Stage::UnknownTool, message: format!("Unknown tool: {name}") };
+    };
+    if !surface.allows(tool) {
+        let names = surface.sorted_names();
+        let allowed = if names.is_empty() { "(none)".to_string() } else { names.join(", ") };
+        return CheckOutcome::Rejected {
+            tool: Some(tool),
+            stage: Stage::Surface,
+            message: format!("Current-turn tool surface did not allow {}. Allowed tools: {allowed}.", tool.name()),
+        };
+    }
+    let mut args = match tools::normalise(tool, raw_args) {
+        Ok(args) => args,
+        Err(message) => return CheckOutcome::Rejected { tool: Some(tool), stage: Stage::Normalisation, message: format!("{message} No approval was requested and no file was changed.") },
+    };
+    canonicalise_path(&mut args);
+    if tool.mutates() && phase != Phase::Apply {
+        return CheckOutcome::Rejected {
+            tool: Some(tool),
+            stage: Stage::Phase,
+            message: format!("Phase policy blocked {} during {}. Mutating tools are only allowed during APPLY; this phase allows read, search, and retrieval tools only.", tool.name(), phase.as_str()),
+        };
+    }
+    let contract = plan.contract();
+    if tool.mutates() && !contract.mutation_allowed {
+        return CheckOutcome::Rejected {
+            tool: Some(tool),
+            stage: Stage::ReadOnlyContract,
+            message: format!("The user did not ask to modify files on this turn, so do not call {} for a read-only request. Answer with information only, or wait for an explicit change request in a later turn.", tool.name()),
+        };
+    }
+    if let Err(message) = validate(tool, &args, plan) {
+        return CheckOutcome::Rejected { tool: Some(tool), stage: Stage::Validation, message };
+    }
+    CheckOutcome::Accepted { tool, args, resolution }
+}
+
+/// Leading `./` and backslashes are normalised; the boundary decides everything else.
+fn canonicalise_path(args: &mut ToolArgs) {
+    let path = match args {
+        ToolArgs::ReadFile { path, .. } | ToolArgs::ListDir { path, .. } | ToolArgs::WriteFile { path, .. } | ToolArgs::EditFile { path, .. } => path,
+        ToolArgs::Grep { .. } => return,
+    };
+    let mut normal = path.trim().to_string();
+    while let Some(rest) = normal.strip_prefix("./") {
+        normal = rest.to_string();
+    }
+    *path = normal;
+}
+
+fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String> {
+    let Some(path) = args.path() else { return Ok(()) };
+    if let Some(problem) = lexical_path_problem(path) {
+        return Err(format!("Path not allowed before approval for `path`: {} ({problem}). No approval was requested and no file was changed.", printable(path)));
+    }
+    if !tool.mutates() {
+        return Ok(());
+    }
+    let contract = plan.contract();
+    let key = path.replace('\\', "/");
+    if contract.forbidden_targets.iter().any(|f| same_target(f, &key)) {
+        return Err(format!("Target forbidden before approval: `{key}` was explicitly excluded by the user's current request. No approval was requested and no file was changed."));
+    }
+    if !contract.expected_targets.is_empty() && !contract.expected_targets.iter().any(|e| same_target(e, &key)) {
+        return Err(format!(
+            "Target outside expected targets before approval: `{key}` is outside the current expected target set: {}. Similar filenames are not substitutes for required target paths. No approval was requested and no file was changed.",
+            contract.expected_targets.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// An expected target written as a bare file name also matches that name in a subfolder only
+/// when the person wrote a path; otherwise names must match exactly.
+fn same_target(expected: &str, actual: &str) -> bool {
+    expected == actual
+}
+
+/// Problems visible in the path's text alone. The daemon resolves symlinks and checks the
+/// boundary again, before the decision and at the moment of IO.
+pub fn lexical_path_problem(path: &str) -> Option<&'static str> {
+    if path.is_empty() {
+        return Some("empty path");
+    }
+    if path.chars().any(|c| c == '\0') {
+        return Some("NUL character in path");
+    }
+    if path.chars().any(char::is_control) {
+        return Some("control character in path");
+    }
+    if path.len() > 4096 {
+        return Some("path too long");
+    }
+    if path.split(['/', '\\']).any(|segment| segment.len() > 255) {
+        return Some("path segment too long");
+    }
+    None
+}
+
+fn printable(path: &str) -> String {
+    path.chars().flat_map(char::escape_default).take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::resolve;
+    use crate::posture::{Posture, apply};
+
+    fn run(request: &str, posture: Posture, name: &str, args: &[(&str, &str)]) -> CheckOutcome {
+        let plan = TurnPlan::from_turn(apply(posture, resolve(request)));
+        let args: BTreeMap<String, String> = args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        check_call(name, &args, &plan, plan.surface(), plan.initial_phase(), false)
+    }
+
+    fn rejected(outcome: CheckOutcome) -> (Stage, String) {
+        match outcome {
+            CheckOutcome::Rejected { stage, message, .. } => (stage, message),
+            CheckOutcome::Accepted { .. } => panic!("accepted"),
+        }
+    }
+
+    const EDIT: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+    const EDIT_ARGS: &[(&str, &str)] = &[("path", "settings.py"), ("old_string", "30"), ("new_string", "60")];
+
+    #[test]
+    fn the_sequence_in_order() {
+        assert_eq!(rejected(run(EDIT, Posture::Agent, "bash", &[("command", "rm -rf /")])), (Stage::UnknownTool, "Unknown tool: bash".into()));
+        assert_eq!(
+            rejected(run(EDIT, Posture::AskReadOnly, "talos.edit_file", EDIT_ARGS)),
+            (Stage::Surface, "Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file.".into())
+        );
+        assert_eq!(rejected(run("hello", Posture::Agent, "talos.read_file", &[("path", "a")])).1, "Current-turn tool surface did not allow talos.read_file. Allowed tools: (none).");
+        assert_eq!(rejected(run(EDIT, Posture::Agent, "talos.edit_file", &[("path", "settings.py")])).0, Stage::Normalisation);
+        assert_eq!(rejected(run(EDIT, Posture::Agent, "talos.write_file", &[("path", "other.py"), ("content", "x")])).0, Stage::Validation);
+        assert_eq!(rejected(run("Fix only styles.css. Do not change index.html.", Posture::Agent, "talos.write_file", &[("path", "index.html"), ("content", "x")])).1, "Target forbidden before approval: `index.html` was explicitly excluded by the user's current request. No approval was requested and no file was changed.");
+        assert_eq!(rejected(run(EDIT, Posture::Agent, "talos.read_file", &[("path", "a\0b")])).0, Stage::Validation);
+        assert!(matches!(run(EDIT, Posture::Agent, "talos.edit_file", EDIT_ARGS), CheckOutcome::Accepted { tool: ToolId::EditFile, .. }));
+        assert!(matches!(run(EDIT, Posture::Agent, "edit_file", &[("file_path", "./settings.py"), ("old_text", "30"), ("new_text", "60")]), CheckOutcome::Accepted { args: ToolArgs::EditFile { .. }, .. }));
+    }
+
+    #[test]
+    fn phase_policy_blocks_writes_outside_apply() {
+        let plan = TurnPlan::from_turn(apply(Posture::Agent, resolve(EDIT)));
+        let args: BTreeMap<String, String> = EDIT_ARGS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let outcome = check_call("talos.edit_file", &args, &plan, plan.surface(), Phase::Inspect, false);
+        assert_eq!(rejected(outcome), (Stage::Phase, "Phase policy blocked talos.edit_file during INSPECT. Mutating tools are only allowed during APPLY; this phase allows read, search, and retrieval tools only.".into()));
+    }
+}

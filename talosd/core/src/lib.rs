@@ -1,0 +1,24 @@
+//! talos-core: the deterministic runtime of Talos, pure.
+//!
+//! It takes values and returns values. The task contract, the posture, the turn plan, the
+//! tool catalogue and surface, tool-call parsing, the pre-approval checks, the permission
+//! ladder, the diff preview, write verification and the outcome classification all live here,
+//! so each can be pinned by table-driven tests. No IO, no clock, no environment, no process,
+//! no async runtime: the daemon (`talosd`) performs every effect and passes the facts in.
+
+pub mod check;
+pub mod contract;
+pub mod diff;
+pub mod digest;
+pub mod edit;
+pub mod guard;
+pub mod ladder;
+pub mod outcome;
+pub mod plan;
+pub mod posture;
+pub mod prompt;
+pub mod protected;
+pub mod surface;
+pub mod targets;
+pub mod textcall;
+pub mod tools;
