@@ -17,25 +17,63 @@ pub struct TurnEventParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum TurnEvent {
     /// A short success line (`Edited settings.py ...`).
-    Ok { text: String },
+    Ok {
+        text: String,
+    },
     /// The model's complete streamed text for one model call, after its stream ended.
-    Streamed { text: String },
-    Error { message: String },
+    Streamed {
+        text: String,
+    },
+    Error {
+        message: String,
+    },
     /// Information from the runtime about what it is doing.
-    Info { text: String },
+    Info {
+        text: String,
+    },
     /// Information the runtime vouches for (read from its own records, not the model).
-    TrustedInfo { text: String },
-    Table { columns: Vec<String>, rows: Vec<Vec<String>> },
-    StreamStart { stream: String },
-    StreamChunk { stream: String, text: String },
-    StreamEnd { stream: String },
-    ToolProgress { tool: String, call_id: String, message: String },
-    ApprovalRequested { request_id: String, tool: String, description: String },
-    ApprovalResolved { request_id: String, decision: Decision, source: ApprovalSource },
-    Outcome { outcome: TurnOutcome },
+    TrustedInfo {
+        text: String,
+    },
+    Table {
+        columns: Vec<String>,
+        rows: Vec<Vec<String>>,
+    },
+    StreamStart {
+        stream: String,
+    },
+    StreamChunk {
+        stream: String,
+        text: String,
+    },
+    StreamEnd {
+        stream: String,
+    },
+    ToolProgress {
+        tool: String,
+        call_id: String,
+        message: String,
+    },
+    ApprovalRequested {
+        request_id: String,
+        tool: String,
+        description: String,
+    },
+    ApprovalResolved {
+        request_id: String,
+        decision: Decision,
+        source: ApprovalSource,
+    },
+    Outcome {
+        outcome: TurnOutcome,
+    },
 }
 
 /// Who or what resolved an approval.
@@ -86,7 +124,10 @@ mod tests {
             serde_json::to_value(&event).unwrap(),
             json!({"kind": "tool_progress", "tool": "talos.edit_file", "callId": "c1", "message": "m"})
         );
-        let back: TurnEvent = serde_json::from_value(json!({"kind": "stream_chunk", "stream": "answer", "text": "x"})).unwrap();
+        let back: TurnEvent = serde_json::from_value(
+            json!({"kind": "stream_chunk", "stream": "answer", "text": "x"}),
+        )
+        .unwrap();
         assert_eq!(back.family(), "stream");
     }
 }

@@ -289,7 +289,12 @@ mod tests {
     fn session_new_defaults_to_agent_and_rejects_unknown_fields() {
         let p: SessionNewParams = serde_json::from_value(json!({"workspace": "/w"})).unwrap();
         assert_eq!(p.mode, Mode::Agent);
-        assert!(serde_json::from_value::<SessionNewParams>(json!({"workspace": "/w", "x": 1})).is_err());
-        assert!(serde_json::from_value::<SessionNewParams>(json!({"workspace": "/w", "mode": "yolo"})).is_err());
+        assert!(
+            serde_json::from_value::<SessionNewParams>(json!({"workspace": "/w", "x": 1})).is_err()
+        );
+        assert!(
+            serde_json::from_value::<SessionNewParams>(json!({"workspace": "/w", "mode": "yolo"}))
+                .is_err()
+        );
     }
 }

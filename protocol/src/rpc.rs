@@ -96,7 +96,11 @@ impl ErrorCode {
 
 impl RpcError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> RpcError {
-        RpcError { code: code.code(), message: message.into(), data: None }
+        RpcError {
+            code: code.code(),
+            message: message.into(),
+            data: None,
+        }
     }
 }
 
@@ -179,13 +183,34 @@ mod tests {
 
     #[test]
     fn classifies_messages_by_field_presence() {
-        check(r#"{"jsonrpc":"2.0","id":1,"method":"a"}"#, MessageKind::Request);
-        check(r#"{"jsonrpc":"2.0","id":"x","method":"a"}"#, MessageKind::Request);
-        check(r#"{"jsonrpc":"2.0","method":"a"}"#, MessageKind::Notification);
-        check(r#"{"jsonrpc":"2.0","id":1,"result":null}"#, MessageKind::Invalid);
-        check(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, MessageKind::Response);
-        check(r#"{"jsonrpc":"1.0","id":1,"method":"a"}"#, MessageKind::Invalid);
-        check(r#"{"jsonrpc":"2.0","id":{},"method":"a"}"#, MessageKind::Invalid);
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"method":"a"}"#,
+            MessageKind::Request,
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":"x","method":"a"}"#,
+            MessageKind::Request,
+        );
+        check(
+            r#"{"jsonrpc":"2.0","method":"a"}"#,
+            MessageKind::Notification,
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+            MessageKind::Invalid,
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            MessageKind::Response,
+        );
+        check(
+            r#"{"jsonrpc":"1.0","id":1,"method":"a"}"#,
+            MessageKind::Invalid,
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":{},"method":"a"}"#,
+            MessageKind::Invalid,
+        );
         check(r#"{"jsonrpc":"2.0"}"#, MessageKind::Invalid);
     }
 

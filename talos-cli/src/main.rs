@@ -1,1 +1,250 @@
-fn main() {}
+//! The `talos` command: argument parsing, dispatch to the commands, and exit codes
+//! (0 success, 1 a turn that did not complete, 2 usage and connection errors). It is a thin,
+//! blocking client of `talosd`; it never runs a model or touches files itself.
+
+// Tests may unwrap: a panic there is a failed test, not a crashed CLI. The non-test build is
+// still linted with `unwrap_used` / `expect_used`.
+
+mod approval;
+mod client;
+mod control;
+mod failure;
+mod render;
+mod socket;
+mod spelling;
+mod turn;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use talos_protocol::{CompletionStatus, Mode};
+
+use crate::client::Client;
+use crate::failure::{EXIT_USAGE_OR_CONNECTION, Failure};
+use crate::render::Output;
+use crate::socket::{AutoStart, SocketEnv, SocketTarget};
+use crate::turn::{Format, RunRequest};
+
+/// Talos: a local coding assistant. `talos run` sends a request to the `talosd` daemon,
+/// starting it if needed.
+#[derive(Debug, Parser)]
+#[command(name = "talos", version)]
+struct Cli {
+    /// The daemon's socket (default: $TALOS_HOME/run/talosd.sock, else
+    /// $XDG_RUNTIME_DIR/talos/talosd.sock, else /tmp/talos-<uid>/talosd.sock).
+    #[arg(long, global = true, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one request in a workspace.
+    Run(RunArgs),
+    /// Show what the running daemon reports about itself.
+    Status {
+        /// Print the raw status as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ask the running daemon to shut down.
+    Stop,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// `agent` may change files (with approval); `ask` and `plan` are read-only.
+    #[arg(long, value_enum, default_value_t = ModeArg::Agent)]
+    mode: ModeArg,
+    /// Print events, approval requests and the outcome as JSON lines.
+    #[arg(long)]
+    json: bool,
+    /// The request, in words.
+    #[arg(value_name = "REQUEST", required = true, num_args = 1..)]
+    request: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    Agent,
+    Ask,
+    Plan,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // `--help` and `--version` print to stdout and succeed; usage errors exit 2.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() {
+                EXIT_USAGE_OR_CONNECTION
+            } else {
+                0
+            });
+        }
+    };
+    let output = Output::detect();
+    match dispatch(cli, &output) {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            let message = failure.to_string();
+            if !message.is_empty() {
+                output.err_line(&message);
+            }
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+/// Runs the chosen command and returns the exit code it earned.
+fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
+    let target = SocketTarget::resolve(cli.socket.as_deref(), &SocketEnv::from_process());
+    match cli.command {
+        Command::Run(args) => {
+            let request = run_request(args)?;
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            client.initialize()?;
+            let status = turn::run(&mut client, &request, output)?;
+            Ok(turn_exit_code(status))
+        }
+        Command::Status { json } => {
+            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
+            control::status(&mut client, json, output)?;
+            Ok(0)
+        }
+        Command::Stop => {
+            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
+            control::stop(&mut client, output)?;
+            Ok(0)
+        }
+    }
+}
+
+/// Checks the run arguments before any daemon is involved.
+fn run_request(args: RunArgs) -> Result<RunRequest, Failure> {
+    let prompt = args.request.join(" ");
+    if prompt.trim().is_empty() {
+        return Err(Failure::Usage("the request is empty".into()));
+    }
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|error| {
+            Failure::Usage(format!("cannot read the current directory: {error}"))
+        })?,
+    };
+    Ok(RunRequest {
+        workspace: canonical_workspace(&workspace)?,
+        mode: match args.mode {
+            ModeArg::Agent => Mode::Agent,
+            ModeArg::Ask => Mode::Ask,
+            ModeArg::Plan => Mode::Plan,
+        },
+        prompt,
+        format: if args.json {
+            Format::Json
+        } else {
+            Format::Human
+        },
+    })
+}
+
+/// The workspace as an absolute path with symlinks resolved; it must be a directory.
+fn canonical_workspace(dir: &Path) -> Result<String, Failure> {
+    let canonical = dir
+        .canonicalize()
+        .map_err(|error| Failure::Usage(format!("workspace {}: {error}", dir.display())))?;
+    if !canonical.is_dir() {
+        return Err(Failure::Usage(format!(
+            "workspace {} is not a directory",
+            dir.display()
+        )));
+    }
+    canonical.into_os_string().into_string().map_err(|path| {
+        Failure::Usage(format!(
+            "workspace {} is not valid UTF-8",
+            path.to_string_lossy()
+        ))
+    })
+}
+
+/// 0 for a complete turn, 1 for any other status.
+fn turn_exit_code(status: CompletionStatus) -> u8 {
+    match status {
+        CompletionStatus::Complete => 0,
+        CompletionStatus::Partial
+        | CompletionStatus::Blocked
+        | CompletionStatus::AdvisoryOnly
+        | CompletionStatus::Failed
+        | CompletionStatus::Cancelled => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_complete_turn_exits_zero() {
+        for (status, expected) in [
+            (CompletionStatus::Complete, 0),
+            (CompletionStatus::Partial, 1),
+            (CompletionStatus::Blocked, 1),
+            (CompletionStatus::AdvisoryOnly, 1),
+            (CompletionStatus::Failed, 1),
+            (CompletionStatus::Cancelled, 1),
+        ] {
+            assert_eq!(turn_exit_code(status), expected, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn arguments_parse_with_the_socket_flag_before_or_after_the_command() {
+        let cli = Cli::try_parse_from([
+            "talos", "--socket", "/s", "run", "--mode", "plan", "fix", "it",
+        ])
+        .unwrap();
+        assert_eq!(cli.socket, Some(PathBuf::from("/s")));
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(
+            (args.mode, args.request.join(" ")),
+            (ModeArg::Plan, "fix it".to_string())
+        );
+        let cli = Cli::try_parse_from(["talos", "status", "--json", "--socket", "/s"]).unwrap();
+        assert!(matches!(cli.command, Command::Status { json: true }));
+        assert_eq!(cli.socket, Some(PathBuf::from("/s")));
+    }
+
+    #[test]
+    fn bad_usage_is_a_clap_error_with_exit_code_two() {
+        for argv in [
+            vec!["talos", "run", "--mode", "yolo", "x"],
+            vec!["talos", "run"],
+            vec!["talos"],
+            vec!["talos", "frobnicate"],
+        ] {
+            let error = Cli::try_parse_from(&argv).unwrap_err();
+            assert!(error.use_stderr(), "{argv:?}");
+            assert_eq!(error.exit_code(), 2, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_workspace_is_a_usage_error() {
+        let failure = canonical_workspace(Path::new("/nonexistent-talos-workspace")).unwrap_err();
+        assert!(matches!(failure, Failure::Usage(_)));
+        assert_eq!(failure.exit_code(), 2);
+        assert!(
+            canonical_workspace(Path::new("."))
+                .unwrap()
+                .starts_with('/')
+        );
+    }
+}

@@ -1,1 +1,22 @@
-//! placeholder
+//! talosd: the Talos daemon, the IO shell around talos-core.
+//!
+//! It owns the socket server and its connections, the sessions, the model engine (HTTP to
+//! llama-server), tool execution inside the workspace boundary, the checkpoint store and the
+//! trace writer. Decisions are made by `talos-core`; this crate performs the effects.
+
+pub mod boundary;
+pub mod checkpoint;
+pub mod config;
+pub mod connection;
+pub mod dispatch;
+pub mod engine;
+pub mod ids;
+pub mod paths;
+pub mod server;
+pub mod sessions;
+pub mod socket;
+pub mod to_proto;
+pub mod traces;
+pub mod turn;
+
+pub use server::{Daemon, DaemonSettings, run};

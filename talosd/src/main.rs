@@ -1,1 +1,148 @@
-fn main() {}
+//! The `talosd` binary: resolves the home, the config and the socket, then serves. Without
+//! `--foreground` it starts a detached copy of itself and returns once that copy's socket
+//! accepts connections.
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Parser;
+use talosd::config::Config;
+use talosd::paths::{self, Home};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "talosd",
+    version,
+    about = "The Talos daemon: sessions, policy, model engine, checkpoints and traces"
+)]
+struct Args {
+    /// Socket path (default: $TALOS_HOME/run/talosd.sock, else $XDG_RUNTIME_DIR/talos/talosd.sock).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Stay attached to the terminal and log to stderr.
+    #[arg(long)]
+    foreground: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let talos_home = std::env::var("TALOS_HOME").ok();
+    let home = Home::resolve(talos_home.as_deref());
+    let socket = args.socket.clone().unwrap_or_else(|| {
+        paths::default_socket(
+            talos_home.as_deref(),
+            std::env::var("XDG_RUNTIME_DIR").ok().as_deref(),
+            talosd::socket::my_uid(),
+        )
+    });
+    let result = if args.foreground {
+        serve(home, socket)
+    } else {
+        detach(&home, &socket, args.socket.is_some())
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("talosd: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TALOS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let config = Config::load(&home.config_file).map_err(|e| e.to_string());
+    if let Err(e) = &config {
+        tracing::error!(error = %e, "configuration error: turns are refused until it is fixed");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let bound = talosd::socket::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
+        tracing::info!(socket = %socket.display(), home = %home.root.display(), pid = std::process::id(), "talosd listening");
+        let daemon = talosd::Daemon::new(talosd::DaemonSettings { config, home, socket_path: socket.clone() });
+        talosd::run(daemon, bound.listener, shutdown_signal()).await;
+        let _ = std::fs::remove_file(&socket);
+        drop(bound.lock);
+        tracing::info!("talosd stopped");
+        Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot install signal handlers; stop talosd with daemon/shutdown");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+    }
+}
+
+#[allow(clippy::print_stdout)] // start-up reports go to the person who started it
+fn detach(home: &Home, socket: &PathBuf, explicit_socket: bool) -> anyhow::Result<()> {
+    if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+        println!("talosd is already running (socket: {})", socket.display());
+        return Ok(());
+    }
+    let logs = home.logs();
+    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+    let log_path = logs.join("talosd.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("cannot open {}", log_path.display()))?;
+    let exe = std::env::current_exe().context("cannot find the talosd executable")?;
+    let mut command = Command::new(exe);
+    command.arg("--foreground");
+    if explicit_socket {
+        command.arg("--socket").arg(socket);
+    }
+    use std::os::unix::process::CommandExt;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .context("cannot start talosd")?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+            println!(
+                "talosd started (pid {}, socket {})",
+                child.id(),
+                socket.display()
+            );
+            return Ok(());
+        }
+        if let Some(status) = child.try_wait().context("cannot watch talosd")? {
+            anyhow::bail!(
+                "talosd exited during start-up ({status}); see {}",
+                log_path.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    anyhow::bail!(
+        "talosd did not open {} within 10 s; see {}",
+        socket.display(),
+        log_path.display()
+    )
+}

@@ -34,8 +34,16 @@ impl Stage {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckOutcome {
-    Rejected { tool: Option<ToolId>, stage: Stage, message: String },
-    Accepted { tool: ToolId, args: ToolArgs, resolution: NameResolution },
+    Rejected {
+        tool: Option<ToolId>,
+        stage: Stage,
+        message: String,
+    },
+    Accepted {
+        tool: ToolId,
+        args: ToolArgs,
+        resolution: NameResolution,
+    },
 }
 
 /// Runs the fixed sequence for one proposed call.
@@ -49,27 +57,48 @@ pub fn check_call(
 ) -> CheckOutcome {
     let resolution = tools::resolve_name(name, strict_names);
     let Some(tool) = resolution.tool() else {
-        return CheckOutcome::Rejected { tool: None, stage: Stage::UnknownTool, message: format!("Unknown tool: {name}") };
+        return CheckOutcome::Rejected {
+            tool: None,
+            stage: Stage::UnknownTool,
+            message: format!("Unknown tool: {name}"),
+        };
     };
     if !surface.allows(tool) {
         let names = surface.sorted_names();
-        let allowed = if names.is_empty() { "(none)".to_string() } else { names.join(", ") };
+        let allowed = if names.is_empty() {
+            "(none)".to_string()
+        } else {
+            names.join(", ")
+        };
         return CheckOutcome::Rejected {
             tool: Some(tool),
             stage: Stage::Surface,
-            message: format!("Current-turn tool surface did not allow {}. Allowed tools: {allowed}.", tool.name()),
+            message: format!(
+                "Current-turn tool surface did not allow {}. Allowed tools: {allowed}.",
+                tool.name()
+            ),
         };
     }
     let mut args = match tools::normalise(tool, raw_args) {
         Ok(args) => args,
-        Err(message) => return CheckOutcome::Rejected { tool: Some(tool), stage: Stage::Normalisation, message: format!("{message} No approval was requested and no file was changed.") },
+        Err(message) => {
+            return CheckOutcome::Rejected {
+                tool: Some(tool),
+                stage: Stage::Normalisation,
+                message: format!("{message} No approval was requested and no file was changed."),
+            };
+        }
     };
     canonicalise_path(&mut args);
     if tool.mutates() && phase != Phase::Apply {
         return CheckOutcome::Rejected {
             tool: Some(tool),
             stage: Stage::Phase,
-            message: format!("Phase policy blocked {} during {}. Mutating tools are only allowed during APPLY; this phase allows read, search, and retrieval tools only.", tool.name(), phase.as_str()),
+            message: format!(
+                "Phase policy blocked {} during {}. Mutating tools are only allowed during APPLY; this phase allows read, search, and retrieval tools only.",
+                tool.name(),
+                phase.as_str()
+            ),
         };
     }
     let contract = plan.contract();
@@ -77,19 +106,33 @@ pub fn check_call(
         return CheckOutcome::Rejected {
             tool: Some(tool),
             stage: Stage::ReadOnlyContract,
-            message: format!("The user did not ask to modify files on this turn, so do not call {} for a read-only request. Answer with information only, or wait for an explicit change request in a later turn.", tool.name()),
+            message: format!(
+                "The user did not ask to modify files on this turn, so do not call {} for a read-only request. Answer with information only, or wait for an explicit change request in a later turn.",
+                tool.name()
+            ),
         };
     }
     if let Err(message) = validate(tool, &args, plan) {
-        return CheckOutcome::Rejected { tool: Some(tool), stage: Stage::Validation, message };
+        return CheckOutcome::Rejected {
+            tool: Some(tool),
+            stage: Stage::Validation,
+            message,
+        };
     }
-    CheckOutcome::Accepted { tool, args, resolution }
+    CheckOutcome::Accepted {
+        tool,
+        args,
+        resolution,
+    }
 }
 
 /// Leading `./` and backslashes are normalised; the boundary decides everything else.
 fn canonicalise_path(args: &mut ToolArgs) {
     let path = match args {
-        ToolArgs::ReadFile { path, .. } | ToolArgs::ListDir { path, .. } | ToolArgs::WriteFile { path, .. } | ToolArgs::EditFile { path, .. } => path,
+        ToolArgs::ReadFile { path, .. }
+        | ToolArgs::ListDir { path, .. }
+        | ToolArgs::WriteFile { path, .. }
+        | ToolArgs::EditFile { path, .. } => path,
         ToolArgs::Grep { .. } => return,
     };
     let mut normal = path.trim().to_string();
@@ -100,19 +143,35 @@ fn canonicalise_path(args: &mut ToolArgs) {
 }
 
 fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String> {
-    let Some(path) = args.path() else { return Ok(()) };
+    let Some(path) = args.path() else {
+        return Ok(());
+    };
     if let Some(problem) = lexical_path_problem(path) {
-        return Err(format!("Path not allowed before approval for `path`: {} ({problem}). No approval was requested and no file was changed.", printable(path)));
+        return Err(format!(
+            "Path not allowed before approval for `path`: {} ({problem}). No approval was requested and no file was changed.",
+            printable(path)
+        ));
     }
     if !tool.mutates() {
         return Ok(());
     }
     let contract = plan.contract();
     let key = path.replace('\\', "/");
-    if contract.forbidden_targets.iter().any(|f| same_target(f, &key)) {
-        return Err(format!("Target forbidden before approval: `{key}` was explicitly excluded by the user's current request. No approval was requested and no file was changed."));
+    if contract
+        .forbidden_targets
+        .iter()
+        .any(|f| same_target(f, &key))
+    {
+        return Err(format!(
+            "Target forbidden before approval: `{key}` was explicitly excluded by the user's current request. No approval was requested and no file was changed."
+        ));
     }
-    if !contract.expected_targets.is_empty() && !contract.expected_targets.iter().any(|e| same_target(e, &key)) {
+    if !contract.expected_targets.is_empty()
+        && !contract
+            .expected_targets
+            .iter()
+            .any(|e| same_target(e, &key))
+    {
         return Err(format!(
             "Target outside expected targets before approval: `{key}` is outside the current expected target set: {}. Similar filenames are not substitutes for required target paths. No approval was requested and no file was changed.",
             contract.expected_targets.join(", ")
@@ -149,7 +208,10 @@ pub fn lexical_path_problem(path: &str) -> Option<&'static str> {
 }
 
 fn printable(path: &str) -> String {
-    path.chars().flat_map(char::escape_default).take(200).collect()
+    path.chars()
+        .flat_map(char::escape_default)
+        .take(200)
+        .collect()
 }
 
 #[cfg(test)]
@@ -160,8 +222,18 @@ mod tests {
 
     fn run(request: &str, posture: Posture, name: &str, args: &[(&str, &str)]) -> CheckOutcome {
         let plan = TurnPlan::from_turn(apply(posture, resolve(request)));
-        let args: BTreeMap<String, String> = args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        check_call(name, &args, &plan, plan.surface(), plan.initial_phase(), false)
+        let args: BTreeMap<String, String> = args
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        check_call(
+            name,
+            &args,
+            &plan,
+            plan.surface(),
+            plan.initial_phase(),
+            false,
+        )
     }
 
     fn rejected(outcome: CheckOutcome) -> (Stage, String) {
@@ -172,29 +244,117 @@ mod tests {
     }
 
     const EDIT: &str = "In settings.py, change TIMEOUT from 30 to 60.";
-    const EDIT_ARGS: &[(&str, &str)] = &[("path", "settings.py"), ("old_string", "30"), ("new_string", "60")];
+    const EDIT_ARGS: &[(&str, &str)] = &[
+        ("path", "settings.py"),
+        ("old_string", "30"),
+        ("new_string", "60"),
+    ];
 
     #[test]
     fn the_sequence_in_order() {
-        assert_eq!(rejected(run(EDIT, Posture::Agent, "bash", &[("command", "rm -rf /")])), (Stage::UnknownTool, "Unknown tool: bash".into()));
+        assert_eq!(
+            rejected(run(
+                EDIT,
+                Posture::Agent,
+                "bash",
+                &[("command", "rm -rf /")]
+            )),
+            (Stage::UnknownTool, "Unknown tool: bash".into())
+        );
         assert_eq!(
             rejected(run(EDIT, Posture::AskReadOnly, "talos.edit_file", EDIT_ARGS)),
             (Stage::Surface, "Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file.".into())
         );
-        assert_eq!(rejected(run("hello", Posture::Agent, "talos.read_file", &[("path", "a")])).1, "Current-turn tool surface did not allow talos.read_file. Allowed tools: (none).");
-        assert_eq!(rejected(run(EDIT, Posture::Agent, "talos.edit_file", &[("path", "settings.py")])).0, Stage::Normalisation);
-        assert_eq!(rejected(run(EDIT, Posture::Agent, "talos.write_file", &[("path", "other.py"), ("content", "x")])).0, Stage::Validation);
-        assert_eq!(rejected(run("Fix only styles.css. Do not change index.html.", Posture::Agent, "talos.write_file", &[("path", "index.html"), ("content", "x")])).1, "Target forbidden before approval: `index.html` was explicitly excluded by the user's current request. No approval was requested and no file was changed.");
-        assert_eq!(rejected(run(EDIT, Posture::Agent, "talos.read_file", &[("path", "a\0b")])).0, Stage::Validation);
-        assert!(matches!(run(EDIT, Posture::Agent, "talos.edit_file", EDIT_ARGS), CheckOutcome::Accepted { tool: ToolId::EditFile, .. }));
-        assert!(matches!(run(EDIT, Posture::Agent, "edit_file", &[("file_path", "./settings.py"), ("old_text", "30"), ("new_text", "60")]), CheckOutcome::Accepted { args: ToolArgs::EditFile { .. }, .. }));
+        assert_eq!(
+            rejected(run(
+                "hello",
+                Posture::Agent,
+                "talos.read_file",
+                &[("path", "a")]
+            ))
+            .1,
+            "Current-turn tool surface did not allow talos.read_file. Allowed tools: (none)."
+        );
+        assert_eq!(
+            rejected(run(
+                EDIT,
+                Posture::Agent,
+                "talos.edit_file",
+                &[("path", "settings.py")]
+            ))
+            .0,
+            Stage::Normalisation
+        );
+        assert_eq!(
+            rejected(run(
+                EDIT,
+                Posture::Agent,
+                "talos.write_file",
+                &[("path", "other.py"), ("content", "x")]
+            ))
+            .0,
+            Stage::Validation
+        );
+        assert_eq!(
+            rejected(run(
+                "Fix only styles.css. Do not change index.html.",
+                Posture::Agent,
+                "talos.write_file",
+                &[("path", "index.html"), ("content", "x")]
+            ))
+            .1,
+            "Target forbidden before approval: `index.html` was explicitly excluded by the user's current request. No approval was requested and no file was changed."
+        );
+        assert_eq!(
+            rejected(run(
+                EDIT,
+                Posture::Agent,
+                "talos.read_file",
+                &[("path", "a\0b")]
+            ))
+            .0,
+            Stage::Validation
+        );
+        assert!(matches!(
+            run(EDIT, Posture::Agent, "talos.edit_file", EDIT_ARGS),
+            CheckOutcome::Accepted {
+                tool: ToolId::EditFile,
+                ..
+            }
+        ));
+        assert!(matches!(
+            run(
+                EDIT,
+                Posture::Agent,
+                "edit_file",
+                &[
+                    ("file_path", "./settings.py"),
+                    ("old_text", "30"),
+                    ("new_text", "60")
+                ]
+            ),
+            CheckOutcome::Accepted {
+                args: ToolArgs::EditFile { .. },
+                ..
+            }
+        ));
     }
 
     #[test]
     fn phase_policy_blocks_writes_outside_apply() {
         let plan = TurnPlan::from_turn(apply(Posture::Agent, resolve(EDIT)));
-        let args: BTreeMap<String, String> = EDIT_ARGS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let outcome = check_call("talos.edit_file", &args, &plan, plan.surface(), Phase::Inspect, false);
+        let args: BTreeMap<String, String> = EDIT_ARGS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let outcome = check_call(
+            "talos.edit_file",
+            &args,
+            &plan,
+            plan.surface(),
+            Phase::Inspect,
+            false,
+        );
         assert_eq!(rejected(outcome), (Stage::Phase, "Phase policy blocked talos.edit_file during INSPECT. Mutating tools are only allowed during APPLY; this phase allows read, search, and retrieval tools only.".into()));
     }
 }

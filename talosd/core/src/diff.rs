@@ -56,7 +56,13 @@ pub fn preview(before: Option<&str>, after: &str) -> Preview {
     if truncated {
         text.push_str(&format!("... ({} more diff lines)\n", total - shown));
     }
-    Preview { text, added, removed, truncated, note }
+    Preview {
+        text,
+        added,
+        removed,
+        truncated,
+        note,
+    }
 }
 
 #[cfg(test)]
@@ -85,10 +91,17 @@ mod tests {
         assert_eq!(body_lines, MAX_DIFF_LINES);
         assert!(p.text.ends_with("more diff lines)\n"));
 
-        let wide: String = (0..50).map(|i| format!("{i}{}\n", "x".repeat(400))).collect();
+        let wide: String = (0..50)
+            .map(|i| format!("{i}{}\n", "x".repeat(400)))
+            .collect();
         let p = preview(None, &wide);
         assert!(p.truncated);
-        let body: usize = p.text.lines().take(p.text.lines().count() - 1).map(|l| l.len() + 1).sum();
+        let body: usize = p
+            .text
+            .lines()
+            .take(p.text.lines().count() - 1)
+            .map(|l| l.len() + 1)
+            .sum();
         assert!(body <= MAX_DIFF_CHARS, "{body}");
     }
 }

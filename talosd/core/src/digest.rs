@@ -22,12 +22,21 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 pub fn digest_text(text: &str) -> Digested {
-    Digested { hash: sha256(text.as_bytes()), chars: text.chars().count(), bytes: text.len(), lines: count_lines(text) }
+    Digested {
+        hash: sha256(text.as_bytes()),
+        chars: text.chars().count(),
+        bytes: text.len(),
+        lines: count_lines(text),
+    }
 }
 
 /// Lines as a person counts them: a final newline does not start a new line.
 pub fn count_lines(text: &str) -> usize {
-    if text.is_empty() { 0 } else { text.lines().count() }
+    if text.is_empty() {
+        0
+    } else {
+        text.lines().count()
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -43,6 +52,9 @@ mod tests {
         let d = digest_text("a\nb\n");
         assert_eq!(d.hash, format!("sha256:{}", sha256_hex(b"a\nb\n")));
         assert_eq!((d.chars, d.bytes, d.lines), (4, 4, 2));
-        assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 }

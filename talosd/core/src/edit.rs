@@ -41,7 +41,10 @@ pub enum WriteCheck {
     Exact(String),
     /// An edit: the approved replacement is present (and the whole file equals the approved
     /// result, when nothing else touched it).
-    Contains { replacement: String, approved: String },
+    Contains {
+        replacement: String,
+        approved: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,11 +56,43 @@ pub struct Verification {
 pub fn verify_write(check: &WriteCheck, on_disk: &[u8]) -> Verification {
     let text = String::from_utf8_lossy(on_disk);
     match check {
-        WriteCheck::Exact(expected) if expected.as_bytes() == on_disk => Verification { passed: true, summary: format!("read-back matches the approved content ({} bytes)", on_disk.len()) },
-        WriteCheck::Exact(expected) => Verification { passed: false, summary: format!("read-back differs from the approved content ({} bytes on disk, {} approved)", on_disk.len(), expected.len()) },
-        WriteCheck::Contains { replacement, approved } if approved.as_bytes() == on_disk => Verification { passed: true, summary: format!("read-back matches the approved edit; replacement present ({} bytes)", replacement.len()) },
-        WriteCheck::Contains { replacement, .. } if !replacement.is_empty() && text.contains(replacement.as_str()) => Verification { passed: true, summary: "replacement present; other content changed since approval".into() },
-        WriteCheck::Contains { .. } => Verification { passed: false, summary: "approved replacement not found on read-back".into() },
+        WriteCheck::Exact(expected) if expected.as_bytes() == on_disk => Verification {
+            passed: true,
+            summary: format!(
+                "read-back matches the approved content ({} bytes)",
+                on_disk.len()
+            ),
+        },
+        WriteCheck::Exact(expected) => Verification {
+            passed: false,
+            summary: format!(
+                "read-back differs from the approved content ({} bytes on disk, {} approved)",
+                on_disk.len(),
+                expected.len()
+            ),
+        },
+        WriteCheck::Contains {
+            replacement,
+            approved,
+        } if approved.as_bytes() == on_disk => Verification {
+            passed: true,
+            summary: format!(
+                "read-back matches the approved edit; replacement present ({} bytes)",
+                replacement.len()
+            ),
+        },
+        WriteCheck::Contains { replacement, .. }
+            if !replacement.is_empty() && text.contains(replacement.as_str()) =>
+        {
+            Verification {
+                passed: true,
+                summary: "replacement present; other content changed since approval".into(),
+            }
+        }
+        WriteCheck::Contains { .. } => Verification {
+            passed: false,
+            summary: "approved replacement not found on read-back".into(),
+        },
     }
 }
 
@@ -68,19 +103,34 @@ mod tests {
     #[test]
     fn edit_rows() {
         let file = "TIMEOUT = 30\nRETRIES = 3\n";
-        assert_eq!(apply_edit(file, "TIMEOUT = 30", "TIMEOUT = 60"), Ok("TIMEOUT = 60\nRETRIES = 3\n".into()));
-        assert_eq!(apply_edit(file, "TIMEOUT = 90", "x"), Err(EditError::NotFound));
+        assert_eq!(
+            apply_edit(file, "TIMEOUT = 30", "TIMEOUT = 60"),
+            Ok("TIMEOUT = 60\nRETRIES = 3\n".into())
+        );
+        assert_eq!(
+            apply_edit(file, "TIMEOUT = 90", "x"),
+            Err(EditError::NotFound)
+        );
         assert_eq!(apply_edit(file, "3", "4"), Err(EditError::Ambiguous(2)));
         assert_eq!(apply_edit(file, "", "4"), Err(EditError::EmptyOldString));
-        assert_eq!(apply_edit(file, "RETRIES", "RETRIES"), Err(EditError::Identical));
-        assert_eq!(apply_edit(file, "RETRIES = 3\n", ""), Ok("TIMEOUT = 30\n".into()));
+        assert_eq!(
+            apply_edit(file, "RETRIES", "RETRIES"),
+            Err(EditError::Identical)
+        );
+        assert_eq!(
+            apply_edit(file, "RETRIES = 3\n", ""),
+            Ok("TIMEOUT = 30\n".into())
+        );
     }
 
     #[test]
     fn verification_rows() {
         assert!(verify_write(&WriteCheck::Exact("a".into()), b"a").passed);
         assert!(!verify_write(&WriteCheck::Exact("a".into()), b"ab").passed);
-        let edit = WriteCheck::Contains { replacement: "60".into(), approved: "T = 60\n".into() };
+        let edit = WriteCheck::Contains {
+            replacement: "60".into(),
+            approved: "T = 60\n".into(),
+        };
         assert!(verify_write(&edit, b"T = 60\n").passed);
         assert!(verify_write(&edit, b"T = 60\nX\n").passed);
         assert!(!verify_write(&edit, b"T = 30\n").passed);

@@ -4,36 +4,82 @@
 use crate::outcome::{MutationResult, TurnFacts};
 
 const CLAIM_MARKERS: &[&str] = &[
-    "i have updated", "i've updated", "i updated", "i have edited", "i've edited", "i edited",
-    "i have changed", "i've changed", "i changed", "i have applied", "i've applied", "i applied",
-    "i have written", "i've written", "i wrote", "i have created", "i've created", "i created",
-    "i have modified", "i've modified", "i modified", "i have saved", "i've saved", "i saved",
-    "changes have been applied", "changes were applied", "the file has been updated",
-    "the file has been modified", "the file has been edited", "the file has been saved",
-    "has been updated to", "has been modified to",
+    "i have updated",
+    "i've updated",
+    "i updated",
+    "i have edited",
+    "i've edited",
+    "i edited",
+    "i have changed",
+    "i've changed",
+    "i changed",
+    "i have applied",
+    "i've applied",
+    "i applied",
+    "i have written",
+    "i've written",
+    "i wrote",
+    "i have created",
+    "i've created",
+    "i created",
+    "i have modified",
+    "i've modified",
+    "i modified",
+    "i have saved",
+    "i've saved",
+    "i saved",
+    "changes have been applied",
+    "changes were applied",
+    "the file has been updated",
+    "the file has been modified",
+    "the file has been edited",
+    "the file has been saved",
+    "has been updated to",
+    "has been modified to",
 ];
-const NO_CHANGE_CONTEXT: &[&str] = &["changed nothing", "no changes were", "modified zero", "did not change", "didn't change"];
+const NO_CHANGE_CONTEXT: &[&str] = &[
+    "changed nothing",
+    "no changes were",
+    "modified zero",
+    "did not change",
+    "didn't change",
+];
 
 /// The answer a person sees, given the model's text and the records.
 pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
-    let succeeded = facts.mutations.iter().any(|m| matches!(m.result, MutationResult::Succeeded { .. }));
-    let denied: Vec<&str> = facts.mutations.iter().filter(|m| m.result == MutationResult::Denied).map(|m| m.target.as_str()).collect();
+    let succeeded = facts
+        .mutations
+        .iter()
+        .any(|m| matches!(m.result, MutationResult::Succeeded { .. }));
+    let denied: Vec<&str> = facts
+        .mutations
+        .iter()
+        .filter(|m| m.result == MutationResult::Denied)
+        .map(|m| m.target.as_str())
+        .collect();
     let blocked: Vec<(&str, &str)> = facts
         .mutations
         .iter()
         .filter_map(|m| match &m.result {
-            MutationResult::Blocked { reason } | MutationResult::Failed { reason } => Some((m.target.as_str(), reason.as_str())),
+            MutationResult::Blocked { reason } | MutationResult::Failed { reason } => {
+                Some((m.target.as_str(), reason.as_str()))
+            }
             MutationResult::Succeeded { .. } | MutationResult::Denied => None,
         })
         .collect();
     if facts.cancelled {
-        return format!("[Turn cancelled: the turn was stopped before it finished.]{}", summary_of_changes(facts));
+        return format!(
+            "[Turn cancelled: the turn was stopped before it finished.]{}",
+            summary_of_changes(facts)
+        );
     }
     if facts.malformed_tool_call && !succeeded {
         return "[Truth check: the model produced an invalid tool-call payload, so no action was taken.]\nNo file changes were applied. Please retry the request.".into();
     }
     if !succeeded && !denied.is_empty() && blocked.is_empty() {
-        let mut out = String::from("[Truth check: no file was changed in this turn because the requested write was not approved.]\nNo file changes were applied because approval was denied for:\n");
+        let mut out = String::from(
+            "[Truth check: no file was changed in this turn because the requested write was not approved.]\nNo file changes were applied because approval was denied for:\n",
+        );
         for p in denied {
             out.push_str(&format!("- {p}: approval denied\n"));
         }
@@ -41,7 +87,9 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
         return out;
     }
     if !succeeded && !blocked.is_empty() {
-        let mut out = String::from("[Truth check: no file was changed in this turn because the requested write was blocked or failed.]\nNo file changes were applied:\n");
+        let mut out = String::from(
+            "[Truth check: no file was changed in this turn because the requested write was blocked or failed.]\nNo file changes were applied:\n",
+        );
         for (p, reason) in blocked {
             out.push_str(&format!("- {p}: {reason}\n"));
         }
@@ -54,7 +102,9 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
         return "[Truth check: no file was changed in this turn. The model attempted to call mutating tools, but this turn was classified as read-only, so those calls were blocked.]\nNo file changes were applied. Ask explicitly to edit, update, or create files if you want Talos to modify the workspace.".into();
     }
     if !succeeded && claims_change(model_answer) {
-        return format!("[Truth check: the response below claims a file was changed, but no file-mutating tool succeeded in this turn. No file on disk was actually modified.]\n\n{model_answer}");
+        return format!(
+            "[Truth check: the response below claims a file was changed, but no file-mutating tool succeeded in this turn. No file on disk was actually modified.]\n\n{model_answer}"
+        );
     }
     if facts.mutation_allowed && !facts.unmet_targets.is_empty() {
         return format!(
@@ -68,13 +118,23 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
 }
 
 fn summary_of_changes(facts: &TurnFacts) -> String {
-    let changed: Vec<&str> = facts.mutations.iter().filter(|m| matches!(m.result, MutationResult::Succeeded { .. })).map(|m| m.target.as_str()).collect();
-    if changed.is_empty() { "\nNo file was changed.".into() } else { format!("\nChanged before the stop: {}.", changed.join(", ")) }
+    let changed: Vec<&str> = facts
+        .mutations
+        .iter()
+        .filter(|m| matches!(m.result, MutationResult::Succeeded { .. }))
+        .map(|m| m.target.as_str())
+        .collect();
+    if changed.is_empty() {
+        "\nNo file was changed.".into()
+    } else {
+        format!("\nChanged before the stop: {}.", changed.join(", "))
+    }
 }
 
 fn claims_change(answer: &str) -> bool {
     let lower = answer.to_lowercase();
-    CLAIM_MARKERS.iter().any(|m| lower.contains(m)) && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
+    CLAIM_MARKERS.iter().any(|m| lower.contains(m))
+        && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
 }
 
 #[cfg(test)]
@@ -84,22 +144,49 @@ mod tests {
 
     #[test]
     fn a_claimed_change_without_a_write_is_annotated() {
-        let facts = TurnFacts { mutation_requested: true, mutation_allowed: true, ..TurnFacts::default() };
-        assert!(guard_answer("I have updated settings.py.", &facts).starts_with("[Truth check: the response below claims"));
+        let facts = TurnFacts {
+            mutation_requested: true,
+            mutation_allowed: true,
+            ..TurnFacts::default()
+        };
+        assert!(
+            guard_answer("I have updated settings.py.", &facts)
+                .starts_with("[Truth check: the response below claims")
+        );
         assert_eq!(guard_answer("Nothing to do.", &facts), "Nothing to do.");
     }
 
     #[test]
     fn a_denial_replaces_the_answer() {
-        let facts = TurnFacts { mutations: vec![MutationRecord { target: "settings.py".into(), result: MutationResult::Denied }], ..TurnFacts::default() };
+        let facts = TurnFacts {
+            mutations: vec![MutationRecord {
+                target: "settings.py".into(),
+                result: MutationResult::Denied,
+            }],
+            ..TurnFacts::default()
+        };
         let answer = guard_answer("Done! I changed it.", &facts);
-        assert!(answer.contains("- settings.py: approval denied"), "{answer}");
+        assert!(
+            answer.contains("- settings.py: approval denied"),
+            "{answer}"
+        );
         assert!(!answer.contains("Done!"));
     }
 
     #[test]
     fn a_verified_change_keeps_the_answer() {
-        let facts = TurnFacts { mutation_requested: true, mutation_allowed: true, mutations: vec![MutationRecord { target: "a".into(), result: MutationResult::Succeeded { verified: true } }], ..TurnFacts::default() };
-        assert_eq!(guard_answer("I have updated a.", &facts), "I have updated a.");
+        let facts = TurnFacts {
+            mutation_requested: true,
+            mutation_allowed: true,
+            mutations: vec![MutationRecord {
+                target: "a".into(),
+                result: MutationResult::Succeeded { verified: true },
+            }],
+            ..TurnFacts::default()
+        };
+        assert_eq!(
+            guard_answer("I have updated a.", &facts),
+            "I have updated a."
+        );
     }
 }

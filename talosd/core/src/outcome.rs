@@ -61,7 +61,9 @@ pub enum Fine {
 impl Fine {
     pub fn status(self) -> Status {
         match self {
-            Fine::CompletedVerified | Fine::CompletedUnverified | Fine::ReadOnlyAnswered => Status::Complete,
+            Fine::CompletedVerified | Fine::CompletedUnverified | Fine::ReadOnlyAnswered => {
+                Status::Complete
+            }
             Fine::Partial => Status::Partial,
             Fine::BlockedByApproval | Fine::BlockedByPolicy => Status::Blocked,
             Fine::AdvisoryOnly => Status::AdvisoryOnly,
@@ -73,8 +75,15 @@ impl Fine {
 
 /// `NOT_REQUESTED`, `NOT_ATTEMPTED`, `SUCCEEDED`, `PARTIAL`, `FAILED`, `DENIED`.
 pub fn mutation_status(facts: &TurnFacts) -> &'static str {
-    let succeeded = facts.mutations.iter().filter(|m| matches!(m.result, MutationResult::Succeeded { .. })).count();
-    let denied = facts.mutations.iter().any(|m| m.result == MutationResult::Denied);
+    let succeeded = facts
+        .mutations
+        .iter()
+        .filter(|m| matches!(m.result, MutationResult::Succeeded { .. }))
+        .count();
+    let denied = facts
+        .mutations
+        .iter()
+        .any(|m| m.result == MutationResult::Denied);
     match (facts.mutation_requested, facts.mutations.len(), succeeded) {
         (false, 0, _) => "NOT_REQUESTED",
         (_, 0, _) => "NOT_ATTEMPTED",
@@ -87,9 +96,17 @@ pub fn mutation_status(facts: &TurnFacts) -> &'static str {
 
 /// `DENIED`, `GRANTED_OR_NOT_REQUIRED` or `NONE`.
 pub fn approval_status(facts: &TurnFacts) -> &'static str {
-    if facts.mutations.iter().any(|m| m.result == MutationResult::Denied) {
+    if facts
+        .mutations
+        .iter()
+        .any(|m| m.result == MutationResult::Denied)
+    {
         "DENIED"
-    } else if facts.mutations.iter().any(|m| matches!(m.result, MutationResult::Succeeded { .. })) {
+    } else if facts
+        .mutations
+        .iter()
+        .any(|m| matches!(m.result, MutationResult::Succeeded { .. }))
+    {
         "GRANTED_OR_NOT_REQUIRED"
     } else {
         "NONE"
@@ -98,7 +115,11 @@ pub fn approval_status(facts: &TurnFacts) -> &'static str {
 
 /// First applicable rule wins.
 pub fn classify(facts: &TurnFacts) -> Fine {
-    let succeeded: Vec<&MutationRecord> = facts.mutations.iter().filter(|m| matches!(m.result, MutationResult::Succeeded { .. })).collect();
+    let succeeded: Vec<&MutationRecord> = facts
+        .mutations
+        .iter()
+        .filter(|m| matches!(m.result, MutationResult::Succeeded { .. }))
+        .collect();
     let unsuccessful = facts.mutations.len() - succeeded.len();
     let any = |f: fn(&MutationResult) -> bool| facts.mutations.iter().any(|m| f(&m.result));
     if facts.cancelled {
@@ -125,14 +146,24 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         return Fine::Partial;
     }
     if facts.mutation_allowed && !facts.unmet_targets.is_empty() {
-        return if succeeded.is_empty() { Fine::BlockedByPolicy } else { Fine::Partial };
+        return if succeeded.is_empty() {
+            Fine::BlockedByPolicy
+        } else {
+            Fine::Partial
+        };
     }
     if facts.mutation_allowed && facts.mutation_requested && succeeded.is_empty() {
         return Fine::AdvisoryOnly;
     }
     if !succeeded.is_empty() {
-        let all_verified = succeeded.iter().all(|m| m.result == MutationResult::Succeeded { verified: true });
-        return if all_verified { Fine::CompletedVerified } else { Fine::CompletedUnverified };
+        let all_verified = succeeded
+            .iter()
+            .all(|m| m.result == MutationResult::Succeeded { verified: true });
+        return if all_verified {
+            Fine::CompletedVerified
+        } else {
+            Fine::CompletedUnverified
+        };
     }
     Fine::ReadOnlyAnswered
 }
@@ -142,32 +173,118 @@ mod tests {
     use super::*;
 
     fn m(target: &str, result: MutationResult) -> MutationRecord {
-        MutationRecord { target: target.into(), result }
+        MutationRecord {
+            target: target.into(),
+            result,
+        }
     }
 
     fn edit_facts(mutations: Vec<MutationRecord>, unmet: &[&str]) -> TurnFacts {
-        TurnFacts { mutation_requested: true, mutation_allowed: true, mutations, unmet_targets: unmet.iter().map(|s| s.to_string()).collect(), ..TurnFacts::default() }
+        TurnFacts {
+            mutation_requested: true,
+            mutation_allowed: true,
+            mutations,
+            unmet_targets: unmet.iter().map(|s| s.to_string()).collect(),
+            ..TurnFacts::default()
+        }
     }
 
     #[test]
     fn classification_rows() {
         let ok = || MutationResult::Succeeded { verified: true };
         let rows: Vec<(TurnFacts, Fine, &str)> = vec![
-            (edit_facts(vec![m("a", ok())], &[]), Fine::CompletedVerified, "SUCCEEDED"),
-            (edit_facts(vec![m("a", MutationResult::Succeeded { verified: false })], &[]), Fine::CompletedUnverified, "SUCCEEDED"),
-            (edit_facts(vec![m("a", MutationResult::Denied)], &["a"]), Fine::BlockedByApproval, "DENIED"),
-            (edit_facts(vec![m("../x", MutationResult::Blocked { reason: "escape".into() })], &["x"]), Fine::BlockedByPolicy, "FAILED"),
-            (edit_facts(vec![m("a", ok()), m("b", MutationResult::Denied)], &["b"]), Fine::Partial, "PARTIAL"),
-            (edit_facts(vec![m("a", MutationResult::Failed { reason: "io".into() })], &["a"]), Fine::Failed, "FAILED"),
-            (edit_facts(vec![], &["a"]), Fine::BlockedByPolicy, "NOT_ATTEMPTED"),
+            (
+                edit_facts(vec![m("a", ok())], &[]),
+                Fine::CompletedVerified,
+                "SUCCEEDED",
+            ),
+            (
+                edit_facts(
+                    vec![m("a", MutationResult::Succeeded { verified: false })],
+                    &[],
+                ),
+                Fine::CompletedUnverified,
+                "SUCCEEDED",
+            ),
+            (
+                edit_facts(vec![m("a", MutationResult::Denied)], &["a"]),
+                Fine::BlockedByApproval,
+                "DENIED",
+            ),
+            (
+                edit_facts(
+                    vec![m(
+                        "../x",
+                        MutationResult::Blocked {
+                            reason: "escape".into(),
+                        },
+                    )],
+                    &["x"],
+                ),
+                Fine::BlockedByPolicy,
+                "FAILED",
+            ),
+            (
+                edit_facts(vec![m("a", ok()), m("b", MutationResult::Denied)], &["b"]),
+                Fine::Partial,
+                "PARTIAL",
+            ),
+            (
+                edit_facts(
+                    vec![m(
+                        "a",
+                        MutationResult::Failed {
+                            reason: "io".into(),
+                        },
+                    )],
+                    &["a"],
+                ),
+                Fine::Failed,
+                "FAILED",
+            ),
+            (
+                edit_facts(vec![], &["a"]),
+                Fine::BlockedByPolicy,
+                "NOT_ATTEMPTED",
+            ),
             (edit_facts(vec![], &[]), Fine::AdvisoryOnly, "NOT_ATTEMPTED"),
-            (TurnFacts::default(), Fine::ReadOnlyAnswered, "NOT_REQUESTED"),
-            (TurnFacts { mutation_requested: true, read_only_blocked: true, ..TurnFacts::default() }, Fine::BlockedByPolicy, "NOT_ATTEMPTED"),
-            (TurnFacts { cancelled: true, ..edit_facts(vec![m("a", ok())], &[]) }, Fine::Cancelled, "SUCCEEDED"),
-            (TurnFacts { malformed_tool_call: true, ..edit_facts(vec![], &["a"]) }, Fine::Failed, "NOT_ATTEMPTED"),
+            (
+                TurnFacts::default(),
+                Fine::ReadOnlyAnswered,
+                "NOT_REQUESTED",
+            ),
+            (
+                TurnFacts {
+                    mutation_requested: true,
+                    read_only_blocked: true,
+                    ..TurnFacts::default()
+                },
+                Fine::BlockedByPolicy,
+                "NOT_ATTEMPTED",
+            ),
+            (
+                TurnFacts {
+                    cancelled: true,
+                    ..edit_facts(vec![m("a", ok())], &[])
+                },
+                Fine::Cancelled,
+                "SUCCEEDED",
+            ),
+            (
+                TurnFacts {
+                    malformed_tool_call: true,
+                    ..edit_facts(vec![], &["a"])
+                },
+                Fine::Failed,
+                "NOT_ATTEMPTED",
+            ),
         ];
         for (facts, fine, mutation) in rows {
-            assert_eq!((classify(&facts), mutation_status(&facts)), (fine, mutation), "{facts:?}");
+            assert_eq!(
+                (classify(&facts), mutation_status(&facts)),
+                (fine, mutation),
+                "{facts:?}"
+            );
         }
     }
 }

@@ -40,7 +40,11 @@ pub enum Expectation {
     /// This target must be changed by an approved, verified write.
     MustChange { target: String },
     /// "change X from A to B": after the turn, the target contains `to`.
-    Replacement { target: String, from: String, to: String },
+    Replacement {
+        target: String,
+        from: String,
+        to: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +74,10 @@ impl ActionObligation {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
-    ExpectationsDisagree { claimed: Vec<Expectation>, compiled: Vec<Expectation> },
+    ExpectationsDisagree {
+        claimed: Vec<Expectation>,
+        compiled: Vec<Expectation>,
+    },
 }
 
 impl std::fmt::Display for PlanError {
@@ -98,11 +105,19 @@ impl TurnPlan {
     pub fn new(turn: EffectiveTurn, expectations: Vec<Expectation>) -> Result<TurnPlan, PlanError> {
         let compiled = compile_expectations(&turn.contract);
         if expectations != compiled {
-            return Err(PlanError::ExpectationsDisagree { claimed: expectations, compiled });
+            return Err(PlanError::ExpectationsDisagree {
+                claimed: expectations,
+                compiled,
+            });
         }
         let obligation = obligation_for(&turn);
         let surface = surface::select(&turn.contract, turn.phase);
-        Ok(TurnPlan { turn, expectations: compiled, obligation, surface })
+        Ok(TurnPlan {
+            turn,
+            expectations: compiled,
+            obligation,
+            surface,
+        })
     }
 
     /// The plan with the expectations the contract compiles to.
@@ -110,7 +125,12 @@ impl TurnPlan {
         let expectations = compile_expectations(&turn.contract);
         let obligation = obligation_for(&turn);
         let surface = surface::select(&turn.contract, turn.phase);
-        TurnPlan { turn, expectations, obligation, surface }
+        TurnPlan {
+            turn,
+            expectations,
+            obligation,
+            surface,
+        }
     }
 
     pub fn contract(&self) -> &TaskContract {
@@ -144,10 +164,20 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
     if !contract.mutation_allowed {
         return Vec::new();
     }
-    let mut out: Vec<Expectation> =
-        contract.expected_targets.iter().map(|t| Expectation::MustChange { target: t.clone() }).collect();
-    if let ([target], Some((from, to))) = (contract.expected_targets.as_slice(), replacement(&contract.original_request)) {
-        out.push(Expectation::Replacement { target: target.clone(), from, to });
+    let mut out: Vec<Expectation> = contract
+        .expected_targets
+        .iter()
+        .map(|t| Expectation::MustChange { target: t.clone() })
+        .collect();
+    if let ([target], Some((from, to))) = (
+        contract.expected_targets.as_slice(),
+        replacement(&contract.original_request),
+    ) {
+        out.push(Expectation::Replacement {
+            target: target.clone(),
+            from,
+            to,
+        });
     }
     out
 }
@@ -159,9 +189,17 @@ fn replacement(request: &str) -> Option<(String, String)> {
     let rest = &request[from_at + 6..];
     let to_at = rest.to_lowercase().find(" to ")?;
     let from = rest[..to_at].trim();
-    let to = rest[to_at + 4..].split_whitespace().next()?.trim_end_matches(['.', ',', '!', ';']);
+    let to = rest[to_at + 4..]
+        .split_whitespace()
+        .next()?
+        .trim_end_matches(['.', ',', '!', ';']);
     let single = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
-    (single(from) && single(to)).then(|| (from.trim_matches(['"', '\'', '`']).to_string(), to.trim_matches(['"', '\'', '`']).to_string()))
+    (single(from) && single(to)).then(|| {
+        (
+            from.trim_matches(['"', '\'', '`']).to_string(),
+            to.trim_matches(['"', '\'', '`']).to_string(),
+        )
+    })
 }
 
 fn obligation_for(turn: &EffectiveTurn) -> ActionObligation {
@@ -196,12 +234,21 @@ mod tests {
 
     #[test]
     fn the_timeout_edit_compiles_to_a_change_and_a_replacement() {
-        let plan = TurnPlan::from_turn(turn("In settings.py, change TIMEOUT from 30 to 60.", Posture::Agent));
+        let plan = TurnPlan::from_turn(turn(
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            Posture::Agent,
+        ));
         assert_eq!(
             plan.expectations(),
             &[
-                Expectation::MustChange { target: "settings.py".into() },
-                Expectation::Replacement { target: "settings.py".into(), from: "30".into(), to: "60".into() },
+                Expectation::MustChange {
+                    target: "settings.py".into()
+                },
+                Expectation::Replacement {
+                    target: "settings.py".into(),
+                    from: "30".into(),
+                    to: "60".into()
+                },
             ]
         );
         assert_eq!(plan.obligation(), ActionObligation::MutatingToolRequired);
@@ -209,14 +256,27 @@ mod tests {
 
     #[test]
     fn the_constructor_refuses_expectations_that_disagree_with_the_contract() {
-        let edit = turn("In settings.py, change TIMEOUT from 30 to 60.", Posture::Agent);
-        let wrong = vec![Expectation::MustChange { target: "other.py".into() }];
+        let edit = turn(
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            Posture::Agent,
+        );
+        let wrong = vec![Expectation::MustChange {
+            target: "other.py".into(),
+        }];
         assert!(TurnPlan::new(edit.clone(), wrong).is_err());
         assert!(TurnPlan::new(edit.clone(), Vec::new()).is_err());
         let right = compile_expectations(&edit.contract);
         assert!(TurnPlan::new(edit, right).is_ok());
-        let ask = turn("In settings.py, change TIMEOUT from 30 to 60.", Posture::AskReadOnly);
-        let claimed = vec![Expectation::MustChange { target: "settings.py".into() }];
-        assert!(TurnPlan::new(ask, claimed).is_err(), "a read-only turn expects no change");
+        let ask = turn(
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            Posture::AskReadOnly,
+        );
+        let claimed = vec![Expectation::MustChange {
+            target: "settings.py".into(),
+        }];
+        assert!(
+            TurnPlan::new(ask, claimed).is_err(),
+            "a read-only turn expects no change"
+        );
     }
 }

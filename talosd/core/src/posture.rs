@@ -31,9 +31,17 @@ pub struct EffectiveTurn {
 pub fn apply(posture: Posture, contract: TaskContract) -> EffectiveTurn {
     if !posture.read_only() {
         let phase = Phase::default_for(&contract);
-        return EffectiveTurn { contract, phase, posture };
+        return EffectiveTurn {
+            contract,
+            phase,
+            posture,
+        };
     }
-    EffectiveTurn { contract: read_only(contract), phase: Phase::Inspect, posture }
+    EffectiveTurn {
+        contract: read_only(contract),
+        phase: Phase::Inspect,
+        posture,
+    }
 }
 
 fn read_only(mut contract: TaskContract) -> TaskContract {
@@ -45,7 +53,9 @@ fn read_only(mut contract: TaskContract) -> TaskContract {
     if was_mutation {
         contract.verification_required = false;
     }
-    contract.classification_reason.push_str("; capability-posture-read-only");
+    contract
+        .classification_reason
+        .push_str("; capability-posture-read-only");
     contract
 }
 
@@ -57,18 +67,34 @@ mod tests {
     #[test]
     fn read_only_postures_forbid_change_whatever_the_request() {
         for posture in [Posture::AskReadOnly, Posture::PlanReadOnly] {
-            let turn = apply(posture, resolve("In settings.py, change TIMEOUT from 30 to 60."));
+            let turn = apply(
+                posture,
+                resolve("In settings.py, change TIMEOUT from 30 to 60."),
+            );
             assert!(!turn.contract.mutation_allowed);
-            assert!(turn.contract.mutation_requested, "the request is still recorded as asking");
+            assert!(
+                turn.contract.mutation_requested,
+                "the request is still recorded as asking"
+            );
             assert_eq!(turn.phase, Phase::Inspect);
-            assert_eq!(turn.contract.expected_targets, vec!["settings.py".to_string()]);
-            assert!(turn.contract.classification_reason.ends_with("capability-posture-read-only"));
+            assert_eq!(
+                turn.contract.expected_targets,
+                vec!["settings.py".to_string()]
+            );
+            assert!(
+                turn.contract
+                    .classification_reason
+                    .ends_with("capability-posture-read-only")
+            );
         }
     }
 
     #[test]
     fn agent_keeps_the_contract_and_starts_in_apply() {
-        let turn = apply(Posture::Agent, resolve("In settings.py, change TIMEOUT from 30 to 60."));
+        let turn = apply(
+            Posture::Agent,
+            resolve("In settings.py, change TIMEOUT from 30 to 60."),
+        );
         assert!(turn.contract.mutation_allowed);
         assert_eq!(turn.phase, Phase::Apply);
     }

@@ -34,7 +34,12 @@ impl ToolCalling {
     }
 }
 
-pub fn system_prompt(plan: &TurnPlan, surface: &Surface, phase: Phase, calling: ToolCalling) -> String {
+pub fn system_prompt(
+    plan: &TurnPlan,
+    surface: &Surface,
+    phase: Phase,
+    calling: ToolCalling,
+) -> String {
     let contract = plan.contract();
     let mut out = String::from(RULES);
     out.push_str("\n\n[CurrentTurnCapability]\n");
@@ -43,10 +48,16 @@ pub fn system_prompt(plan: &TurnPlan, surface: &Surface, phase: Phase, calling: 
     out.push_str(&format!("phase: {}\n", phase.as_str()));
     out.push_str(&format!("obligation: {}\n", plan.obligation().as_str()));
     if !contract.expected_targets.is_empty() {
-        out.push_str(&format!("expected targets: {}\n", contract.expected_targets.join(", ")));
+        out.push_str(&format!(
+            "expected targets: {}\n",
+            contract.expected_targets.join(", ")
+        ));
     }
     if !contract.forbidden_targets.is_empty() {
-        out.push_str(&format!("do not touch: {}\n", contract.forbidden_targets.join(", ")));
+        out.push_str(&format!(
+            "do not touch: {}\n",
+            contract.forbidden_targets.join(", ")
+        ));
     }
     let names = surface.sorted_names();
     if names.is_empty() {
@@ -78,7 +89,10 @@ fn describe(tool: ToolId) -> String {
             ParamKind::Boolean => "boolean",
         };
         let required = if p.required { "required" } else { "optional" };
-        out.push_str(&format!("    {} ({kind}, {required}): {}\n", p.name, p.description));
+        out.push_str(&format!(
+            "    {} ({kind}, {required}): {}\n",
+            p.name, p.description
+        ));
     }
     out
 }
@@ -91,8 +105,16 @@ mod tests {
 
     #[test]
     fn the_prompt_describes_only_the_surface() {
-        let plan = TurnPlan::from_turn(apply(Posture::AskReadOnly, resolve("In settings.py, change TIMEOUT from 30 to 60.")));
-        let prompt = system_prompt(&plan, plan.surface(), plan.initial_phase(), ToolCalling::Text);
+        let plan = TurnPlan::from_turn(apply(
+            Posture::AskReadOnly,
+            resolve("In settings.py, change TIMEOUT from 30 to 60."),
+        ));
+        let prompt = system_prompt(
+            &plan,
+            plan.surface(),
+            plan.initial_phase(),
+            ToolCalling::Text,
+        );
         assert!(prompt.contains("- talos.read_file:"));
         assert!(!prompt.contains("- talos.edit_file:"));
         assert!(!prompt.contains("- talos.write_file:"));

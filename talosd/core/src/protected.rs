@@ -17,12 +17,34 @@ impl ProtectedKind {
 }
 
 const SECRET_SEGMENTS: &[&str] = &[
-    "secrets", "tokens", "credentials", "protected", ".npmrc", ".netrc", ".ssh", ".aws", ".azure",
-    ".kube", ".docker", ".pypirc", ".git-credentials", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+    "secrets",
+    "tokens",
+    "credentials",
+    "protected",
+    ".npmrc",
+    ".netrc",
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".pypirc",
+    ".git-credentials",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
     "id_ed25519_sk",
 ];
 const SECRET_STEMS: &[&str] = &[
-    "secret", "secrets", "token", "tokens", "credential", "credentials", "password", "passwords",
+    "secret",
+    "secrets",
+    "token",
+    "tokens",
+    "credential",
+    "credentials",
+    "password",
+    "passwords",
     "privatekey",
 ];
 const SECRET_EXTENSIONS: &[&str] = &["pem", "key", "p12", "pfx", "ppk", "gpg", "asc"];
@@ -30,7 +52,10 @@ const WINDOWS_DEVICES: &[&str] = &["con", "prn", "aux", "nul"];
 
 /// Classifies a workspace-relative path (any separator, any case).
 pub fn protected_kind(relative: &str) -> Option<ProtectedKind> {
-    let normal = relative.trim_matches(['"', '\'', '`']).replace('\\', "/").to_lowercase();
+    let normal = relative
+        .trim_matches(['"', '\'', '`'])
+        .replace('\\', "/")
+        .to_lowercase();
     let segments: Vec<&str> = normal
         .split('/')
         .map(|s| s.trim_end_matches(['.', ' ']))
@@ -64,19 +89,27 @@ pub fn protected_kind(relative: &str) -> Option<ProtectedKind> {
     }
     let file = segments.last()?;
     let ext = file.rsplit_once('.').map(|(_, e)| e)?;
-    SECRET_EXTENSIONS.contains(&ext).then_some(ProtectedKind::Secret)
+    SECRET_EXTENSIONS
+        .contains(&ext)
+        .then_some(ProtectedKind::Secret)
 }
 
 fn is_numbered_device(stem: &str) -> bool {
     let (prefix, digit) = stem.split_at(stem.len().min(3));
-    (prefix == "com" || prefix == "lpt") && digit.len() == 1 && digit.chars().all(|c| ('1'..='9').contains(&c))
+    (prefix == "com" || prefix == "lpt")
+        && digit.len() == 1
+        && digit.chars().all(|c| ('1'..='9').contains(&c))
 }
 
 /// A maximal run of letters ending in a secret stem (`apitoken`, `db-passwords`), or `private`
 /// followed by `key` (`private-key.txt`).
 fn has_secret_letter_run(segment: &str) -> bool {
-    let runs: Vec<&str> = segment.split(|c: char| !c.is_ascii_lowercase()).filter(|r| !r.is_empty()).collect();
-    runs.iter().any(|run| SECRET_STEMS.iter().any(|stem| run.ends_with(stem)))
+    let runs: Vec<&str> = segment
+        .split(|c: char| !c.is_ascii_lowercase())
+        .filter(|r| !r.is_empty())
+        .collect();
+    runs.iter()
+        .any(|run| SECRET_STEMS.iter().any(|stem| run.ends_with(stem)))
         || runs.windows(2).any(|w| w[0] == "private" && w[1] == "key")
 }
 

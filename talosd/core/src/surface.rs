@@ -33,14 +33,22 @@ impl Surface {
     /// The intersection with `other`, keeping `other`'s reason: a later surface is never wider.
     pub fn narrowed_to(&self, other: &Surface) -> Surface {
         Surface {
-            tools: other.tools.iter().copied().filter(|t| self.tools.contains(t)).collect(),
+            tools: other
+                .tools
+                .iter()
+                .copied()
+                .filter(|t| self.tools.contains(t))
+                .collect(),
             reason: other.reason,
         }
     }
 }
 
 pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
-    let surface = |tools: &[ToolId], reason| Surface { tools: tools.to_vec(), reason };
+    let surface = |tools: &[ToolId], reason| Surface {
+        tools: tools.to_vec(),
+        reason,
+    };
     match contract.task_type {
         TaskType::SmallTalk => return surface(&[], "small-talk"),
         TaskType::CheckpointRestore => return surface(&[], "checkpoint restore direct answer"),
@@ -54,7 +62,10 @@ pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
         | TaskType::Unknown => {}
     }
     if !contract.mutation_allowed || phase != Phase::Apply {
-        if !contract.mutation_allowed && !contract.expected_targets.is_empty() && contract.task_type == TaskType::ReadOnlyQa {
+        if !contract.mutation_allowed
+            && !contract.expected_targets.is_empty()
+            && contract.task_type == TaskType::ReadOnlyQa
+        {
             return surface(&[ToolId::ReadFile], "expected target read");
         }
         return surface(&READ_TOOLS, "read-only metadata surface");
@@ -62,7 +73,9 @@ pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
     let mut tools = READ_TOOLS.to_vec();
     tools.extend([ToolId::WriteFile, ToolId::EditFile]);
     let reason = match contract.task_type {
-        TaskType::FileEdit if !contract.expected_targets.is_empty() => "file edit target apply surface",
+        TaskType::FileEdit if !contract.expected_targets.is_empty() => {
+            "file edit target apply surface"
+        }
         _ => "mutation apply surface",
     };
     Surface { tools, reason }
@@ -77,19 +90,65 @@ mod tests {
     fn check(request: &str, posture: Posture, expected: &[&str], reason: &str) {
         let turn = apply(posture, resolve(request));
         let s = select(&turn.contract, turn.phase);
-        assert_eq!((s.sorted_names(), s.reason()), (expected.to_vec(), reason), "{request}");
+        assert_eq!(
+            (s.sorted_names(), s.reason()),
+            (expected.to_vec(), reason),
+            "{request}"
+        );
     }
 
     #[test]
     fn surface_rows() {
         let edit = "In settings.py, change TIMEOUT from 30 to 60.";
-        check(edit, Posture::Agent, &["talos.edit_file", "talos.grep", "talos.list_dir", "talos.read_file", "talos.write_file"], "file edit target apply surface");
-        check(edit, Posture::AskReadOnly, &["talos.grep", "talos.list_dir", "talos.read_file"], "read-only metadata surface");
-        check(edit, Posture::PlanReadOnly, &["talos.grep", "talos.list_dir", "talos.read_file"], "read-only metadata surface");
+        check(
+            edit,
+            Posture::Agent,
+            &[
+                "talos.edit_file",
+                "talos.grep",
+                "talos.list_dir",
+                "talos.read_file",
+                "talos.write_file",
+            ],
+            "file edit target apply surface",
+        );
+        check(
+            edit,
+            Posture::AskReadOnly,
+            &["talos.grep", "talos.list_dir", "talos.read_file"],
+            "read-only metadata surface",
+        );
+        check(
+            edit,
+            Posture::PlanReadOnly,
+            &["talos.grep", "talos.list_dir", "talos.read_file"],
+            "read-only metadata surface",
+        );
         check("hello", Posture::Agent, &[], "small-talk");
-        check("list files", Posture::Agent, &["talos.list_dir"], "directory listing");
-        check("What does settings.py configure?", Posture::Agent, &["talos.read_file"], "expected target read");
-        check("please add a test for parsing", Posture::Agent, &["talos.edit_file", "talos.grep", "talos.list_dir", "talos.read_file", "talos.write_file"], "mutation apply surface");
+        check(
+            "list files",
+            Posture::Agent,
+            &["talos.list_dir"],
+            "directory listing",
+        );
+        check(
+            "What does settings.py configure?",
+            Posture::Agent,
+            &["talos.read_file"],
+            "expected target read",
+        );
+        check(
+            "please add a test for parsing",
+            Posture::Agent,
+            &[
+                "talos.edit_file",
+                "talos.grep",
+                "talos.list_dir",
+                "talos.read_file",
+                "talos.write_file",
+            ],
+            "mutation apply surface",
+        );
     }
 
     #[test]
@@ -97,6 +156,9 @@ mod tests {
         let turn = apply(Posture::Agent, resolve("list files"));
         let first = select(&turn.contract, turn.phase);
         let wide = select(&resolve("please add a test"), Phase::Apply);
-        assert_eq!(first.narrowed_to(&wide).sorted_names(), vec!["talos.list_dir"]);
+        assert_eq!(
+            first.narrowed_to(&wide).sorted_names(),
+            vec!["talos.list_dir"]
+        );
     }
 }

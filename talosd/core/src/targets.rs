@@ -3,29 +3,98 @@
 
 /// File extensions that make a token a file target.
 const TARGET_EXTENSIONS: &[&str] = &[
-    "html", "htm", "css", "js", "jsx", "ts", "tsx", "java", "py", "md", "txt", "json", "yaml",
-    "yml", "xml", "properties", "gradle", "kts", "toml", "ini", "env", "csv", "rs", "go", "c",
-    "h", "cpp", "hpp", "rb", "php", "sh", "sql", "cfg", "conf", "lock", "tmp",
+    "html",
+    "htm",
+    "css",
+    "js",
+    "jsx",
+    "ts",
+    "tsx",
+    "java",
+    "py",
+    "md",
+    "txt",
+    "json",
+    "yaml",
+    "yml",
+    "xml",
+    "properties",
+    "gradle",
+    "kts",
+    "toml",
+    "ini",
+    "env",
+    "csv",
+    "rs",
+    "go",
+    "c",
+    "h",
+    "cpp",
+    "hpp",
+    "rb",
+    "php",
+    "sh",
+    "sql",
+    "cfg",
+    "conf",
+    "lock",
+    "tmp",
 ];
 
 /// Extensionless file names recognised as targets.
-const BARE_TARGETS: &[&str] =
-    &["README", "LICENSE", "NOTICE", "CHANGELOG", "CONTRIBUTING", "AUTHORS", "Makefile", "Dockerfile"];
+const BARE_TARGETS: &[&str] = &[
+    "README",
+    "LICENSE",
+    "NOTICE",
+    "CHANGELOG",
+    "CONTRIBUTING",
+    "AUTHORS",
+    "Makefile",
+    "Dockerfile",
+];
 
 /// Phrases that open a span whose file targets are forbidden.
 const NEGATION_OPENERS: &[&str] = &[
-    "do not change", "do not edit", "do not modify", "do not write", "do not touch",
-    "do not create", "do not update", "do not delete", "don't change", "don't edit",
-    "don't modify", "don't write", "don't touch", "don't create", "don't update",
-    "don't delete", "dont change", "dont edit", "dont modify", "dont touch", "dont write",
-    "without changing", "without touching", "without modifying", "never change", "never touch",
-    "leave", "avoid",
+    "do not change",
+    "do not edit",
+    "do not modify",
+    "do not write",
+    "do not touch",
+    "do not create",
+    "do not update",
+    "do not delete",
+    "don't change",
+    "don't edit",
+    "don't modify",
+    "don't write",
+    "don't touch",
+    "don't create",
+    "don't update",
+    "don't delete",
+    "dont change",
+    "dont edit",
+    "dont modify",
+    "dont touch",
+    "dont write",
+    "without changing",
+    "without touching",
+    "without modifying",
+    "never change",
+    "never touch",
+    "leave",
+    "avoid",
 ];
 
 /// The file targets named in `text`, in order of first appearance, deduplicated.
 pub fn file_targets(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for raw in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '`' | '\'' | '[' | ']' | '{' | '}' | '<' | '>')) {
+    for raw in text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                ',' | ';' | '(' | ')' | '"' | '`' | '\'' | '[' | ']' | '{' | '}' | '<' | '>'
+            )
+    }) {
         let token = normalise_token(raw);
         if token.is_empty() || !is_target(&token) {
             continue;
@@ -52,7 +121,11 @@ pub fn forbidden_targets(text: &str) -> Vec<String> {
             }
             let span_end = sentence_end(text, from);
             let span = &text[from..span_end];
-            if *opener == "leave" && !span.to_lowercase().contains("alone") && !span.to_lowercase().contains("unchanged") && !span.to_lowercase().contains("as is") {
+            if *opener == "leave"
+                && !span.to_lowercase().contains("alone")
+                && !span.to_lowercase().contains("unchanged")
+                && !span.to_lowercase().contains("as is")
+            {
                 continue;
             }
             for target in file_targets(span) {
@@ -66,7 +139,11 @@ pub fn forbidden_targets(text: &str) -> Vec<String> {
 }
 
 fn word_boundary_before(text: &str, index: usize) -> bool {
-    index == 0 || text[..index].chars().next_back().is_some_and(|c| !c.is_alphanumeric())
+    index == 0
+        || text[..index]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_alphanumeric())
 }
 
 /// The index just past the sentence that starts at `from`: a `.`, `!`, `?` or `;` followed by
@@ -92,7 +169,9 @@ fn normalise_token(raw: &str) -> String {
     while let Some(stripped) = token.strip_prefix("./") {
         token = stripped.to_string();
     }
-    token.trim_end_matches(['.', ',', ':', '!', '?', ';']).to_string()
+    token
+        .trim_end_matches(['.', ',', ':', '!', '?', ';'])
+        .to_string()
 }
 
 fn is_target(token: &str) -> bool {
@@ -109,7 +188,9 @@ fn is_target(token: &str) -> bool {
     if stem.is_empty() && !name.starts_with('.') {
         return false;
     }
-    let valid_chars = token.chars().all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
+    let valid_chars = token
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
     valid_chars && TARGET_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
 }
 
@@ -125,18 +206,34 @@ mod tests {
 
     #[test]
     fn targets_rows() {
-        check("In settings.py, change TIMEOUT from 30 to 60.", &["settings.py"], &[]);
+        check(
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            &["settings.py"],
+            &[],
+        );
         check(
             "Fix only styles.css. Do not change index.html or scripts.js.",
             &["styles.css", "index.html", "scripts.js"],
             &["index.html", "scripts.js"],
         );
-        check("update ./src/app.js and README", &["src/app.js", "README"], &[]);
+        check(
+            "update ./src/app.js and README",
+            &["src/app.js", "README"],
+            &[],
+        );
         check("what is in notes.txt?", &["notes.txt"], &[]);
         check("edit config\\app.yaml", &["config/app.yaml"], &[]);
-        check("Leave main.rs alone; fix lib.rs", &["main.rs", "lib.rs"], &["main.rs"]);
+        check(
+            "Leave main.rs alone; fix lib.rs",
+            &["main.rs", "lib.rs"],
+            &["main.rs"],
+        );
         check("version 1.2 is out", &[], &[]);
         check("write ../outside.txt", &["../outside.txt"], &[]);
-        check("Rewrite style.css without touching index.html.", &["style.css", "index.html"], &["index.html"]);
+        check(
+            "Rewrite style.css without touching index.html.",
+            &["style.css", "index.html"],
+            &["index.html"],
+        );
     }
 }

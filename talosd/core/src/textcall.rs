@@ -32,7 +32,8 @@ pub fn args_from_json(arguments: &str) -> Result<BTreeMap<String, String>, Strin
     if trimmed.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let value: Value = serde_json::from_str(trimmed).map_err(|e| format!("tool-call arguments are not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_str(trimmed)
+        .map_err(|e| format!("tool-call arguments are not valid JSON: {e}"))?;
     args_from_value(value)
 }
 
@@ -41,7 +42,10 @@ fn args_from_value(value: Value) -> Result<BTreeMap<String, String>, String> {
         Value::Object(map) => Ok(flatten(map)),
         Value::String(inner) => args_from_json(&inner),
         Value::Null => Ok(BTreeMap::new()),
-        other => Err(format!("tool-call arguments must be a JSON object, got {}", kind_of(&other))),
+        other => Err(format!(
+            "tool-call arguments must be a JSON object, got {}",
+            kind_of(&other)
+        )),
     }
 }
 
@@ -87,15 +91,26 @@ fn call_from_object(mut map: Map<String, Value>) -> Result<Option<ParsedCall>, (
         }
         return call_from_object(merged);
     }
-    let name = NAME_KEYS.iter().find_map(|k| map.get(*k).and_then(Value::as_str).map(str::to_string));
+    let name = NAME_KEYS
+        .iter()
+        .find_map(|k| map.get(*k).and_then(Value::as_str).map(str::to_string));
     let Some(name) = name else {
-        return if NAME_KEYS.iter().any(|k| map.contains_key(*k)) { Err(()) } else { Ok(None) };
+        return if NAME_KEYS.iter().any(|k| map.contains_key(*k)) {
+            Err(())
+        } else {
+            Ok(None)
+        };
     };
     if name.trim().is_empty() {
         return Err(());
     }
-    let args = ARG_KEYS.iter().find_map(|k| map.get(*k).cloned()).unwrap_or(Value::Null);
-    args_from_value(args).map(|args| Some(ParsedCall { name, args })).map_err(|_| ())
+    let args = ARG_KEYS
+        .iter()
+        .find_map(|k| map.get(*k).cloned())
+        .unwrap_or(Value::Null);
+    args_from_value(args)
+        .map(|args| Some(ParsedCall { name, args }))
+        .map_err(|_| ())
 }
 
 /// Finds tool calls written as text in a model's answer.
@@ -115,7 +130,9 @@ pub fn parse(text: &str) -> TextCalls {
             None => (body_and_more, rest.len()),
         };
         let is_json_lang = lang.is_empty() || lang == "json" || lang == "tool_call";
-        let looks_like_call = is_json_lang && body.trim_start().starts_with('{') && NAME_KEYS.iter().any(|k| body.contains(&format!("\"{k}\"")));
+        let looks_like_call = is_json_lang
+            && body.trim_start().starts_with('{')
+            && NAME_KEYS.iter().any(|k| body.contains(&format!("\"{k}\"")));
         if looks_like_call {
             found_fence = true;
             prose.push_str(&rest[..open]);
@@ -141,11 +158,16 @@ pub fn parse(text: &str) -> TextCalls {
     let mut cursor = 0;
     let mut line_start = 0;
     while line_start < text.len() {
-        let line_end = text[line_start..].find('\n').map(|i| line_start + i + 1).unwrap_or(text.len());
-        let trimmed_offset = text[line_start..line_end].len() - text[line_start..line_end].trim_start().len();
+        let line_end = text[line_start..]
+            .find('\n')
+            .map(|i| line_start + i + 1)
+            .unwrap_or(text.len());
+        let trimmed_offset =
+            text[line_start..line_end].len() - text[line_start..line_end].trim_start().len();
         let start = line_start + trimmed_offset;
         if text[start..].starts_with('{') && start >= cursor {
-            let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            let mut stream =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
             match stream.next() {
                 Some(Ok(Value::Object(map))) => {
                     let end = start + stream.byte_offset();
@@ -165,7 +187,11 @@ pub fn parse(text: &str) -> TextCalls {
                     line_start = end;
                     continue;
                 }
-                Some(Err(_)) if NAME_KEYS.iter().any(|k| text[start..line_end].contains(&format!("\"{k}\""))) => {
+                Some(Err(_))
+                    if NAME_KEYS
+                        .iter()
+                        .any(|k| text[start..line_end].contains(&format!("\"{k}\""))) =>
+                {
                     out.malformed = true;
                     prose.push_str(&text[cursor..line_start]);
                     cursor = text.len();
@@ -193,49 +219,97 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn call(name: &str, args: &[(&str, &str)]) -> ParsedCall {
-        ParsedCall { name: name.into(), args: args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() }
+        ParsedCall {
+            name: name.into(),
+            args: args
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
     }
 
     fn check(text: &str, calls: Vec<ParsedCall>, malformed: bool, prose: &str) {
         let parsed = parse(text);
-        assert_eq!(parsed, TextCalls { calls, malformed, prose: prose.into() }, "{text}");
+        assert_eq!(
+            parsed,
+            TextCalls {
+                calls,
+                malformed,
+                prose: prose.into()
+            },
+            "{text}"
+        );
     }
 
     #[test]
     fn text_call_rows() {
         check(
             "I'll edit it.\n```json\n{\"name\": \"talos.edit_file\", \"parameters\": {\"path\": \"a.py\", \"old_string\": \"30\", \"new_string\": \"60\"}}\n```\nDone soon.",
-            vec![call("talos.edit_file", &[("path", "a.py"), ("old_string", "30"), ("new_string", "60")])],
+            vec![call(
+                "talos.edit_file",
+                &[("path", "a.py"), ("old_string", "30"), ("new_string", "60")],
+            )],
             false,
             "I'll edit it.\n\nDone soon.",
         );
         check(
             "{\"name\": \"talos.read_file\", \"arguments\": {\"path\": \"a.py\", \"max_lines\": 5}}",
-            vec![call("talos.read_file", &[("path", "a.py"), ("max_lines", "5")])],
+            vec![call(
+                "talos.read_file",
+                &[("path", "a.py"), ("max_lines", "5")],
+            )],
             false,
             "",
         );
         check(
             "```json\n{\"tool_name\": \"talos.read_file\", \"params\": {\"path\": \"a\"}}\n```\n```json\n{\"name\": \"talos.list_dir\", \"arguments\": \"{\\\"path\\\": \\\".\\\"}\"}\n```",
-            vec![call("talos.read_file", &[("path", "a")]), call("talos.list_dir", &[("path", ".")])],
+            vec![
+                call("talos.read_file", &[("path", "a")]),
+                call("talos.list_dir", &[("path", ".")]),
+            ],
             false,
             "",
         );
-        check("```json\n{\"name\": \"talos.write_file\", \"parameters\": {\"path\": \"a\",\n```", vec![], true, "");
-        check("Plain answer with no calls.", vec![], false, "Plain answer with no calls.");
-        check("```rust\nfn main() {}\n```", vec![], false, "```rust\nfn main() {}\n```");
+        check(
+            "```json\n{\"name\": \"talos.write_file\", \"parameters\": {\"path\": \"a\",\n```",
+            vec![],
+            true,
+            "",
+        );
+        check(
+            "Plain answer with no calls.",
+            vec![],
+            false,
+            "Plain answer with no calls.",
+        );
+        check(
+            "```rust\nfn main() {}\n```",
+            vec![],
+            false,
+            "```rust\nfn main() {}\n```",
+        );
         check(
             "{\"function\": {\"name\": \"talos.read_file\", \"arguments\": {\"path\": \"x\"}}}",
             vec![call("talos.read_file", &[("path", "x")])],
             false,
             "",
         );
-        check("{\"name\": \"talos.read_file\", \"parameters\": {\"path\": ", vec![], true, "");
+        check(
+            "{\"name\": \"talos.read_file\", \"parameters\": {\"path\": ",
+            vec![],
+            true,
+            "",
+        );
     }
 
     #[test]
     fn native_arguments_rows() {
-        assert_eq!(args_from_json("{\"path\":\"a\",\"n\":3,\"b\":true}").unwrap().len(), 3);
+        assert_eq!(
+            args_from_json("{\"path\":\"a\",\"n\":3,\"b\":true}")
+                .unwrap()
+                .len(),
+            3
+        );
         assert_eq!(args_from_json("").unwrap().len(), 0);
         assert!(args_from_json("{\"path\": \"a\"").is_err());
         assert!(args_from_json("[1,2]").is_err());

@@ -48,8 +48,13 @@ pub enum ParamKind {
 const PATH_ALIASES: &[&str] = &["file_path", "filepath", "file", "filename"];
 
 impl ToolId {
-    pub const ALL: [ToolId; 5] =
-        [ToolId::ReadFile, ToolId::WriteFile, ToolId::EditFile, ToolId::Grep, ToolId::ListDir];
+    pub const ALL: [ToolId; 5] = [
+        ToolId::ReadFile,
+        ToolId::WriteFile,
+        ToolId::EditFile,
+        ToolId::Grep,
+        ToolId::ListDir,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -75,40 +80,124 @@ impl ToolId {
     pub fn description(self) -> &'static str {
         match self {
             ToolId::ReadFile => "Read a text file in the workspace. Lines are shown as `N | text`.",
-            ToolId::ListDir => "List the entries of a workspace directory; directories end with `/`.",
+            ToolId::ListDir => {
+                "List the entries of a workspace directory; directories end with `/`."
+            }
             ToolId::Grep => "Search workspace text files for a pattern (case-insensitive).",
-            ToolId::WriteFile => "Create or overwrite a workspace file with the full content given.",
-            ToolId::EditFile => "Replace exactly one occurrence of old_string with new_string in a workspace file.",
+            ToolId::WriteFile => {
+                "Create or overwrite a workspace file with the full content given."
+            }
+            ToolId::EditFile => {
+                "Replace exactly one occurrence of old_string with new_string in a workspace file."
+            }
         }
     }
 
     pub fn params(self) -> Vec<ParamSpec> {
-        let path = |description| ParamSpec { name: "path", kind: ParamKind::String, required: true, description, aliases: PATH_ALIASES };
+        let path = |description| ParamSpec {
+            name: "path",
+            kind: ParamKind::String,
+            required: true,
+            description,
+            aliases: PATH_ALIASES,
+        };
         match self {
             ToolId::ReadFile => vec![
                 path("Workspace-relative path of the file to read."),
-                ParamSpec { name: "max_lines", kind: ParamKind::Integer, required: false, description: "Lines to return (default 500).", aliases: &[] },
-                ParamSpec { name: "offset", kind: ParamKind::Integer, required: false, description: "1-based first line (default 1).", aliases: &[] },
+                ParamSpec {
+                    name: "max_lines",
+                    kind: ParamKind::Integer,
+                    required: false,
+                    description: "Lines to return (default 500).",
+                    aliases: &[],
+                },
+                ParamSpec {
+                    name: "offset",
+                    kind: ParamKind::Integer,
+                    required: false,
+                    description: "1-based first line (default 1).",
+                    aliases: &[],
+                },
             ],
             ToolId::ListDir => vec![
-                ParamSpec { name: "path", kind: ParamKind::String, required: true, description: "Workspace-relative directory; `.` is the root.", aliases: &["dir", "directory", "dir_path", "folder"] },
-                ParamSpec { name: "max_depth", kind: ParamKind::Integer, required: false, description: "Depth 1..5 (default 1).", aliases: &[] },
-                ParamSpec { name: "max_entries", kind: ParamKind::Integer, required: false, description: "Entries 1..2000 (default 200).", aliases: &[] },
+                ParamSpec {
+                    name: "path",
+                    kind: ParamKind::String,
+                    required: true,
+                    description: "Workspace-relative directory; `.` is the root.",
+                    aliases: &["dir", "directory", "dir_path", "folder"],
+                },
+                ParamSpec {
+                    name: "max_depth",
+                    kind: ParamKind::Integer,
+                    required: false,
+                    description: "Depth 1..5 (default 1).",
+                    aliases: &[],
+                },
+                ParamSpec {
+                    name: "max_entries",
+                    kind: ParamKind::Integer,
+                    required: false,
+                    description: "Entries 1..2000 (default 200).",
+                    aliases: &[],
+                },
             ],
             ToolId::Grep => vec![
-                ParamSpec { name: "pattern", kind: ParamKind::String, required: true, description: "Text to find (a regex only when regex is true).", aliases: &["query", "search", "text", "search_pattern", "search_text"] },
-                ParamSpec { name: "include", kind: ParamKind::String, required: false, description: "One glob such as *.py.", aliases: &[] },
-                ParamSpec { name: "max_results", kind: ParamKind::Integer, required: false, description: "Default 50.", aliases: &[] },
-                ParamSpec { name: "regex", kind: ParamKind::Boolean, required: false, description: "Treat pattern as a simple regex.", aliases: &[] },
+                ParamSpec {
+                    name: "pattern",
+                    kind: ParamKind::String,
+                    required: true,
+                    description: "Text to find (a regex only when regex is true).",
+                    aliases: &["query", "search", "text", "search_pattern", "search_text"],
+                },
+                ParamSpec {
+                    name: "include",
+                    kind: ParamKind::String,
+                    required: false,
+                    description: "One glob such as *.py.",
+                    aliases: &[],
+                },
+                ParamSpec {
+                    name: "max_results",
+                    kind: ParamKind::Integer,
+                    required: false,
+                    description: "Default 50.",
+                    aliases: &[],
+                },
+                ParamSpec {
+                    name: "regex",
+                    kind: ParamKind::Boolean,
+                    required: false,
+                    description: "Treat pattern as a simple regex.",
+                    aliases: &[],
+                },
             ],
             ToolId::WriteFile => vec![
                 path("Workspace-relative path of the file to write."),
-                ParamSpec { name: "content", kind: ParamKind::String, required: true, description: "The complete new file content.", aliases: &["text", "body", "data", "file_content"] },
+                ParamSpec {
+                    name: "content",
+                    kind: ParamKind::String,
+                    required: true,
+                    description: "The complete new file content.",
+                    aliases: &["text", "body", "data", "file_content"],
+                },
             ],
             ToolId::EditFile => vec![
                 path("Workspace-relative path of the file to edit."),
-                ParamSpec { name: "old_string", kind: ParamKind::String, required: true, description: "Exact text to replace; must occur exactly once.", aliases: &["oldString", "old_text", "search", "find", "original"] },
-                ParamSpec { name: "new_string", kind: ParamKind::String, required: true, description: "Replacement text (may be empty).", aliases: &["newString", "new_text", "replace", "replacement"] },
+                ParamSpec {
+                    name: "old_string",
+                    kind: ParamKind::String,
+                    required: true,
+                    description: "Exact text to replace; must occur exactly once.",
+                    aliases: &["oldString", "old_text", "search", "find", "original"],
+                },
+                ParamSpec {
+                    name: "new_string",
+                    kind: ParamKind::String,
+                    required: true,
+                    description: "Replacement text (may be empty).",
+                    aliases: &["newString", "new_text", "replace", "replacement"],
+                },
             ],
         }
     }
@@ -139,10 +228,13 @@ impl NameResolution {
 
 fn alias_target(local: &str) -> Option<ToolId> {
     Some(match local {
-        "write_file" | "file_write" | "file_create" | "create_file" | "writefile" | "createfile" => ToolId::WriteFile,
+        "write_file" | "file_write" | "file_create" | "create_file" | "writefile"
+        | "createfile" => ToolId::WriteFile,
         "read_file" | "file_read" | "readfile" => ToolId::ReadFile,
         "edit_file" | "file_edit" | "editfile" => ToolId::EditFile,
-        "list_dir" | "list_directory" | "dir_list" | "ls" | "listdir" | "listdirectory" => ToolId::ListDir,
+        "list_dir" | "list_directory" | "dir_list" | "ls" | "listdir" | "listdirectory" => {
+            ToolId::ListDir
+        }
         "grep" | "search" | "grepsearch" => ToolId::Grep,
         _ => return None,
     })
@@ -166,7 +258,13 @@ pub fn resolve_name(raw: &str, strict: bool) -> NameResolution {
     if let Some(tool) = alias_target(&name) {
         return NameResolution::Alias(tool);
     }
-    for prefix in ["talos.", "tool_use:", "tool_use.", "file_utils:", "file_utils."] {
+    for prefix in [
+        "talos.",
+        "tool_use:",
+        "tool_use.",
+        "file_utils:",
+        "file_utils.",
+    ] {
         if let Some(tool) = name.strip_prefix(prefix).and_then(alias_target) {
             return NameResolution::Alias(tool);
         }
@@ -181,11 +279,31 @@ pub fn resolve_name(raw: &str, strict: bool) -> NameResolution {
 /// A call's arguments after alias resolution and type checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolArgs {
-    ReadFile { path: String, max_lines: usize, offset: usize },
-    ListDir { path: String, max_depth: usize, max_entries: usize },
-    Grep { pattern: String, include: Option<String>, max_results: usize, regex: bool },
-    WriteFile { path: String, content: String },
-    EditFile { path: String, old_string: String, new_string: String },
+    ReadFile {
+        path: String,
+        max_lines: usize,
+        offset: usize,
+    },
+    ListDir {
+        path: String,
+        max_depth: usize,
+        max_entries: usize,
+    },
+    Grep {
+        pattern: String,
+        include: Option<String>,
+        max_results: usize,
+        regex: bool,
+    },
+    WriteFile {
+        path: String,
+        content: String,
+    },
+    EditFile {
+        path: String,
+        old_string: String,
+        new_string: String,
+    },
 }
 
 impl ToolArgs {
@@ -207,9 +325,14 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
     let specs = tool.params();
     let mut canonical: BTreeMap<&'static str, String> = BTreeMap::new();
     for (key, value) in raw {
-        let spec = specs.iter().find(|s| s.name == key.as_str() || s.aliases.contains(&key.as_str()));
+        let spec = specs
+            .iter()
+            .find(|s| s.name == key.as_str() || s.aliases.contains(&key.as_str()));
         let Some(spec) = spec else {
-            return Err(format!("Invalid {} call: unknown parameter `{key}`.", tool.name()));
+            return Err(format!(
+                "Invalid {} call: unknown parameter `{key}`.",
+                tool.name()
+            ));
         };
         if canonical.contains_key(spec.name) && spec.name != key.as_str() {
             continue; // the canonical spelling wins over an alias
@@ -217,41 +340,90 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
         canonical.insert(spec.name, value.clone());
     }
     for spec in &specs {
-        if spec.required && !canonical.contains_key(spec.name) && !(tool == ToolId::ListDir && spec.name == "path") {
-            return Err(format!("Invalid {} call: missing required parameter `{}`.", tool.name(), spec.name));
+        if spec.required
+            && !canonical.contains_key(spec.name)
+            && !(tool == ToolId::ListDir && spec.name == "path")
+        {
+            return Err(format!(
+                "Invalid {} call: missing required parameter `{}`.",
+                tool.name(),
+                spec.name
+            ));
         }
     }
     let text = |name: &str| canonical.get(name).cloned().unwrap_or_default();
     let int = |name: &str, default: usize, min: usize, max: usize| -> Result<usize, String> {
         match canonical.get(name) {
             None => Ok(default),
-            Some(v) => v.trim().parse::<usize>().map(|n| n.clamp(min, max)).map_err(|_| format!("Invalid {} call: `{name}` must be a non-negative integer.", tool.name())),
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .map(|n| n.clamp(min, max))
+                .map_err(|_| {
+                    format!(
+                        "Invalid {} call: `{name}` must be a non-negative integer.",
+                        tool.name()
+                    )
+                }),
         }
     };
     let args = match tool {
-        ToolId::ReadFile => ToolArgs::ReadFile { path: text("path"), max_lines: int("max_lines", 500, 1, 5000)?, offset: int("offset", 1, 1, usize::MAX)? },
+        ToolId::ReadFile => ToolArgs::ReadFile {
+            path: text("path"),
+            max_lines: int("max_lines", 500, 1, 5000)?,
+            offset: int("offset", 1, 1, usize::MAX)?,
+        },
         ToolId::ListDir => {
             let path = text("path");
-            ToolArgs::ListDir { path: if path.trim().is_empty() { ".".into() } else { path }, max_depth: int("max_depth", 1, 1, 5)?, max_entries: int("max_entries", 200, 1, 2000)? }
+            ToolArgs::ListDir {
+                path: if path.trim().is_empty() {
+                    ".".into()
+                } else {
+                    path
+                },
+                max_depth: int("max_depth", 1, 1, 5)?,
+                max_entries: int("max_entries", 200, 1, 2000)?,
+            }
         }
         ToolId::Grep => ToolArgs::Grep {
             pattern: text("pattern"),
-            include: canonical.get("include").cloned().filter(|s| !s.trim().is_empty()),
+            include: canonical
+                .get("include")
+                .cloned()
+                .filter(|s| !s.trim().is_empty()),
             max_results: int("max_results", 50, 1, 1000)?,
-            regex: parse_bool(canonical.get("regex").map(String::as_str)).ok_or_else(|| format!("Invalid {} call: `regex` must be true or false.", tool.name()))?,
+            regex: parse_bool(canonical.get("regex").map(String::as_str)).ok_or_else(|| {
+                format!(
+                    "Invalid {} call: `regex` must be true or false.",
+                    tool.name()
+                )
+            })?,
         },
-        ToolId::WriteFile => ToolArgs::WriteFile { path: text("path"), content: text("content") },
-        ToolId::EditFile => ToolArgs::EditFile { path: text("path"), old_string: text("old_string"), new_string: text("new_string") },
+        ToolId::WriteFile => ToolArgs::WriteFile {
+            path: text("path"),
+            content: text("content"),
+        },
+        ToolId::EditFile => ToolArgs::EditFile {
+            path: text("path"),
+            old_string: text("old_string"),
+            new_string: text("new_string"),
+        },
     };
     if let Some(path) = args.path()
         && path.trim().is_empty()
     {
-        return Err(format!("Invalid {} call: missing required parameter `path`.", tool.name()));
+        return Err(format!(
+            "Invalid {} call: missing required parameter `path`.",
+            tool.name()
+        ));
     }
     if let ToolArgs::Grep { pattern, .. } = &args
         && pattern.is_empty()
     {
-        return Err(format!("Invalid {} call: missing required parameter `pattern`.", tool.name()));
+        return Err(format!(
+            "Invalid {} call: missing required parameter `pattern`.",
+            tool.name()
+        ));
     }
     Ok(args)
 }
@@ -294,28 +466,61 @@ mod tests {
     }
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn normalisation_rows() {
         assert_eq!(
-            normalise(ToolId::EditFile, &map(&[("file_path", "a.py"), ("old_text", "30"), ("new_text", "60")])),
-            Ok(ToolArgs::EditFile { path: "a.py".into(), old_string: "30".into(), new_string: "60".into() })
+            normalise(
+                ToolId::EditFile,
+                &map(&[
+                    ("file_path", "a.py"),
+                    ("old_text", "30"),
+                    ("new_text", "60")
+                ])
+            ),
+            Ok(ToolArgs::EditFile {
+                path: "a.py".into(),
+                old_string: "30".into(),
+                new_string: "60".into()
+            })
         );
         assert_eq!(
             normalise(ToolId::WriteFile, &map(&[("path", "a.py")])),
             Err("Invalid talos.write_file call: missing required parameter `content`.".into())
         );
         assert_eq!(
-            normalise(ToolId::ReadFile, &map(&[("path", "a"), ("command", "rm -rf /")])),
+            normalise(
+                ToolId::ReadFile,
+                &map(&[("path", "a"), ("command", "rm -rf /")])
+            ),
             Err("Invalid talos.read_file call: unknown parameter `command`.".into())
         );
         assert_eq!(
             normalise(ToolId::ListDir, &map(&[])),
-            Ok(ToolArgs::ListDir { path: ".".into(), max_depth: 1, max_entries: 200 })
+            Ok(ToolArgs::ListDir {
+                path: ".".into(),
+                max_depth: 1,
+                max_entries: 200
+            })
         );
-        assert!(normalise(ToolId::ReadFile, &map(&[("path", "a"), ("max_lines", "lots")])).is_err());
-        assert!(normalise(ToolId::EditFile, &map(&[("path", " "), ("old_string", "a"), ("new_string", "b")])).is_err());
+        assert!(
+            normalise(
+                ToolId::ReadFile,
+                &map(&[("path", "a"), ("max_lines", "lots")])
+            )
+            .is_err()
+        );
+        assert!(
+            normalise(
+                ToolId::EditFile,
+                &map(&[("path", " "), ("old_string", "a"), ("new_string", "b")])
+            )
+            .is_err()
+        );
     }
 }

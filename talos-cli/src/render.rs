@@ -1,0 +1,320 @@
+//! Terminal output: when to colour (a terminal, and `NO_COLOR` unset or empty), writing to
+//! stdout (a broken pipe stops quietly) and stderr (best effort), and the pure formatting of
+//! diffs, tables, per-file results and the status line. Text that came from the daemon is
+//! passed through [`printable`] before it reaches stderr, so it cannot move the cursor or
+//! repaint the approval prompt.
+
+use std::borrow::Cow;
+use std::io::{self, IsTerminal, Write};
+
+use talos_protocol::{CompletionStatus, FileResult, TurnOutcome};
+
+use crate::failure::Failure;
+use crate::spelling::{classification_name, status_name};
+
+/// The few styles the CLI uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Green,
+    Red,
+    Yellow,
+    Cyan,
+    Dim,
+    Bold,
+}
+
+/// Whether one output stream gets ANSI colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Palette {
+    colour: bool,
+}
+
+/// Both output streams with their palettes.
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    pub stdout_palette: Palette,
+    pub stderr_palette: Palette,
+}
+
+impl Style {
+    fn code(self) -> &'static str {
+        match self {
+            Style::Green => "32",
+            Style::Red => "31",
+            Style::Yellow => "33",
+            Style::Cyan => "36",
+            Style::Dim => "2",
+            Style::Bold => "1",
+        }
+    }
+}
+
+impl Palette {
+    #[cfg(test)]
+    pub const PLAIN: Palette = Palette { colour: false };
+    #[cfg(test)]
+    pub const COLOUR: Palette = Palette { colour: true };
+
+    /// Colour only on a terminal, and only when `NO_COLOR` is unset or empty.
+    pub fn decide(is_terminal: bool, no_color: Option<&str>) -> Palette {
+        let no_color = no_color.is_some_and(|value| !value.is_empty());
+        Palette {
+            colour: is_terminal && !no_color,
+        }
+    }
+
+    pub fn colour(self) -> bool {
+        self.colour
+    }
+
+    pub fn paint(self, style: Style, text: &str) -> String {
+        if self.colour && !text.is_empty() {
+            format!("\x1b[{}m{text}\x1b[0m", style.code())
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+impl Output {
+    /// Decides colour for this process's stdout and stderr.
+    pub fn detect() -> Output {
+        let no_color = std::env::var_os("NO_COLOR");
+        let no_color = no_color.as_ref().map(|value| value.to_string_lossy());
+        Output {
+            stdout_palette: Palette::decide(io::stdout().is_terminal(), no_color.as_deref()),
+            stderr_palette: Palette::decide(io::stderr().is_terminal(), no_color.as_deref()),
+        }
+    }
+
+    /// Writes to stdout and flushes, so streamed text appears as it arrives.
+    pub fn out(&self, text: &str) -> Result<(), Failure> {
+        let mut stdout = io::stdout().lock();
+        stdout
+            .write_all(text.as_bytes())
+            .map_err(Failure::from_output)?;
+        stdout.flush().map_err(Failure::from_output)
+    }
+
+    /// Writes to stderr; a closed stderr is not worth failing a turn over.
+    pub fn err(&self, text: &str) {
+        let mut stderr = io::stderr().lock();
+        let _ = stderr.write_all(text.as_bytes());
+        let _ = stderr.flush();
+    }
+
+    /// Writes one line to stderr.
+    pub fn err_line(&self, line: &str) {
+        self.err(&format!("{line}\n"));
+    }
+}
+
+/// Escapes control characters other than newline and tab (`\u{1b}` for ESC, ...).
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            escaped.extend(c.escape_unicode());
+        } else {
+            escaped.push(c);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// A unified diff with one style per line: `+` green, `-` red, `@@` cyan, a `...`
+/// truncation line dimmed. Every line, including the last, ends with a newline.
+pub fn colour_diff(text: &str, palette: Palette, indent: &str) -> String {
+    let mut rendered = String::new();
+    for line in text.lines() {
+        let line = printable(line);
+        let style = if line.starts_with("@@") {
+            Some(Style::Cyan)
+        } else if line.starts_with("...") {
+            Some(Style::Dim)
+        } else if line.starts_with('+') {
+            Some(Style::Green)
+        } else if line.starts_with('-') {
+            Some(Style::Red)
+        } else {
+            None
+        };
+        rendered.push_str(indent);
+        match style {
+            Some(style) => rendered.push_str(&palette.paint(style, &line)),
+            None => rendered.push_str(&line),
+        }
+        rendered.push('\n');
+    }
+    rendered
+}
+
+/// Columns padded to their widest cell, two spaces apart, header first.
+pub fn table(columns: &[String], rows: &[Vec<String>], palette: Palette) -> String {
+    let column_count = rows
+        .iter()
+        .map(Vec::len)
+        .chain([columns.len()])
+        .max()
+        .unwrap_or(0);
+    let mut widths = vec![0; column_count];
+    for row in std::iter::once(columns).chain(rows.iter().map(Vec::as_slice)) {
+        for (index, cell) in row.iter().enumerate() {
+            widths[index] = widths[index].max(printable(cell).chars().count());
+        }
+    }
+    let format_row = |row: &[String]| {
+        let cells: Vec<String> = (0..column_count)
+            .map(|index| {
+                let cell = row
+                    .get(index)
+                    .map(|cell| printable(cell))
+                    .unwrap_or_default();
+                if index + 1 == column_count {
+                    cell.into_owned()
+                } else {
+                    format!("{cell:<width$}", width = widths[index])
+                }
+            })
+            .collect();
+        cells.join("  ").trim_end().to_string()
+    };
+    let mut rendered = String::new();
+    if !columns.is_empty() {
+        rendered.push_str(&palette.paint(Style::Bold, &format_row(columns)));
+        rendered.push('\n');
+    }
+    for row in rows {
+        rendered.push_str(&format_row(row));
+        rendered.push('\n');
+    }
+    rendered
+}
+
+/// `✓ path: detail` for a changed file, `✗ path: detail` otherwise (`+` / `-` without colour).
+pub fn file_line(file: &FileResult, palette: Palette) -> String {
+    let (mark, style) = match (file.changed, palette.colour()) {
+        (true, true) => ("✓", Style::Green),
+        (false, true) => ("✗", Style::Red),
+        (true, false) => ("+", Style::Green),
+        (false, false) => ("-", Style::Red),
+    };
+    format!(
+        "{} {}: {}",
+        palette.paint(style, mark),
+        printable(&file.path),
+        printable(&file.detail)
+    )
+}
+
+/// `<STATUS> (<CLASSIFICATION>) · trace <traceId>`.
+pub fn status_line(outcome: &TurnOutcome, palette: Palette) -> String {
+    let style = match outcome.status {
+        CompletionStatus::Complete => Style::Green,
+        CompletionStatus::Failed => Style::Red,
+        CompletionStatus::Partial
+        | CompletionStatus::Blocked
+        | CompletionStatus::AdvisoryOnly
+        | CompletionStatus::Cancelled => Style::Yellow,
+    };
+    format!(
+        "{} ({}) · trace {}",
+        palette.paint(style, status_name(outcome.status)),
+        classification_name(outcome.classification),
+        printable(&outcome.trace_id)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn colour_needs_a_terminal_and_no_no_color() {
+        for (is_terminal, no_color, expected) in [
+            (true, None, true),
+            (true, Some(""), true),
+            (true, Some("1"), false),
+            (false, None, false),
+            (false, Some("1"), false),
+        ] {
+            assert_eq!(
+                Palette::decide(is_terminal, no_color).colour(),
+                expected,
+                "{is_terminal} {no_color:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn diff_lines_are_plain_without_colour_and_styled_with_it() {
+        let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n ctx\n... 3 more lines";
+        assert_eq!(
+            colour_diff(diff, Palette::PLAIN, "  "),
+            "  --- a/x\n  +++ b/x\n  @@ -1 +1 @@\n  -old\n  +new\n   ctx\n  ... 3 more lines\n"
+        );
+        assert_eq!(
+            colour_diff(diff, Palette::COLOUR, ""),
+            "\x1b[31m--- a/x\x1b[0m\n\x1b[32m+++ b/x\x1b[0m\n\x1b[36m@@ -1 +1 @@\x1b[0m\n\x1b[31m-old\x1b[0m\n\x1b[32m+new\x1b[0m\n ctx\n\x1b[2m... 3 more lines\x1b[0m\n"
+        );
+    }
+
+    #[test]
+    fn control_characters_from_the_daemon_are_escaped() {
+        assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(printable("a\x1b[2Jb\rc"), "a\\u{1b}[2Jb\\u{d}c");
+        assert_eq!(
+            colour_diff("+\x1b[31mx", Palette::PLAIN, ""),
+            "+\\u{1b}[31mx\n"
+        );
+    }
+
+    #[test]
+    fn tables_align_columns_and_tolerate_ragged_rows() {
+        let columns = vec!["path".to_string(), "lines".to_string()];
+        let rows = vec![
+            vec!["src/main.rs".to_string(), "12".to_string()],
+            vec!["a".to_string()],
+        ];
+        assert_eq!(
+            table(&columns, &rows, Palette::PLAIN),
+            "path         lines\nsrc/main.rs  12\na\n"
+        );
+    }
+
+    #[test]
+    fn outcome_lines_use_ascii_marks_without_colour() {
+        let outcome: TurnOutcome = serde_json::from_value(json!({
+            "turnId": "t1", "status": "BLOCKED", "classification": "BLOCKED_BY_APPROVAL",
+            "finalAnswer": "", "traceId": "tr-9",
+            "files": [
+                {"path": "a.py", "changed": true, "detail": "edited"},
+                {"path": "b.py", "changed": false, "detail": "denied"}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            file_line(&outcome.files[0], Palette::PLAIN),
+            "+ a.py: edited"
+        );
+        assert_eq!(
+            file_line(&outcome.files[1], Palette::PLAIN),
+            "- b.py: denied"
+        );
+        assert_eq!(
+            file_line(&outcome.files[0], Palette::COLOUR),
+            "\x1b[32m✓\x1b[0m a.py: edited"
+        );
+        assert_eq!(
+            status_line(&outcome, Palette::PLAIN),
+            "BLOCKED (BLOCKED_BY_APPROVAL) · trace tr-9"
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! The `talos run` conversation: `session/new`, then `turn/start`, rendering the turn's
+//! events and answering its approval requests while the response is outstanding, then the
+//! outcome. Human output streams the answer to stdout and narrates on stderr; `--json` output
+//! is one compact JSON line per event, approval request and outcome.
+
+use serde_json::{Value, json};
+use talos_protocol::{
+    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CompletionStatus, ErrorCode, Message,
+    Mode, RpcError, SESSION_CLOSE, SESSION_NEW, SessionCloseParams, SessionNewParams,
+    SessionNewResult, TURN_EVENT, TURN_START, TurnEvent, TurnEventParams, TurnOutcome,
+    TurnStartParams,
+};
+
+use crate::approval;
+use crate::client::{Client, ignore_messages, params, refuse_request};
+use crate::failure::Failure;
+use crate::render::{Output, Style, file_line, printable, status_line, table};
+use crate::spelling::{decision_name, source_name};
+
+/// How the turn is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// What `talos run` asks for.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// Absolute, canonical workspace root.
+    pub workspace: String,
+    pub mode: Mode,
+    pub prompt: String,
+    pub format: Format,
+}
+
+/// Everything the turn has shown so far, so the outcome neither repeats nor loses text.
+struct TurnView<'a> {
+    output: &'a Output,
+    format: Format,
+    /// All streamed text of the turn.
+    streamed: String,
+    /// The text of the most recent stream.
+    current_stream: String,
+    /// Whether stdout's last byte was something other than a newline.
+    stdout_mid_line: bool,
+}
+
+/// Runs one turn on an initialized connection and returns its completion status.
+pub fn run(
+    client: &mut Client,
+    request: &RunRequest,
+    output: &Output,
+) -> Result<CompletionStatus, Failure> {
+    let session_params = SessionNewParams {
+        workspace: request.workspace.clone(),
+        mode: request.mode,
+    };
+    let session = client.call(
+        SESSION_NEW,
+        params(serde_json::to_value(&session_params)),
+        &mut ignore_messages,
+    )?;
+    let session: SessionNewResult = serde_json::from_value(session)
+        .map_err(|error| Failure::Connection(format!("invalid session/new result: {error}")))?;
+    let turn_params = TurnStartParams {
+        session_id: session.session_id.clone(),
+        prompt: request.prompt.clone(),
+    };
+    let mut view = TurnView {
+        output,
+        format: request.format,
+        streamed: String::new(),
+        current_stream: String::new(),
+        stdout_mid_line: false,
+    };
+    let outcome = client.call(
+        TURN_START,
+        params(serde_json::to_value(&turn_params)),
+        &mut |message| view.on_message(message),
+    )?;
+    let status = view.finish(outcome)?;
+    // Tidy up; the turn's result stands whatever the daemon says to this.
+    let close_params = SessionCloseParams {
+        session_id: session.session_id,
+    };
+    let _ = client.call(
+        SESSION_CLOSE,
+        params(serde_json::to_value(&close_params)),
+        &mut ignore_messages,
+    );
+    Ok(status)
+}
+
+impl TurnView<'_> {
+    fn on_message(&mut self, message: Message) -> Result<Option<Message>, Failure> {
+        match message.method.as_deref() {
+            Some(TURN_EVENT) if message.id.is_none() => {
+                self.on_event(message.params.unwrap_or(Value::Null))?;
+                Ok(None)
+            }
+            Some(APPROVAL_REQUEST) => match message.id.clone() {
+                Some(id) => self
+                    .on_approval(id, message.params.unwrap_or(Value::Null))
+                    .map(Some),
+                None => Ok(None),
+            },
+            _ => Ok(refuse_request(&message)),
+        }
+    }
+
+    fn on_event(&mut self, raw: Value) -> Result<(), Failure> {
+        match self.format {
+            Format::Json => self.json_line(&raw),
+            Format::Human => match serde_json::from_value::<TurnEventParams>(raw) {
+                Ok(params) => self.show_event(params.event),
+                // An event kind from a newer daemon: nothing this client can show.
+                Err(_) => Ok(()),
+            },
+        }
+    }
+
+    fn show_event(&mut self, event: TurnEvent) -> Result<(), Failure> {
+        let output = self.output;
+        let palette = output.stderr_palette;
+        let note = |text: &str| {
+            output.err_line(&palette.paint(Style::Dim, &format!("· {}", printable(text))))
+        };
+        match event {
+            TurnEvent::StreamStart { .. } => self.current_stream.clear(),
+            TurnEvent::StreamChunk { text, .. } => {
+                self.out(&text)?;
+                self.current_stream.push_str(&text);
+                self.streamed.push_str(&text);
+            }
+            TurnEvent::StreamEnd { .. } => self.end_line()?,
+            TurnEvent::Ok { text } | TurnEvent::Info { text } | TurnEvent::TrustedInfo { text } => {
+                note(&text);
+            }
+            TurnEvent::Error { message } => {
+                output.err_line(&format!(
+                    "{} {}",
+                    palette.paint(Style::Red, "error:"),
+                    printable(&message)
+                ));
+            }
+            TurnEvent::Table { columns, rows } => {
+                self.end_line()?;
+                self.out(&table(&columns, &rows, output.stdout_palette))?;
+            }
+            TurnEvent::ToolProgress { tool, message, .. } => note(&format!("{tool}: {message}")),
+            TurnEvent::ApprovalRequested { description, .. } => {
+                note(&format!("approval requested: {description}"));
+            }
+            TurnEvent::ApprovalResolved {
+                decision, source, ..
+            } => {
+                note(&format!(
+                    "approval {} ({})",
+                    decision_name(decision),
+                    source_name(source)
+                ));
+            }
+            // The turn/start response carries the outcome; the streamed text was shown as chunks.
+            TurnEvent::Outcome { .. } | TurnEvent::Streamed { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn on_approval(&mut self, id: Value, raw: Value) -> Result<Message, Failure> {
+        if self.format == Format::Json {
+            self.json_line(&json!({ "approvalRequest": raw }))?;
+        }
+        let request: ApprovalRequestParams = match serde_json::from_value(raw) {
+            Ok(request) => request,
+            Err(error) => {
+                let error = RpcError::new(
+                    ErrorCode::InvalidParams,
+                    format!("invalid approval request: {error}"),
+                );
+                return Ok(Message::error_response(id, error));
+            }
+        };
+        if self.format == Format::Human {
+            // The prompt goes to stderr; keep it off the end of a half-printed answer line.
+            self.end_line()?;
+        }
+        let decision = approval::ask(&request, self.output);
+        Ok(Message::response(
+            id,
+            params(serde_json::to_value(ApprovalResult { decision })),
+        ))
+    }
+
+    /// Shows the outcome and returns its status.
+    fn finish(&mut self, raw: Value) -> Result<CompletionStatus, Failure> {
+        if self.format == Format::Json {
+            self.json_line(&json!({ "outcome": raw }))?;
+        }
+        let outcome: TurnOutcome = serde_json::from_value(raw)
+            .map_err(|error| Failure::Connection(format!("invalid turn/start result: {error}")))?;
+        if self.format == Format::Human {
+            self.end_line()?;
+            if answer_is_new(&outcome.final_answer, &self.streamed, &self.current_stream) {
+                self.out(&outcome.final_answer)?;
+                self.end_line()?;
+            }
+            for file in &outcome.files {
+                self.output
+                    .err_line(&file_line(file, self.output.stderr_palette));
+            }
+            self.output
+                .err_line(&status_line(&outcome, self.output.stderr_palette));
+        }
+        Ok(outcome.status)
+    }
+
+    fn out(&mut self, text: &str) -> Result<(), Failure> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.output.out(text)?;
+        self.stdout_mid_line = !text.ends_with('\n');
+        Ok(())
+    }
+
+    /// Ends a half-written stdout line.
+    fn end_line(&mut self) -> Result<(), Failure> {
+        if self.stdout_mid_line {
+            self.out("\n")
+        } else {
+            Ok(())
+        }
+    }
+
+    fn json_line(&mut self, value: &Value) -> Result<(), Failure> {
+        self.out(&format!("{value}\n"))
+    }
+}
+
+/// Whether the final answer still needs printing: it is not empty and is not what was
+/// already streamed (the whole turn's stream or its last stream).
+fn answer_is_new(final_answer: &str, streamed: &str, last_stream: &str) -> bool {
+    let answer = final_answer.trim();
+    !answer.is_empty() && answer != streamed.trim() && answer != last_stream.trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_final_answer_is_printed_only_when_it_adds_something() {
+        for (answer, streamed, last, expected) in [
+            ("Done.", "Done.\n", "Done.\n", false),
+            ("Done.", "Thinking...\nDone.", "Done.", false),
+            ("", "", "", false),
+            ("  \n", "", "", false),
+            ("Done.", "", "", true),
+            ("Edited a.py.", "Let me look.", "Let me look.", true),
+        ] {
+            assert_eq!(
+                answer_is_new(answer, streamed, last),
+                expected,
+                "{answer:?} {streamed:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Checkpoints: before a change is written, the target's current bytes are stored
+//! content-addressed (SHA-256) under the Talos home, with a manifest naming what was captured.
+//! A failed checkpoint blocks the write.
+//!
+//! Layout: `checkpoints/<workspaceId>/objects/<sha256>` and
+//! `checkpoints/<workspaceId>/manifests/<checkpointId>.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+#[derive(Debug, Clone)]
+pub struct CheckpointStore {
+    root: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captured {
+    pub checkpoint_id: String,
+    pub existed_before: bool,
+    pub blob_sha256: Option<String>,
+    pub manifest: PathBuf,
+}
+
+/// Who asked for the checkpoint, recorded in its manifest.
+#[derive(Debug, Clone)]
+pub struct CaptureContext<'a> {
+    pub trace_id: &'a str,
+    pub turn_id: &'a str,
+    pub call_id: &'a str,
+    pub tool: &'a str,
+    pub created_at_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("Failed to create checkpoint for {path}: {message}")]
+pub struct CheckpointError {
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest<'a> {
+    schema_version: u32,
+    checkpoint_id: &'a str,
+    workspace: String,
+    created_at_ms: u64,
+    trace_id: &'a str,
+    turn_id: &'a str,
+    call_id: &'a str,
+    tool: &'a str,
+    files: Vec<ManifestFile<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestFile<'a> {
+    relative_path: &'a str,
+    existed_before: bool,
+    blob_sha256: Option<String>,
+    size_bytes: usize,
+}
+
+impl CheckpointStore {
+    pub fn new(root: PathBuf) -> CheckpointStore {
+        CheckpointStore { root }
+    }
+
+    pub fn workspace_dir(&self, workspace: &Path) -> PathBuf {
+        let id = talos_core::digest::sha256_hex(workspace.to_string_lossy().as_bytes());
+        self.root.join(&id[..32])
+    }
+
+    /// Stores `before` (the target's bytes, `None` when absent) and a manifest for it.
+    pub fn capture(
+        &self,
+        workspace: &Path,
+        relative: &str,
+        before: Option<&[u8]>,
+        ctx: &CaptureContext<'_>,
+    ) -> Result<Captured, CheckpointError> {
+        let fail = |message: String| CheckpointError {
+            path: relative.to_string(),
+            message,
+        };
+        let dir = self.workspace_dir(workspace);
+        let objects = dir.join("objects");
+        let manifests = dir.join("manifests");
+        for d in [&objects, &manifests] {
+            std::fs::create_dir_all(d)
+                .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
+        }
+        let blob_sha256 = match before {
+            Some(bytes) => {
+                let hex = talos_core::digest::sha256_hex(bytes);
+                let object = objects.join(&hex);
+                if !object.exists() {
+                    write_synced(&object, bytes)
+                        .map_err(|e| fail(format!("cannot store object: {e}")))?;
+                }
+                Some(hex)
+            }
+            None => None,
+        };
+        let checkpoint_id = crate::ids::new_id("chk");
+        let manifest = Manifest {
+            schema_version: 1,
+            checkpoint_id: &checkpoint_id,
+            workspace: workspace.display().to_string(),
+            created_at_ms: ctx.created_at_ms,
+            trace_id: ctx.trace_id,
+            turn_id: ctx.turn_id,
+            call_id: ctx.call_id,
+            tool: ctx.tool,
+            files: vec![ManifestFile {
+                relative_path: relative,
+                existed_before: before.is_some(),
+                blob_sha256: blob_sha256.clone(),
+                size_bytes: before.map_or(0, <[u8]>::len),
+            }],
+        };
+        let json = serde_json::to_vec_pretty(&manifest).map_err(|e| fail(e.to_string()))?;
+        let path = manifests.join(format!("{checkpoint_id}.json"));
+        write_synced(&path, &json).map_err(|e| fail(format!("cannot write manifest: {e}")))?;
+        Ok(Captured {
+            checkpoint_id,
+            existed_before: before.is_some(),
+            blob_sha256,
+            manifest: path,
+        })
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let mut file = std::fs::File::create(&temp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&temp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_are_content_addressed_and_a_blocked_store_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(tmp.path().join("checkpoints"));
+        let ctx = CaptureContext {
+            trace_id: "t",
+            turn_id: "u",
+            call_id: "c",
+            tool: "talos.edit_file",
+            created_at_ms: 1,
+        };
+        let c = store
+            .capture(Path::new("/ws"), "a.py", Some(b"TIMEOUT = 30\n"), &ctx)
+            .unwrap();
+        let hex = c.blob_sha256.clone().unwrap();
+        assert_eq!(
+            std::fs::read(
+                store
+                    .workspace_dir(Path::new("/ws"))
+                    .join("objects")
+                    .join(&hex)
+            )
+            .unwrap(),
+            b"TIMEOUT = 30\n"
+        );
+        assert!(c.manifest.exists());
+        let absent = store
+            .capture(Path::new("/ws"), "new.py", None, &ctx)
+            .unwrap();
+        assert!(!absent.existed_before && absent.blob_sha256.is_none());
+
+        std::fs::write(
+            tmp.path().join("blocked"),
+            b"a file where a folder should be",
+        )
+        .unwrap();
+        let blocked = CheckpointStore::new(tmp.path().join("blocked"));
+        assert!(
+            blocked
+                .capture(Path::new("/ws"), "a.py", Some(b"x"), &ctx)
+                .is_err()
+        );
+    }
+}

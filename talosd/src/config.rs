@@ -1,0 +1,203 @@
+//! `config.yaml`: the model engine, tool calling, approvals and turn limits. A file that does
+//! not parse, or asks for something unsafe, stops the daemon from accepting turns with a
+//! message that names the problem; it never falls back to permissive defaults silently.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub model: ModelConfig,
+    pub tools: ToolsConfig,
+    pub approval: ApprovalConfig,
+    pub turn: TurnConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    /// Only `connect_only` for now: attach to a llama-server someone else started.
+    pub mode: String,
+    pub url: String,
+    pub allow_remote: bool,
+    /// The `model` field sent in chat requests (llama-server ignores it).
+    pub name: String,
+    pub request_timeout_secs: u64,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolsConfig {
+    /// `false` describes tools in the prompt and parses calls written as text.
+    pub native_calling: bool,
+    /// `true` turns tool-name alias rescue off.
+    pub strict_names: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalConfig {
+    /// An approval not answered within this many seconds is denied.
+    pub timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TurnConfig {
+    pub max_model_calls: usize,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            mode: "connect_only".into(),
+            url: "http://127.0.0.1:8080".into(),
+            allow_remote: false,
+            name: "local".into(),
+            request_timeout_secs: 300,
+            max_tokens: 1024,
+        }
+    }
+}
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            native_calling: true,
+            strict_names: false,
+        }
+    }
+}
+impl Default for ApprovalConfig {
+    fn default() -> Self {
+        ApprovalConfig { timeout_secs: 600 }
+    }
+}
+impl Default for TurnConfig {
+    fn default() -> Self {
+        TurnConfig { max_model_calls: 8 }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+impl Config {
+    /// Loads the file, or the defaults when it does not exist.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
+        };
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let config: Config = if text.trim().is_empty() {
+            Config::default()
+        } else {
+            serde_yaml_ng::from_str(text).map_err(|e| ConfigError::Parse {
+                path: origin.to_string(),
+                message: e.to_string(),
+            })?
+        };
+        config.validate().map_err(|message| ConfigError::Invalid {
+            path: origin.to_string(),
+            message,
+        })?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.model.mode != "connect_only" {
+            return Err(format!(
+                "model.mode `{}` is not supported yet; use connect_only",
+                self.model.mode
+            ));
+        }
+        let url = reqwest::Url::parse(&self.model.url)
+            .map_err(|e| format!("model.url `{}` is not a URL: {e}", self.model.url))?;
+        if url.scheme() != "http" && url.scheme() != "https" {
+            return Err(format!("model.url `{}` must be http", self.model.url));
+        }
+        if !self.model.allow_remote && !is_loopback(&url) {
+            return Err(format!(
+                "model.url `{}` is not a loopback address; set model.allow_remote: true to use a remote server",
+                self.model.url
+            ));
+        }
+        if self.turn.max_model_calls == 0 {
+            return Err("turn.max_model_calls must be at least 1".into());
+        }
+        if self.approval.timeout_secs == 0 {
+            return Err("approval.timeout_secs must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+fn is_loopback(url: &reqwest::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_rows() {
+        assert_eq!(Config::parse("", "c").unwrap(), Config::default());
+        let c = Config::parse(
+            "model:\n  url: http://127.0.0.1:9999\ntools:\n  native_calling: false\n",
+            "c",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.model.url.as_str(), c.tools.native_calling),
+            ("http://127.0.0.1:9999", false)
+        );
+        assert!(Config::parse("model:\n  url: http://localhost:1\n", "c").is_ok());
+        assert!(Config::parse("model:\n  url: http://[::1]:1\n", "c").is_ok());
+        let remote = Config::parse("model:\n  url: http://10.0.0.5:8080\n", "c")
+            .unwrap_err()
+            .to_string();
+        assert!(remote.contains("not a loopback address"), "{remote}");
+        assert!(
+            Config::parse(
+                "model:\n  url: http://10.0.0.5:8080\n  allow_remote: true\n",
+                "c"
+            )
+            .is_ok()
+        );
+        assert!(Config::parse("model:\n  url: http://127.0.0.2.evil.com:1\n", "c").is_err());
+        let typo = Config::parse("modle:\n  url: x\n", "c")
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("line 1"), "{typo}");
+        assert!(Config::parse("model: [", "c").is_err());
+    }
+}

@@ -1,0 +1,308 @@
+//! One client connection: a bidirectional JSON-RPC peer over newline-delimited JSON.
+//!
+//! A reader task splits lines (bounded length) and dispatches requests; one writer task
+//! drains a bounded queue, so a slow client pushes back on whoever emits and nothing is ever
+//! dropped. The peer can send requests to the client (`approval/request`) and await the
+//! response; when the connection closes every pending request resolves as closed, which the
+//! turn reads as a denial.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Value, json};
+use talos_protocol::{ErrorCode, Message, RpcError, rpc::MessageKind};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::UnixStream;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::server::Daemon;
+
+/// Longest accepted line: a longer one gets an error and is skipped.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+/// Outgoing messages waiting for the socket before senders wait.
+const OUTGOING_QUEUE: usize = 256;
+/// Requests one connection may have in flight at once.
+const MAX_IN_FLIGHT: usize = 64;
+
+/// The connection closed before the answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
+/// The daemon's side of one connection.
+#[derive(Debug)]
+pub struct Peer {
+    pub id: u64,
+    out: mpsc::Sender<String>,
+    next_request_id: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Message>>>,
+    /// Approval request ids -> JSON-RPC ids of the outstanding `approval/request`.
+    aliases: Mutex<HashMap<String, u64>>,
+    pub closed: CancellationToken,
+}
+
+/// Removes a pending request's entries however the wait ends.
+struct PendingGuard<'a> {
+    peer: &'a Peer,
+    id: u64,
+    alias: Option<String>,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut pending) = self.peer.pending.lock() {
+            pending.remove(&self.id);
+        }
+        if let (Some(alias), Ok(mut aliases)) = (&self.alias, self.peer.aliases.lock()) {
+            aliases.remove(alias);
+        }
+    }
+}
+
+impl Peer {
+    /// Queues one message; waits while the queue is full.
+    pub async fn send(&self, message: &Message) -> Result<(), Closed> {
+        self.out.send(message.to_line()).await.map_err(|_| Closed)
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), Closed> {
+        self.send(&Message::notification(method, params)).await
+    }
+
+    /// Sends a request to the client and waits for its response. `alias` lets the client
+    /// answer through `approval/respond` on this same connection instead.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        alias: Option<String>,
+    ) -> Result<Message, Closed> {
+        let id = self.next_request_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().map_err(|_| Closed)?.insert(id, tx);
+        if let Some(alias) = &alias {
+            self.aliases
+                .lock()
+                .map_err(|_| Closed)?
+                .insert(alias.clone(), id);
+        }
+        let _guard = PendingGuard {
+            peer: self,
+            id,
+            alias,
+        };
+        self.send(&Message::request(json!(id), method, params))
+            .await?;
+        tokio::select! {
+            answer = rx => answer.map_err(|_| Closed),
+            () = self.closed.cancelled() => Err(Closed),
+        }
+    }
+
+    fn complete(&self, id: u64, message: Message) -> bool {
+        let sender = self.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        sender.is_some_and(|s| s.send(message).is_ok())
+    }
+
+    /// Completes the outstanding request known by `alias` with `result`, if this connection
+    /// has one.
+    pub fn complete_alias(&self, alias: &str, result: Value) -> bool {
+        let id = self.aliases.lock().ok().and_then(|a| a.get(alias).copied());
+        match id {
+            Some(id) => self.complete(id, Message::response(json!(id), result)),
+            None => false,
+        }
+    }
+
+    pub fn pending_requests(&self) -> usize {
+        self.pending.lock().map(|p| p.len()).unwrap_or(0)
+    }
+}
+
+/// Serves one accepted connection until it closes or the daemon stops.
+pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream, id: u64) {
+    let (read_half, write_half) = stream.into_split();
+    let (tx, mut rx) = mpsc::channel::<String>(OUTGOING_QUEUE);
+    let peer = Arc::new(Peer {
+        id,
+        out: tx,
+        next_request_id: AtomicU64::new(1),
+        pending: Mutex::new(HashMap::new()),
+        aliases: Mutex::new(HashMap::new()),
+        closed: CancellationToken::new(),
+    });
+    let writer = tokio::spawn(async move {
+        let mut w = BufWriter::new(write_half);
+        while let Some(line) = rx.recv().await {
+            if w.write_all(line.as_bytes()).await.is_err() || w.write_all(b"\n").await.is_err() {
+                break;
+            }
+            if rx.is_empty() && w.flush().await.is_err() {
+                break;
+            }
+        }
+        let _ = w.flush().await;
+        let _ = w.shutdown().await;
+    });
+    let tasks = TaskTracker::new();
+    let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let mut reader = BufReader::new(read_half);
+    loop {
+        let line = tokio::select! {
+            line = read_line(&mut reader) => line,
+            () = daemon.stopping.cancelled() => break,
+        };
+        match line {
+            Ok(Some(Line::Text(text))) if text.trim().is_empty() => {}
+            Ok(Some(Line::Text(text))) => {
+                let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                    break;
+                };
+                let (daemon, peer) = (daemon.clone(), peer.clone());
+                tasks.spawn(async move {
+                    handle_line(daemon, peer, text).await;
+                    drop(permit);
+                });
+            }
+            Ok(Some(Line::TooLong)) => {
+                let error = RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("message longer than {MAX_LINE_BYTES} bytes"),
+                );
+                if peer
+                    .send(&Message::error_response(Value::Null, error))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    // Every waiting approval now resolves as closed: a disconnect is a denial.
+    peer.closed.cancel();
+    if let Ok(mut pending) = peer.pending.lock() {
+        pending.clear();
+    }
+    tasks.close();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), tasks.wait()).await;
+    drop(peer);
+    let _ = writer.await;
+}
+
+enum Line {
+    Text(String),
+    TooLong,
+}
+
+/// Reads one line of at most [`MAX_LINE_BYTES`]; a longer one is consumed and reported.
+async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+) -> std::io::Result<Option<Line>> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if buf.is_empty() && !too_long {
+                None
+            } else {
+                Some(finish(buf, too_long))
+            });
+        }
+        let (chunk, found) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        if !too_long {
+            if buf.len() + chunk.len() > MAX_LINE_BYTES {
+                too_long = true;
+                buf = Vec::new();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        let consumed = found.unwrap_or(available.len());
+        reader.consume(consumed);
+        if found.is_some() {
+            return Ok(Some(finish(buf, too_long)));
+        }
+    }
+}
+
+fn finish(buf: Vec<u8>, too_long: bool) -> Line {
+    if too_long {
+        return Line::TooLong;
+    }
+    // Invalid UTF-8 becomes replacement characters and then a parse error, not a disconnect.
+    Line::Text(String::from_utf8_lossy(&buf).into_owned())
+}
+
+async fn handle_line(daemon: Arc<Daemon>, peer: Arc<Peer>, line: String) {
+    let message: Message = match serde_json::from_str::<Value>(&line) {
+        Err(e) => {
+            let _ = peer
+                .send(&Message::error_response(
+                    Value::Null,
+                    RpcError::new(ErrorCode::ParseError, format!("parse error: {e}")),
+                ))
+                .await;
+            return;
+        }
+        Ok(value) => match serde_json::from_value::<Message>(value.clone()) {
+            Ok(message) => message,
+            Err(e) => {
+                let id = value
+                    .get("id")
+                    .cloned()
+                    .filter(|id| id.is_string() || id.is_number())
+                    .unwrap_or(Value::Null);
+                let _ = peer
+                    .send(&Message::error_response(
+                        id,
+                        RpcError::new(ErrorCode::InvalidRequest, format!("invalid request: {e}")),
+                    ))
+                    .await;
+                return;
+            }
+        },
+    };
+    match message.kind() {
+        MessageKind::Request => {
+            let id = message.id.clone().unwrap_or(Value::Null);
+            let method = message.method.clone().unwrap_or_default();
+            let params = message.params.clone().unwrap_or(Value::Null);
+            let reply = match crate::dispatch::handle(&daemon, &peer, &method, params).await {
+                Ok(result) => Message::response(id, result),
+                Err(error) => Message::error_response(id, error),
+            };
+            let _ = peer.send(&reply).await;
+        }
+        MessageKind::Response => {
+            if let Some(id) = message.id.as_ref().and_then(Value::as_u64) {
+                peer.complete(id, message);
+            }
+        }
+        MessageKind::Notification => {}
+        MessageKind::Invalid => {
+            let id = message
+                .id
+                .clone()
+                .filter(|id| id.is_string() || id.is_number())
+                .unwrap_or(Value::Null);
+            let _ = peer
+                .send(&Message::error_response(
+                    id,
+                    RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        "invalid request: not a JSON-RPC 2.0 request, notification or response",
+                    ),
+                ))
+                .await;
+        }
+    }
+}

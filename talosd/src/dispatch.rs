@@ -1,0 +1,204 @@
+//! The method table: one arm per protocol method, each a thin call into the module that owns
+//! the work.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use talos_protocol as proto;
+use talos_protocol::{ErrorCode, RpcError};
+
+use crate::connection::Peer;
+use crate::server::Daemon;
+use crate::sessions::Session;
+
+pub async fn handle(
+    daemon: &Arc<Daemon>,
+    peer: &Arc<Peer>,
+    method: &str,
+    params: Value,
+) -> Result<Value, RpcError> {
+    match method {
+        proto::INITIALIZE => {
+            let _: proto::InitializeParams = parse_or_default(params)?;
+            to_value(proto::InitializeResult {
+                protocol_version: proto::PROTOCOL_VERSION,
+                server_name: "talosd".into(),
+                server_version: env!("CARGO_PKG_VERSION").into(),
+            })
+        }
+        proto::DAEMON_STATUS => to_value(status(daemon)),
+        proto::DAEMON_SHUTDOWN => {
+            tracing::info!(connection = peer.id, "shutdown requested over the socket");
+            daemon.stopping.cancel();
+            to_value(proto::DaemonShutdownResult { stopping: true })
+        }
+        proto::SESSION_NEW => {
+            let p: proto::SessionNewParams = parse(params)?;
+            session_new(daemon, p)
+        }
+        proto::SESSION_LIST => {
+            let mut sessions: Vec<proto::SessionInfo> = daemon
+                .sessions
+                .lock()
+                .map_err(internal)?
+                .values()
+                .map(|s| s.info())
+                .collect();
+            sessions.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+            to_value(proto::SessionListResult { sessions })
+        }
+        proto::SESSION_CLOSE => {
+            let p: proto::SessionCloseParams = parse(params)?;
+            let removed = daemon
+                .sessions
+                .lock()
+                .map_err(internal)?
+                .remove(&p.session_id);
+            match removed {
+                Some(_) => to_value(proto::SessionCloseResult { closed: true }),
+                None => Err(RpcError::new(
+                    ErrorCode::SessionNotFound,
+                    format!("no session {}", p.session_id),
+                )),
+            }
+        }
+        proto::TURN_START => {
+            let p: proto::TurnStartParams = parse(params)?;
+            turn_start(daemon, peer, p).await
+        }
+        proto::APPROVAL_RESPOND => {
+            let p: proto::ApprovalRespondParams = parse(params)?;
+            let result = serde_json::to_value(proto::ApprovalResult {
+                decision: p.decision,
+            })
+            .map_err(internal)?;
+            if peer.complete_alias(&p.request_id, result) {
+                to_value(proto::ApprovalRespondResult { accepted: true })
+            } else {
+                Err(RpcError::new(
+                    ErrorCode::ApprovalNotOwned,
+                    format!("no pending approval {} on this connection", p.request_id),
+                ))
+            }
+        }
+        proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
+            ErrorCode::MethodNotFound,
+            format!("{method} is sent by the daemon, not to it"),
+        )),
+        other => Err(RpcError::new(
+            ErrorCode::MethodNotFound,
+            format!("method not found: {other}"),
+        )),
+    }
+}
+
+fn status(daemon: &Daemon) -> proto::DaemonStatusResult {
+    proto::DaemonStatusResult {
+        version: env!("CARGO_PKG_VERSION").into(),
+        pid: std::process::id(),
+        uptime_ms: u64::try_from(daemon.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        socket: daemon.socket_path.display().to_string(),
+        home: daemon.home.root.display().to_string(),
+        sessions: daemon.session_count(),
+        active_turns: daemon.active_turns.load(Ordering::Relaxed),
+        model: proto::ModelInfo {
+            mode: daemon.config.model.mode.clone(),
+            url: daemon.config.model.url.clone(),
+        },
+        config_error: daemon.config_error.clone(),
+    }
+}
+
+fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, RpcError> {
+    let invalid = |m: String| RpcError::new(ErrorCode::WorkspaceInvalid, m);
+    if p.workspace.trim().is_empty() {
+        return Err(invalid("workspace is empty".into()));
+    }
+    let raw = std::path::Path::new(&p.workspace);
+    if !raw.is_absolute() {
+        return Err(invalid(format!(
+            "workspace {} is not an absolute path",
+            p.workspace
+        )));
+    }
+    let root = std::fs::canonicalize(raw)
+        .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?;
+    if !root.is_dir() {
+        return Err(invalid(format!(
+            "workspace {} is not a directory",
+            p.workspace
+        )));
+    }
+    if root == std::path::Path::new("/") {
+        return Err(invalid("the filesystem root cannot be a workspace".into()));
+    }
+    let id = crate::ids::new_id("ses");
+    let session = Arc::new(Session::new(id.clone(), root.clone(), p.mode));
+    daemon
+        .sessions
+        .lock()
+        .map_err(internal)?
+        .insert(id.clone(), session);
+    tracing::info!(session = %id, workspace = %root.display(), mode = p.mode.as_str(), "session opened");
+    to_value(proto::SessionNewResult {
+        session_id: id,
+        workspace: root.display().to_string(),
+        mode: p.mode,
+    })
+}
+
+async fn turn_start(
+    daemon: &Arc<Daemon>,
+    peer: &Arc<Peer>,
+    p: proto::TurnStartParams,
+) -> Result<Value, RpcError> {
+    if let Some(error) = &daemon.config_error {
+        return Err(RpcError::new(
+            ErrorCode::ConfigError,
+            format!("turns are refused until the configuration is fixed: {error}"),
+        ));
+    }
+    if daemon.stopping.is_cancelled() {
+        return Err(RpcError::new(ErrorCode::ShuttingDown, "talosd is stopping"));
+    }
+    let session = daemon.session(&p.session_id).ok_or_else(|| {
+        RpcError::new(
+            ErrorCode::SessionNotFound,
+            format!("no session {}", p.session_id),
+        )
+    })?;
+    let Some(_busy) = session.claim() else {
+        return Err(RpcError::new(
+            ErrorCode::SessionBusy,
+            format!("session {} is already running a turn", p.session_id),
+        ));
+    };
+    daemon.active_turns.fetch_add(1, Ordering::Relaxed);
+    let outcome = crate::turn::run(daemon.clone(), session.clone(), peer.clone(), p.prompt).await;
+    daemon.active_turns.fetch_sub(1, Ordering::Relaxed);
+    to_value(outcome)
+}
+
+fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+    serde_json::from_value(params)
+        .map_err(|e| RpcError::new(ErrorCode::InvalidParams, format!("invalid params: {e}")))
+}
+
+fn parse_or_default<T: DeserializeOwned + Default>(params: Value) -> Result<T, RpcError> {
+    if params.is_null() {
+        Ok(T::default())
+    } else {
+        parse(params)
+    }
+}
+
+fn to_value<T: Serialize>(value: T) -> Result<Value, RpcError> {
+    serde_json::to_value(value).map_err(internal)
+}
+
+fn internal(e: impl std::fmt::Display) -> RpcError {
+    RpcError::new(ErrorCode::InternalError, format!("internal error: {e}"))
+}

@@ -1,0 +1,311 @@
+//! The model engine: the only module that talks HTTP. It reads llama-server's `/props` and
+//! streams OpenAI-compatible `POST /v1/chat/completions`, accumulating text and native
+//! `tool_calls` deltas. What comes back is only a proposal.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::config::ModelConfig;
+
+#[derive(Debug, Clone)]
+pub struct Engine {
+    http: reqwest::Client,
+    base: String,
+    pub url: String,
+    pub model_name: String,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot reach the model server at {url}")]
+    Connect {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("model server answered HTTP {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("model stream broke off")]
+    Stream(#[source] reqwest::Error),
+    #[error("model server sent a malformed response: {0}")]
+    Malformed(String),
+}
+
+/// One native tool call, with its arguments still as the JSON text the model produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ChatReply {
+    pub content: String,
+    pub tool_calls: Vec<NativeCall>,
+    pub finish_reason: String,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+}
+
+impl Engine {
+    pub fn new(config: &ModelConfig) -> Engine {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .read_timeout(Duration::from_secs(config.request_timeout_secs.max(1)))
+            .no_proxy()
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
+        Engine {
+            http,
+            base: config.url.trim_end_matches('/').to_string(),
+            url: config.url.clone(),
+            model_name: config.name.clone(),
+            max_tokens: config.max_tokens,
+        }
+    }
+
+    /// Whether the server's chat template can call tools (`chat_template_caps.supports_tool_calls`).
+    /// A server without `/props` is treated as unable: tools are then described as text.
+    pub async fn supports_native_tools(&self) -> Result<bool, EngineError> {
+        let response = self
+            .http
+            .get(format!("{}/props", self.base))
+            .send()
+            .await
+            .map_err(|source| EngineError::Connect {
+                url: self.url.clone(),
+                source,
+            })?;
+        if !response.status().is_success() {
+            return Ok(false);
+        }
+        let props: Value = response
+            .json()
+            .await
+            .map_err(|e| EngineError::Malformed(format!("/props is not JSON: {e}")))?;
+        Ok(props
+            .pointer("/chat_template_caps/supports_tool_calls")
+            .and_then(Value::as_bool)
+            .unwrap_or(false))
+    }
+
+    pub async fn start_chat(&self, body: &Value) -> Result<ChatStream, EngineError> {
+        let response = self
+            .http
+            .post(format!("{}/v1/chat/completions", self.base))
+            .json(body)
+            .send()
+            .await
+            .map_err(|source| EngineError::Connect {
+                url: self.url.clone(),
+                source,
+            })?;
+        let status = response.status();
+        if !status.is_success() {
+            let text = response.text().await.unwrap_or_default();
+            return Err(EngineError::Status {
+                status: status.as_u16(),
+                body: text.chars().take(300).collect(),
+            });
+        }
+        let streaming = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        Ok(ChatStream {
+            response,
+            streaming,
+            buffer: Vec::new(),
+            reply: ChatReply::default(),
+            calls: BTreeMap::new(),
+            done: false,
+        })
+    }
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// A chat completion being received.
+#[derive(Debug)]
+pub struct ChatStream {
+    response: reqwest::Response,
+    streaming: bool,
+    buffer: Vec<u8>,
+    reply: ChatReply,
+    calls: BTreeMap<u64, PartialCall>,
+    done: bool,
+}
+
+impl ChatStream {
+    /// The next piece of visible text, or `None` when the reply is complete.
+    pub async fn next_text(&mut self) -> Result<Option<String>, EngineError> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if !self.streaming {
+                let mut body = Vec::new();
+                while let Some(chunk) = self.response.chunk().await.map_err(EngineError::Stream)? {
+                    body.extend_from_slice(&chunk);
+                }
+                self.done = true;
+                let value: Value = serde_json::from_slice(&body)
+                    .map_err(|e| EngineError::Malformed(format!("completion is not JSON: {e}")))?;
+                let text = self.absorb_message(&value)?;
+                return Ok((!text.is_empty()).then_some(text));
+            }
+            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line).trim().to_string();
+                let Some(data) = line.strip_prefix("data:") else {
+                    continue;
+                };
+                let data = data.trim();
+                if data == "[DONE]" {
+                    self.done = true;
+                    continue;
+                }
+                let value: Value = serde_json::from_str(data).map_err(|e| {
+                    EngineError::Malformed(format!("stream event is not JSON: {e}"))
+                })?;
+                if let Some(error) = value.get("error") {
+                    return Err(EngineError::Malformed(format!(
+                        "server error in stream: {error}"
+                    )));
+                }
+                let text = self.absorb_delta(&value);
+                if !text.is_empty() {
+                    return Ok(Some(text));
+                }
+                continue;
+            }
+            match self.response.chunk().await.map_err(EngineError::Stream)? {
+                Some(chunk) => self.buffer.extend_from_slice(&chunk),
+                None => {
+                    self.done = true;
+                }
+            }
+        }
+    }
+
+    /// Drains what is left and returns the whole reply.
+    pub async fn finish(mut self) -> Result<ChatReply, EngineError> {
+        while self.next_text().await?.is_some() {}
+        let mut reply = self.reply;
+        for (index, call) in self.calls {
+            let id = if call.id.is_empty() {
+                format!("call_{index}")
+            } else {
+                call.id
+            };
+            reply.tool_calls.push(NativeCall {
+                id,
+                name: call.name,
+                arguments: call.arguments,
+            });
+        }
+        Ok(reply)
+    }
+
+    fn absorb_usage(&mut self, value: &Value) {
+        if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+            self.reply.prompt_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
+            self.reply.completion_tokens = usage.get("completion_tokens").and_then(Value::as_u64);
+        }
+    }
+
+    fn absorb_delta(&mut self, value: &Value) -> String {
+        self.absorb_usage(value);
+        let Some(choice) = value.pointer("/choices/0") else {
+            return String::new();
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.reply.finish_reason = reason.to_string();
+        }
+        let delta = choice.get("delta").cloned().unwrap_or(Value::Null);
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let entry = self.calls.entry(index).or_default();
+            if let Some(id) = call.get("id").and_then(Value::as_str) {
+                entry.id = id.to_string();
+            }
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                entry.name.push_str(name);
+            }
+            if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                entry.arguments.push_str(arguments);
+            }
+        }
+        let text = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        self.reply.content.push_str(&text);
+        text
+    }
+
+    fn absorb_message(&mut self, value: &Value) -> Result<String, EngineError> {
+        self.absorb_usage(value);
+        let choice = value
+            .pointer("/choices/0")
+            .ok_or_else(|| EngineError::Malformed("completion has no choices".into()))?;
+        self.reply.finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let message = choice.get("message").cloned().unwrap_or(Value::Null);
+        for (index, call) in message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let arguments = match call.pointer("/function/arguments") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            self.calls.insert(
+                index as u64,
+                PartialCall {
+                    id: call
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    name: call
+                        .pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    arguments,
+                },
+            );
+        }
+        let text = message
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        self.reply.content.push_str(&text);
+        Ok(text)
+    }
+}

@@ -1,0 +1,101 @@
+//! Where Talos keeps things: the home (config and state) and the daemon's socket.
+//!
+//! `TALOS_HOME=DIR` puts everything under one folder: `DIR/config.yaml`, state folders, and
+//! the socket at `DIR/run/talosd.sock`. Without it, config and data follow the platform's
+//! per-user folders and the socket lives in `$XDG_RUNTIME_DIR/talos/`, else in a private
+//! `talos-$UID` folder in the temp dir.
+
+use std::path::{Path, PathBuf};
+
+/// The per-user folders the daemon reads and writes.
+#[derive(Debug, Clone)]
+pub struct Home {
+    pub root: PathBuf,
+    pub config_file: PathBuf,
+    pub state: PathBuf,
+}
+
+impl Home {
+    /// Resolves the home from the environment values given (so tests can pass their own).
+    pub fn resolve(talos_home: Option<&str>) -> Home {
+        if let Some(dir) = talos_home.filter(|d| !d.is_empty()) {
+            let root = PathBuf::from(dir);
+            return Home {
+                config_file: root.join("config.yaml"),
+                state: root.clone(),
+                root,
+            };
+        }
+        match directories::ProjectDirs::from("dev", "talos", "talos") {
+            Some(dirs) => Home {
+                root: dirs.data_dir().to_path_buf(),
+                config_file: dirs.config_dir().join("config.yaml"),
+                state: dirs.data_dir().to_path_buf(),
+            },
+            None => {
+                let root = std::env::temp_dir().join("talos-home");
+                Home {
+                    config_file: root.join("config.yaml"),
+                    state: root.clone(),
+                    root,
+                }
+            }
+        }
+    }
+
+    pub fn from_root(root: &Path) -> Home {
+        Home {
+            root: root.to_path_buf(),
+            config_file: root.join("config.yaml"),
+            state: root.to_path_buf(),
+        }
+    }
+
+    pub fn traces(&self) -> PathBuf {
+        self.state.join("traces")
+    }
+    pub fn checkpoints(&self) -> PathBuf {
+        self.state.join("checkpoints")
+    }
+    pub fn logs(&self) -> PathBuf {
+        self.state.join("logs")
+    }
+}
+
+/// The default socket path, from the environment values given.
+pub fn default_socket(
+    talos_home: Option<&str>,
+    xdg_runtime_dir: Option<&str>,
+    uid: u32,
+) -> PathBuf {
+    if let Some(dir) = talos_home.filter(|d| !d.is_empty()) {
+        return Path::new(dir).join("run").join("talosd.sock");
+    }
+    if let Some(dir) = xdg_runtime_dir.filter(|d| !d.is_empty()) {
+        return Path::new(dir).join("talos").join("talosd.sock");
+    }
+    std::env::temp_dir()
+        .join(format!("talos-{uid}"))
+        .join("talosd.sock")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_path_rows() {
+        assert_eq!(
+            default_socket(Some("/h"), Some("/run/user/1"), 1),
+            PathBuf::from("/h/run/talosd.sock")
+        );
+        assert_eq!(
+            default_socket(None, Some("/run/user/1"), 1),
+            PathBuf::from("/run/user/1/talos/talosd.sock")
+        );
+        assert_eq!(
+            default_socket(Some(""), None, 7),
+            std::env::temp_dir().join("talos-7/talosd.sock")
+        );
+    }
+}

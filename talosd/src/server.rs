@@ -1,0 +1,125 @@
+//! The daemon: its shared state and the accept loop. `run` takes its listener and its
+//! shutdown signal, so tests inject both.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::net::UnixListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::paths::Home;
+use crate::sessions::Session;
+
+/// How long a stopping daemon waits for in-flight turns to write their traces.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything a daemon shares between connections.
+#[derive(Debug)]
+pub struct Daemon {
+    pub config: Config,
+    /// Why turns are refused, when the configuration did not load.
+    pub config_error: Option<String>,
+    pub home: Home,
+    pub socket_path: PathBuf,
+    pub engine: Engine,
+    pub sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub started: Instant,
+    /// Cancelled when the daemon begins to stop; every turn's token is a child of it.
+    pub stopping: CancellationToken,
+    pub active_turns: AtomicUsize,
+    next_connection: AtomicU64,
+}
+
+/// What `run` needs besides the listener.
+#[derive(Debug)]
+pub struct DaemonSettings {
+    pub config: Result<Config, String>,
+    pub home: Home,
+    pub socket_path: PathBuf,
+}
+
+impl Daemon {
+    pub fn new(settings: DaemonSettings) -> Arc<Daemon> {
+        let (config, config_error) = match settings.config {
+            Ok(config) => (config, None),
+            Err(error) => (Config::default(), Some(error)),
+        };
+        let engine = Engine::new(&config.model);
+        Arc::new(Daemon {
+            config,
+            config_error,
+            home: settings.home,
+            socket_path: settings.socket_path,
+            engine,
+            sessions: Mutex::new(HashMap::new()),
+            started: Instant::now(),
+            stopping: CancellationToken::new(),
+            active_turns: AtomicUsize::new(0),
+            next_connection: AtomicU64::new(1),
+        })
+    }
+
+    pub fn session(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions.lock().ok()?.get(id).cloned()
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.sessions.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    pub fn active_turns(&self) -> usize {
+        self.active_turns.load(Ordering::Relaxed)
+    }
+}
+
+/// Serves until `shutdown` resolves or a client calls `daemon/shutdown`; then cancels
+/// in-flight turns, waits for their traces, and returns.
+pub async fn run(daemon: Arc<Daemon>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
+    let connections = TaskTracker::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    match crate::socket::peer_allowed(&stream) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::warn!(peer = ?stream.peer_cred().ok(), "rejected connection from another user");
+                            continue;
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "cannot read peer credentials; connection rejected");
+                            continue;
+                        }
+                    }
+                    let id = daemon.next_connection.fetch_add(1, Ordering::Relaxed);
+                    connections.spawn(crate::connection::serve(daemon.clone(), stream, id));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            () = &mut shutdown => break,
+            () = daemon.stopping.cancelled() => break,
+        }
+    }
+    tracing::info!("stopping: cancelling in-flight turns");
+    daemon.stopping.cancel();
+    drop(listener);
+    connections.close();
+    if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some connections did not finish within {DRAIN_TIMEOUT:?}");
+    }
+}

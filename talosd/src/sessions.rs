@@ -1,0 +1,77 @@
+//! Sessions: one workspace, one mode, a turn counter and what the session remembers.
+//! A session runs one turn at a time; a second `turn/start` while one runs is refused.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use talos_core::ladder::Grants;
+use talos_protocol::{Mode, SessionInfo};
+
+#[derive(Debug)]
+pub struct Session {
+    pub id: String,
+    /// Canonical (symlinks resolved) workspace root.
+    pub workspace: PathBuf,
+    pub mode: Mode,
+    turns: AtomicU64,
+    grants: Mutex<Grants>,
+    busy: AtomicBool,
+}
+
+/// Marks the session busy for as long as it lives.
+#[derive(Debug)]
+pub struct BusyGuard<'a>(&'a Session);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+    }
+}
+
+impl Session {
+    pub fn new(id: String, workspace: PathBuf, mode: Mode) -> Session {
+        Session {
+            id,
+            workspace,
+            mode,
+            turns: AtomicU64::new(0),
+            grants: Mutex::new(Grants::default()),
+            busy: AtomicBool::new(false),
+        }
+    }
+
+    /// Claims the session for one turn, or `None` when a turn already runs.
+    pub fn claim(&self) -> Option<BusyGuard<'_>> {
+        self.busy
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| BusyGuard(self))
+    }
+
+    /// Counts a new turn and returns its 1-based number.
+    pub fn next_turn(&self) -> u64 {
+        self.turns.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    pub fn grants(&self) -> Grants {
+        self.grants.lock().map(|g| *g).unwrap_or_default()
+    }
+
+    /// Remembers in-workspace file writes for the rest of the session.
+    pub fn remember_writes(&self) {
+        if let Ok(mut g) = self.grants.lock() {
+            g.remember_writes = true;
+        }
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        SessionInfo {
+            session_id: self.id.clone(),
+            workspace: self.workspace.display().to_string(),
+            mode: self.mode,
+            turns: self.turns.load(Ordering::Acquire),
+            busy: self.busy.load(Ordering::Acquire),
+        }
+    }
+}

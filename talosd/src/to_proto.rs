@@ -1,0 +1,105 @@
+//! Conversions from talos-core's domain values to the wire and trace types. The only place
+//! the two meet.
+
+use serde_json::{Map, Value, json};
+use talos_core::contract::TaskContract;
+use talos_core::diff::Preview;
+use talos_core::digest::Digested;
+use talos_core::outcome::{Fine, Status};
+use talos_core::tools::{ParamKind, ToolId};
+use talos_protocol as proto;
+use talos_protocol::trace::{TextDigest, TraceContract};
+
+pub fn digest(d: Digested) -> TextDigest {
+    TextDigest {
+        hash: d.hash,
+        chars: d.chars,
+        bytes: d.bytes,
+        lines: d.lines,
+    }
+}
+
+pub fn text_digest(text: &str) -> TextDigest {
+    digest(talos_core::digest::digest_text(text))
+}
+
+pub fn contract(c: &TaskContract) -> TraceContract {
+    let sorted = |v: &[String]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v
+    };
+    TraceContract {
+        task_type: c.task_type.as_str().into(),
+        mutation_requested: c.mutation_requested,
+        mutation_allowed: c.mutation_allowed,
+        verification_required: c.verification_required,
+        expected_targets: sorted(&c.expected_targets),
+        source_evidence_targets: sorted(&c.source_evidence_targets),
+        forbidden_targets: sorted(&c.forbidden_targets),
+        classification_reason: c.classification_reason.clone(),
+    }
+}
+
+pub fn status(s: Status) -> proto::CompletionStatus {
+    match s {
+        Status::Complete => proto::CompletionStatus::Complete,
+        Status::Partial => proto::CompletionStatus::Partial,
+        Status::Blocked => proto::CompletionStatus::Blocked,
+        Status::AdvisoryOnly => proto::CompletionStatus::AdvisoryOnly,
+        Status::Failed => proto::CompletionStatus::Failed,
+        Status::Cancelled => proto::CompletionStatus::Cancelled,
+    }
+}
+
+pub fn classification(f: Fine) -> proto::Classification {
+    match f {
+        Fine::CompletedVerified => proto::Classification::CompletedVerified,
+        Fine::CompletedUnverified => proto::Classification::CompletedUnverified,
+        Fine::ReadOnlyAnswered => proto::Classification::ReadOnlyAnswered,
+        Fine::Partial => proto::Classification::Partial,
+        Fine::BlockedByApproval => proto::Classification::BlockedByApproval,
+        Fine::BlockedByPolicy => proto::Classification::BlockedByPolicy,
+        Fine::AdvisoryOnly => proto::Classification::AdvisoryOnly,
+        Fine::Failed => proto::Classification::Failed,
+        Fine::Cancelled => proto::Classification::Cancelled,
+    }
+}
+
+pub fn diff(p: &Preview) -> proto::DiffPreview {
+    proto::DiffPreview {
+        text: p.text.clone(),
+        added: p.added,
+        removed: p.removed,
+        truncated: p.truncated,
+        note: p.note.into(),
+    }
+}
+
+/// The OpenAI-style `tools` entry for one tool.
+pub fn tool_schema(tool: ToolId) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for p in tool.params() {
+        let kind = match p.kind {
+            ParamKind::String => "string",
+            ParamKind::Integer => "integer",
+            ParamKind::Boolean => "boolean",
+        };
+        properties.insert(
+            p.name.into(),
+            json!({"type": kind, "description": p.description}),
+        );
+        if p.required {
+            required.push(p.name);
+        }
+    }
+    json!({
+        "type": "function",
+        "function": {
+            "name": tool.name(),
+            "description": tool.description(),
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        }
+    })
+}

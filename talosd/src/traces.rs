@@ -1,0 +1,21 @@
+//! The trace writer: one JSON document per turn under `traces/<sessionId>/`. The trace is
+//! evidence for review, not an integrity guarantee; it is a plain file and is not
+//! tamper-evident.
+
+use std::path::PathBuf;
+
+use talos_protocol::trace::TraceRecord;
+
+pub fn write(traces_root: &std::path::Path, record: &TraceRecord) -> std::io::Result<PathBuf> {
+    let dir = traces_root.join(&record.session_id);
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!(
+        "{:06}-{}.json",
+        record.turn_number, record.trace_id
+    ));
+    let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+    let temp = path.with_extension("json.tmp");
+    std::fs::write(&temp, json)?;
+    std::fs::rename(&temp, &path)?;
+    Ok(path)
+}

@@ -1,0 +1,127 @@
+//! The running turn's context: its ids, the client connection, event emission with `seq`,
+//! approvals over the socket, and the records the outcome and trace are built from.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use talos_core::outcome::TurnFacts;
+use talos_protocol as proto;
+use talos_protocol::event::{ApprovalSource, TurnEvent, TurnEventParams};
+use talos_protocol::trace::TraceRecord;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::Peer;
+use crate::server::Daemon;
+use crate::sessions::Session;
+
+pub struct TurnCtx {
+    pub daemon: Arc<Daemon>,
+    pub session: Arc<Session>,
+    pub peer: Arc<Peer>,
+    pub turn_id: String,
+    pub cancel: CancellationToken,
+    pub trace: TraceRecord,
+    pub facts: TurnFacts,
+    pub files: Vec<proto::FileResult>,
+    /// Paths read this turn (for the read-before-edit hint and evidence).
+    pub read_paths: Vec<String>,
+    seq: u64,
+    calls: u64,
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+impl TurnCtx {
+    pub fn new(
+        daemon: Arc<Daemon>,
+        session: Arc<Session>,
+        peer: Arc<Peer>,
+        turn_id: String,
+        trace: TraceRecord,
+    ) -> TurnCtx {
+        let cancel = daemon.stopping.child_token();
+        TurnCtx {
+            daemon,
+            session,
+            peer,
+            turn_id,
+            cancel,
+            trace,
+            facts: TurnFacts::default(),
+            files: Vec::new(),
+            read_paths: Vec::new(),
+            seq: 0,
+            calls: 0,
+        }
+    }
+
+    pub fn next_call_id(&mut self) -> String {
+        self.calls += 1;
+        format!("call-{}", self.calls)
+    }
+
+    /// Sends one event to the client that started the turn. Waits while its queue is full;
+    /// a client that is gone simply no longer receives events.
+    pub async fn emit(&mut self, event: TurnEvent) {
+        self.seq += 1;
+        let params = TurnEventParams {
+            session_id: self.session.id.clone(),
+            turn_id: self.turn_id.clone(),
+            seq: self.seq,
+            event,
+        };
+        if let Ok(value) = serde_json::to_value(params) {
+            let _ = self.peer.notify(proto::TURN_EVENT, value).await;
+        }
+    }
+
+    pub fn client_gone(&self) -> bool {
+        self.peer.closed.is_cancelled()
+    }
+
+    /// Asks the turn's own connection. End of input, disconnect, timeout and cancel deny.
+    pub async fn ask(
+        &mut self,
+        params: proto::ApprovalRequestParams,
+    ) -> (proto::Decision, ApprovalSource) {
+        self.emit(TurnEvent::ApprovalRequested {
+            request_id: params.request_id.clone(),
+            tool: params.tool.clone(),
+            description: params.description.clone(),
+        })
+        .await;
+        let request_id = params.request_id.clone();
+        let timeout = Duration::from_secs(self.daemon.config.approval.timeout_secs);
+        let peer = self.peer.clone();
+        let value = serde_json::to_value(&params).unwrap_or(Value::Null);
+        let request = peer.request(proto::APPROVAL_REQUEST, value, Some(request_id.clone()));
+        let (decision, source) = tokio::select! {
+            answer = tokio::time::timeout(timeout, request) => match answer {
+                Ok(Ok(message)) => {
+                    let decision = message
+                        .result
+                        .and_then(|r| serde_json::from_value::<proto::ApprovalResult>(r).ok())
+                        .map_or(proto::Decision::Deny, |r| r.decision);
+                    (decision, ApprovalSource::Client)
+                }
+                Ok(Err(_closed)) if self.cancel.is_cancelled() => (proto::Decision::Deny, ApprovalSource::Cancelled),
+                Ok(Err(_closed)) => (proto::Decision::Deny, ApprovalSource::Disconnect),
+                Err(_elapsed) => (proto::Decision::Deny, ApprovalSource::Timeout),
+            },
+            () = self.cancel.cancelled() => (proto::Decision::Deny, ApprovalSource::Cancelled),
+        };
+        self.emit(TurnEvent::ApprovalResolved {
+            request_id,
+            decision,
+            source,
+        })
+        .await;
+        (decision, source)
+    }
+}
