@@ -1,0 +1,172 @@
+//! The fake llama server: a small HTTP/1.1 server on loopback that speaks the parts of
+//! llama-server's API Talos uses (`/health`, `/props`, streamed `/v1/chat/completions`), with
+//! replies chosen by a script from the request. It records every chat request so tests can
+//! assert what the model was offered.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+/// What the fake model answers to one chat request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Plain streamed text (may contain a tool call written as text).
+    Text(String),
+    /// Native tool calls: (name, arguments as the JSON text the model would produce).
+    ToolCalls(Vec<(String, String)>),
+    /// Native tool calls cut off at the token limit (`finish_reason: length`).
+    TruncatedToolCall(String, String),
+    /// An HTTP error status with a body.
+    Error(u16, String),
+    /// Never answers (until the connection is dropped).
+    Hang,
+}
+
+pub type Script = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
+pub struct FakeLlama {
+    pub url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+    task: JoinHandle<()>,
+}
+
+impl FakeLlama {
+    /// Starts on a free loopback port. `native` is what `/props` reports as
+    /// `chat_template_caps.supports_tool_calls`.
+    pub async fn start(native: bool, script: Script) -> FakeLlama {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind fake llama");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let requests: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let recorded = requests.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (script, recorded) = (script.clone(), recorded.clone());
+                tokio::spawn(async move {
+                    let _ = serve(stream, native, script, recorded).await;
+                });
+            }
+        });
+        FakeLlama { url, requests, task }
+    }
+
+    /// Every chat request body received so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for FakeLlama {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn serve(stream: TcpStream, native: bool, script: Script, recorded: Arc<Mutex<Vec<Value>>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).await?;
+    let mut content_length = 0usize;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).await? == 0 || header == "\r\n" || header == "\n" {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            content_length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; content_length];
+    reader.read_exact(&mut body).await?;
+    let mut stream = reader.into_inner();
+    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    match path.as_str() {
+        "/health" => respond_json(&mut stream, 200, &json!({"status": "ok"})).await,
+        "/props" => respond_json(&mut stream, 200, &json!({"chat_template_caps": {"supports_tool_calls": native}, "total_slots": 1})).await,
+        "/v1/chat/completions" => {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            if let Ok(mut r) = recorded.lock() {
+                r.push(request.clone());
+            }
+            let reply = script(&request);
+            stream_reply(&mut stream, reply).await
+        }
+        _ => respond_json(&mut stream, 404, &json!({"error": "not found"})).await,
+    }
+}
+
+async fn respond_json(stream: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
+    let body = body.to_string();
+    let head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+async fn event(stream: &mut TcpStream, value: Value) -> std::io::Result<()> {
+    stream.write_all(format!("data: {value}\n\n").as_bytes()).await
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+async fn stream_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
+    match reply {
+        Reply::Error(status, message) => return respond_json(stream, status, &json!({"error": {"code": status, "message": message}})).await,
+        Reply::Hang => {
+            stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n").await?;
+            return std::future::pending().await;
+        }
+        Reply::Text(_) | Reply::ToolCalls(_) | Reply::TruncatedToolCall(..) => {}
+    }
+    stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n").await?;
+    let finish = match reply {
+        Reply::Text(text) => {
+            let chars: Vec<char> = text.chars().collect();
+            for piece in chars.chunks(16) {
+                event(stream, chunk(json!({"content": piece.iter().collect::<String>()}), None)).await?;
+            }
+            "stop"
+        }
+        Reply::ToolCalls(calls) => {
+            for (index, (name, arguments)) in calls.iter().enumerate() {
+                let split = arguments.len() / 2;
+                let split = (0..=split).rev().find(|i| arguments.is_char_boundary(*i)).unwrap_or(0);
+                let (head, tail) = arguments.split_at(split);
+                event(stream, chunk(json!({"tool_calls": [{"index": index, "id": format!("call_{index}"), "type": "function", "function": {"name": name, "arguments": head}}]}), None)).await?;
+                event(stream, chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": tail}}]}), None)).await?;
+            }
+            "tool_calls"
+        }
+        Reply::TruncatedToolCall(name, partial) => {
+            event(stream, chunk(json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function", "function": {"name": name, "arguments": partial}}]}), None)).await?;
+            "length"
+        }
+        Reply::Error(..) | Reply::Hang => "stop",
+    };
+    event(stream, chunk(json!({}), Some(finish))).await?;
+    event(stream, json!({"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}})).await?;
+    stream.write_all(b"data: [DONE]\n\n").await?;
+    stream.shutdown().await
+}
+
+/// True when the request's last message is a tool result (native or written as text).
+pub fn after_tool_result(request: &Value) -> bool {
+    let Some(last) = request["messages"].as_array().and_then(|m| m.last()) else { return false };
+    last["role"] == "tool" || last["content"].as_str().is_some_and(|c| c.starts_with("[tool_result:"))
+}
+
+/// The tool names offered natively in a request.
+pub fn offered_tools(request: &Value) -> Vec<String> {
+    request["tools"].as_array().map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_string)).collect()).unwrap_or_default()
+}
+
+/// The text of the last tool result in a request.
+pub fn last_tool_result(request: &Value) -> String {
+    request["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or_default().to_string()
+}
