@@ -37,7 +37,9 @@ impl FakeLlama {
     /// Starts on a free loopback port. `native` is what `/props` reports as
     /// `chat_template_caps.supports_tool_calls`.
     pub async fn start(native: bool, script: Script) -> FakeLlama {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind fake llama");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fake llama");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let requests: Arc<Mutex<Vec<Value>>> = Arc::default();
         let recorded = requests.clone();
@@ -49,7 +51,11 @@ impl FakeLlama {
                 });
             }
         });
-        FakeLlama { url, requests, task }
+        FakeLlama {
+            url,
+            requests,
+            task,
+        }
     }
 
     /// Every chat request body received so far, in order.
@@ -64,7 +70,12 @@ impl Drop for FakeLlama {
     }
 }
 
-async fn serve(stream: TcpStream, native: bool, script: Script, recorded: Arc<Mutex<Vec<Value>>>) -> std::io::Result<()> {
+async fn serve(
+    stream: TcpStream,
+    native: bool,
+    script: Script,
+    recorded: Arc<Mutex<Vec<Value>>>,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
     reader.read_line(&mut request_line).await?;
@@ -83,10 +94,21 @@ async fn serve(stream: TcpStream, native: bool, script: Script, recorded: Arc<Mu
     let mut body = vec![0u8; content_length];
     reader.read_exact(&mut body).await?;
     let mut stream = reader.into_inner();
-    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_string();
     match path.as_str() {
         "/health" => respond_json(&mut stream, 200, &json!({"status": "ok"})).await,
-        "/props" => respond_json(&mut stream, 200, &json!({"chat_template_caps": {"supports_tool_calls": native}, "total_slots": 1})).await,
+        "/props" => {
+            respond_json(
+                &mut stream,
+                200,
+                &json!({"chat_template_caps": {"supports_tool_calls": native}, "total_slots": 1}),
+            )
+            .await
+        }
         "/v1/chat/completions" => {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             if let Ok(mut r) = recorded.lock() {
@@ -101,14 +123,19 @@ async fn serve(stream: TcpStream, native: bool, script: Script, recorded: Arc<Mu
 
 async fn respond_json(stream: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
     let body = body.to_string();
-    let head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    let head = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
     stream.write_all(head.as_bytes()).await?;
     stream.write_all(body.as_bytes()).await?;
     stream.shutdown().await
 }
 
 async fn event(stream: &mut TcpStream, value: Value) -> std::io::Result<()> {
-    stream.write_all(format!("data: {value}\n\n").as_bytes()).await
+    stream
+        .write_all(format!("data: {value}\n\n").as_bytes())
+        .await
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> Value {
@@ -117,7 +144,14 @@ fn chunk(delta: Value, finish: Option<&str>) -> Value {
 
 async fn stream_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
     match reply {
-        Reply::Error(status, message) => return respond_json(stream, status, &json!({"error": {"code": status, "message": message}})).await,
+        Reply::Error(status, message) => {
+            return respond_json(
+                stream,
+                status,
+                &json!({"error": {"code": status, "message": message}}),
+            )
+            .await;
+        }
         Reply::Hang => {
             stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n").await?;
             return std::future::pending().await;
@@ -129,17 +163,31 @@ async fn stream_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<(
         Reply::Text(text) => {
             let chars: Vec<char> = text.chars().collect();
             for piece in chars.chunks(16) {
-                event(stream, chunk(json!({"content": piece.iter().collect::<String>()}), None)).await?;
+                event(
+                    stream,
+                    chunk(json!({"content": piece.iter().collect::<String>()}), None),
+                )
+                .await?;
             }
             "stop"
         }
         Reply::ToolCalls(calls) => {
             for (index, (name, arguments)) in calls.iter().enumerate() {
                 let split = arguments.len() / 2;
-                let split = (0..=split).rev().find(|i| arguments.is_char_boundary(*i)).unwrap_or(0);
+                let split = (0..=split)
+                    .rev()
+                    .find(|i| arguments.is_char_boundary(*i))
+                    .unwrap_or(0);
                 let (head, tail) = arguments.split_at(split);
                 event(stream, chunk(json!({"tool_calls": [{"index": index, "id": format!("call_{index}"), "type": "function", "function": {"name": name, "arguments": head}}]}), None)).await?;
-                event(stream, chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": tail}}]}), None)).await?;
+                event(
+                    stream,
+                    chunk(
+                        json!({"tool_calls": [{"index": index, "function": {"arguments": tail}}]}),
+                        None,
+                    ),
+                )
+                .await?;
             }
             "tool_calls"
         }
@@ -157,16 +205,34 @@ async fn stream_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<(
 
 /// True when the request's last message is a tool result (native or written as text).
 pub fn after_tool_result(request: &Value) -> bool {
-    let Some(last) = request["messages"].as_array().and_then(|m| m.last()) else { return false };
-    last["role"] == "tool" || last["content"].as_str().is_some_and(|c| c.starts_with("[tool_result:"))
+    let Some(last) = request["messages"].as_array().and_then(|m| m.last()) else {
+        return false;
+    };
+    last["role"] == "tool"
+        || last["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("[tool_result:"))
 }
 
 /// The tool names offered natively in a request.
 pub fn offered_tools(request: &Value) -> Vec<String> {
-    request["tools"].as_array().map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_string)).collect()).unwrap_or_default()
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The text of the last tool result in a request.
 pub fn last_tool_result(request: &Value) -> String {
-    request["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or_default().to_string()
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
 }

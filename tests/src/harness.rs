@@ -25,13 +25,21 @@ pub struct TestDaemon {
 impl TestDaemon {
     /// Starts a daemon whose `config.yaml` is `config`.
     pub async fn start(config: &str) -> TestDaemon {
-        let home = tempfile::Builder::new().prefix("th").tempdir_in("/tmp").unwrap();
+        let home = tempfile::Builder::new()
+            .prefix("th")
+            .tempdir_in("/tmp")
+            .unwrap();
         std::fs::write(home.path().join("config.yaml"), config).unwrap();
         let talos_home = talosd::paths::Home::from_root(home.path());
         let socket = talosd::paths::default_socket(Some(home.path().to_str().unwrap()), None, 0);
         let bound = talosd::socket::bind(&socket).unwrap();
-        let config = talosd::config::Config::load(&talos_home.config_file).map_err(|e| e.to_string());
-        let daemon = talosd::Daemon::new(talosd::DaemonSettings { config, home: talos_home, socket_path: socket.clone() });
+        let config =
+            talosd::config::Config::load(&talos_home.config_file).map_err(|e| e.to_string());
+        let daemon = talosd::Daemon::new(talosd::DaemonSettings {
+            config,
+            home: talos_home,
+            socket_path: socket.clone(),
+        });
         let (stop, stopped) = oneshot::channel::<()>();
         let run = talosd::run(daemon.clone(), bound.listener, async move {
             let _ = stopped.await;
@@ -41,12 +49,20 @@ impl TestDaemon {
             run.await;
             drop(lock);
         });
-        TestDaemon { home, socket, daemon, stop: Some(stop), task: Some(task) }
+        TestDaemon {
+            home,
+            socket,
+            daemon,
+            stop: Some(stop),
+            task: Some(task),
+        }
     }
 
     /// A config pointing at `url`, with native tool calling on or off.
     pub fn config_for(url: &str, native_calling: bool) -> String {
-        format!("model:\n  mode: connect_only\n  url: {url}\ntools:\n  native_calling: {native_calling}\napproval:\n  timeout_secs: 30\n")
+        format!(
+            "model:\n  mode: connect_only\n  url: {url}\ntools:\n  native_calling: {native_calling}\napproval:\n  timeout_secs: 30\n"
+        )
     }
 
     pub async fn client(&self) -> Client {
@@ -56,7 +72,9 @@ impl TestDaemon {
     pub fn traces(&self) -> Vec<Value> {
         let mut out = Vec::new();
         let root = self.home.path().join("traces");
-        let Ok(sessions) = std::fs::read_dir(&root) else { return out };
+        let Ok(sessions) = std::fs::read_dir(&root) else {
+            return out;
+        };
         for session in sessions.flatten() {
             for file in std::fs::read_dir(session.path()).unwrap().flatten() {
                 out.push(serde_json::from_slice(&std::fs::read(file.path()).unwrap()).unwrap());
@@ -70,7 +88,11 @@ impl TestDaemon {
         let mut out = Vec::new();
         let root = self.home.path().join("checkpoints");
         for ws in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-            for object in std::fs::read_dir(ws.path().join("objects")).into_iter().flatten().flatten() {
+            for object in std::fs::read_dir(ws.path().join("objects"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
                 out.push(object.path());
             }
         }
@@ -83,7 +105,10 @@ impl TestDaemon {
             let _ = stop.send(());
         }
         if let Some(task) = self.task.take() {
-            tokio::time::timeout(Duration::from_secs(20), task).await.expect("daemon stops").unwrap();
+            tokio::time::timeout(Duration::from_secs(20), task)
+                .await
+                .expect("daemon stops")
+                .unwrap();
         }
     }
 }
@@ -109,7 +134,11 @@ impl Client {
     pub async fn connect(socket: &Path) -> Client {
         let stream = UnixStream::connect(socket).await.unwrap();
         let (read, write) = stream.into_split();
-        Client { reader: BufReader::new(read), writer: write, next_id: 1 }
+        Client {
+            reader: BufReader::new(read),
+            writer: write,
+            next_id: 1,
+        }
     }
 
     pub async fn send_line(&mut self, line: &str) {
@@ -121,16 +150,25 @@ impl Client {
     /// The next message from the daemon, or `None` at end of stream.
     pub async fn read(&mut self) -> Option<Message> {
         let mut line = String::new();
-        let n = tokio::time::timeout(Duration::from_secs(30), self.reader.read_line(&mut line)).await.expect("daemon answers within 30 s").unwrap();
+        let n = tokio::time::timeout(Duration::from_secs(30), self.reader.read_line(&mut line))
+            .await
+            .expect("daemon answers within 30 s")
+            .unwrap();
         (n > 0).then(|| serde_json::from_str(&line).unwrap())
     }
 
     /// Calls `method`; every other message is passed to `on_message`. Returns the response and
     /// every message seen before it, or `None` if the test disconnected.
-    pub async fn call_with(&mut self, method: &str, params: Value, mut on_message: impl FnMut(&Message) -> Answer) -> Option<(Message, Vec<Message>)> {
+    pub async fn call_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut on_message: impl FnMut(&Message) -> Answer,
+    ) -> Option<(Message, Vec<Message>)> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send_line(&Message::request(json!(id), method, params).to_line()).await;
+        self.send_line(&Message::request(json!(id), method, params).to_line())
+            .await;
         let mut seen = Vec::new();
         loop {
             let message = self.read().await?;
@@ -140,7 +178,8 @@ impl Client {
             match on_message(&message) {
                 Answer::Result(result) => {
                     let id = message.id.clone().unwrap();
-                    self.send_line(&Message::response(id, result).to_line()).await;
+                    self.send_line(&Message::response(id, result).to_line())
+                        .await;
                 }
                 Answer::Ignore => {}
                 Answer::Disconnect => return None,
@@ -151,32 +190,55 @@ impl Client {
 
     /// Calls `method` and returns its result, panicking on an error response.
     pub async fn call(&mut self, method: &str, params: Value) -> Value {
-        let (response, _) = self.call_with(method, params, |_| Answer::Ignore).await.unwrap();
-        assert!(response.error.is_none(), "{method} failed: {:?}", response.error);
+        let (response, _) = self
+            .call_with(method, params, |_| Answer::Ignore)
+            .await
+            .unwrap();
+        assert!(
+            response.error.is_none(),
+            "{method} failed: {:?}",
+            response.error
+        );
         response.result.unwrap()
     }
 
     /// `initialize` + `session/new`; returns the session id.
     pub async fn open_session(&mut self, workspace: &Path, mode: &str) -> String {
         self.call("initialize", json!({"clientName": "e2e"})).await;
-        let result = self.call("session/new", json!({"workspace": workspace, "mode": mode})).await;
+        let result = self
+            .call("session/new", json!({"workspace": workspace, "mode": mode}))
+            .await;
         result["sessionId"].as_str().unwrap().to_string()
     }
 }
 
 /// Answers every approval with `decision`, ignoring other messages.
 pub fn approve_all(decision: &'static str) -> impl FnMut(&Message) -> Answer {
-    move |m| if m.method.as_deref() == Some("approval/request") { Answer::Result(json!({"decision": decision})) } else { Answer::Ignore }
+    move |m| {
+        if m.method.as_deref() == Some("approval/request") {
+            Answer::Result(json!({"decision": decision}))
+        } else {
+            Answer::Ignore
+        }
+    }
 }
 
 /// The approval requests among `messages`.
 pub fn approvals(messages: &[Message]) -> Vec<Value> {
-    messages.iter().filter(|m| m.method.as_deref() == Some("approval/request")).map(|m| m.params.clone().unwrap()).collect()
+    messages
+        .iter()
+        .filter(|m| m.method.as_deref() == Some("approval/request"))
+        .map(|m| m.params.clone().unwrap())
+        .collect()
 }
 
 /// The `turn/event` params among `messages`.
 pub fn events(messages: &[Message]) -> Vec<Value> {
-    messages.iter().filter(|m| m.method.as_deref() == Some("turn/event")).map(|m| m.params.clone().unwrap()).collect()
+    messages
+        .iter()
+        .filter(|m| m.method.as_deref() == Some("turn/event"))
+        .map(|m| m.params.clone().unwrap())
+        .collect()
 }
 
 /// A workspace with `settings.py` holding `TIMEOUT = 30`.

@@ -14,7 +14,11 @@ fn edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
         if after_tool_result(request) {
             Reply::Text("Done.".into())
         } else {
-            Reply::ToolCalls(vec![("talos.edit_file".into(), r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#.into())])
+            Reply::ToolCalls(vec![(
+                "talos.edit_file".into(),
+                r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                    .into(),
+            )])
         }
     })
 }
@@ -29,15 +33,49 @@ async fn error_code(client: &mut Client, line: &str) -> (i64, Value) {
 async fn bad_lines_get_json_rpc_errors_and_the_connection_stays_usable() {
     let daemon = TestDaemon::start("").await;
     let mut client = daemon.client().await;
-    assert_eq!(error_code(&mut client, "this is not json").await, (-32700, Value::Null));
-    assert_eq!(error_code(&mut client, r#"{"jsonrpc":"2.0","id":7}"#).await, (-32600, json!(7)));
-    assert_eq!(error_code(&mut client, r#"{"jsonrpc":"1.0","id":8,"method":"daemon/status"}"#).await, (-32600, json!(8)));
-    assert_eq!(error_code(&mut client, r#"{"jsonrpc":"2.0","id":9,"method":"no/such"}"#).await, (-32601, json!(9)));
-    assert_eq!(error_code(&mut client, r#"{"jsonrpc":"2.0","id":10,"method":"session/new","params":{"workspace":5}}"#).await, (-32602, json!(10)));
+    assert_eq!(
+        error_code(&mut client, "this is not json").await,
+        (-32700, Value::Null)
+    );
+    assert_eq!(
+        error_code(&mut client, r#"{"jsonrpc":"2.0","id":7}"#).await,
+        (-32600, json!(7))
+    );
+    assert_eq!(
+        error_code(
+            &mut client,
+            r#"{"jsonrpc":"1.0","id":8,"method":"daemon/status"}"#
+        )
+        .await,
+        (-32600, json!(8))
+    );
+    assert_eq!(
+        error_code(
+            &mut client,
+            r#"{"jsonrpc":"2.0","id":9,"method":"no/such"}"#
+        )
+        .await,
+        (-32601, json!(9))
+    );
+    assert_eq!(
+        error_code(
+            &mut client,
+            r#"{"jsonrpc":"2.0","id":10,"method":"session/new","params":{"workspace":5}}"#
+        )
+        .await,
+        (-32602, json!(10))
+    );
     assert_eq!(error_code(&mut client, r#"{"jsonrpc":"2.0","id":11,"method":"session/new","params":{"workspace":"relative/dir"}}"#).await, (-32006, json!(11)));
     assert_eq!(error_code(&mut client, r#"{"jsonrpc":"2.0","id":12,"method":"turn/start","params":{"sessionId":"ses-x","prompt":"hi"}}"#).await, (-32001, json!(12)));
-    let huge = format!("{{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"initialize\",\"params\":{{\"clientName\":\"{}\"}}}}", "x".repeat(17 << 20));
-    assert_eq!(error_code(&mut client, &huge).await.0, -32600, "a line over 16 MiB is refused");
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"initialize\",\"params\":{{\"clientName\":\"{}\"}}}}",
+        "x".repeat(17 << 20)
+    );
+    assert_eq!(
+        error_code(&mut client, &huge).await.0,
+        -32600,
+        "a line over 16 MiB is refused"
+    );
     let status = client.call("daemon/status", json!({})).await;
     assert_eq!(status["sessions"], 0);
     assert_eq!(status["pid"], std::process::id());
@@ -59,9 +97,19 @@ async fn only_the_connection_that_started_a_turn_can_answer_its_approval() {
             break m.params.unwrap()["requestId"].as_str().unwrap().to_string();
         }
     };
-    let (response, _) = intruder.call_with("approval/respond", json!({"requestId": request_id, "decision": "approve"}), |_| Answer::Ignore).await.unwrap();
+    let (response, _) = intruder
+        .call_with(
+            "approval/respond",
+            json!({"requestId": request_id, "decision": "approve"}),
+            |_| Answer::Ignore,
+        )
+        .await
+        .unwrap();
     assert_eq!(response.error.unwrap().code, -32004);
-    assert_eq!(std::fs::read_to_string(ws.path().join("settings.py")).unwrap(), "TIMEOUT = 30\nRETRIES = 3\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
     // The owner may answer through the fallback method on its own connection.
     owner.send_line(&json!({"jsonrpc": "2.0", "id": 2, "method": "approval/respond", "params": {"requestId": request_id, "decision": "approve"}}).to_string()).await;
     let mut outcome = None;
@@ -76,7 +124,10 @@ async fn only_the_connection_that_started_a_turn_can_answer_its_approval() {
     }
     assert_eq!(accepted.unwrap()["accepted"], true);
     assert_eq!(outcome.unwrap()["classification"], "COMPLETED_VERIFIED");
-    assert_eq!(std::fs::read_to_string(ws.path().join("settings.py")).unwrap(), "TIMEOUT = 60\nRETRIES = 3\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
     daemon.stop().await;
 }
 
@@ -95,22 +146,47 @@ async fn a_second_turn_on_a_busy_session_is_refused() {
         }
     };
     let mut other = daemon.client().await;
-    let (busy, _) = other.call_with("turn/start", json!({"sessionId": session, "prompt": "hello"}), |_| Answer::Ignore).await.unwrap();
+    let (busy, _) = other
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "hello"}),
+            |_| Answer::Ignore,
+        )
+        .await
+        .unwrap();
     assert_eq!(busy.error.unwrap().code, -32003);
     let listed = other.call("session/list", json!({})).await;
     assert_eq!(listed["sessions"][0]["busy"], true);
-    client.send_line(&json!({"jsonrpc": "2.0", "id": approval.id, "result": {"decision": "deny"}}).to_string()).await;
+    client
+        .send_line(
+            &json!({"jsonrpc": "2.0", "id": approval.id, "result": {"decision": "deny"}})
+                .to_string(),
+        )
+        .await;
     daemon.stop().await;
 }
 
 #[tokio::test]
 async fn a_bad_config_refuses_turns_with_a_message_naming_the_problem() {
-    for (config, expected) in [("model:\n  url: http://10.1.2.3:8080\n", "not a loopback address"), ("model:\n  url: http://127.0.0.1:1\nmodle: 3\n", "line 3")] {
+    for (config, expected) in [
+        (
+            "model:\n  url: http://10.1.2.3:8080\n",
+            "not a loopback address",
+        ),
+        ("model:\n  url: http://127.0.0.1:1\nmodle: 3\n", "line 3"),
+    ] {
         let daemon = TestDaemon::start(config).await;
         let ws = timeout_workspace();
         let mut client = daemon.client().await;
         let session = client.open_session(ws.path(), "agent").await;
-        let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "hello"}), |_| Answer::Ignore).await.unwrap();
+        let (response, _) = client
+            .call_with(
+                "turn/start",
+                json!({"sessionId": session, "prompt": "hello"}),
+                |_| Answer::Ignore,
+            )
+            .await
+            .unwrap();
         let error = response.error.unwrap();
         assert_eq!(error.code, -32005);
         assert!(error.message.contains(expected), "{}", error.message);
@@ -132,17 +208,32 @@ async fn shutdown_cancels_an_in_flight_turn_and_still_writes_its_trace() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let mut admin = daemon.client().await;
-    assert_eq!(admin.call("daemon/shutdown", json!({})).await["stopping"], true);
+    assert_eq!(
+        admin.call("daemon/shutdown", json!({})).await["stopping"],
+        true
+    );
     let outcome = loop {
-        let m = client.read().await.expect("the turn's response arrives before the connection closes");
+        let m = client
+            .read()
+            .await
+            .expect("the turn's response arrives before the connection closes");
         if m.id == Some(json!(1)) && m.method.is_none() {
             break m.result.unwrap();
         }
     };
-    assert_eq!((outcome["status"].as_str(), outcome["classification"].as_str()), (Some("CANCELLED"), Some("CANCELLED")));
+    assert_eq!(
+        (
+            outcome["status"].as_str(),
+            outcome["classification"].as_str()
+        ),
+        (Some("CANCELLED"), Some("CANCELLED"))
+    );
     let trace = &daemon.traces()[0];
     assert_eq!(trace["outcome"]["status"], "CANCELLED");
-    assert_eq!(std::fs::read_to_string(ws.path().join("settings.py")).unwrap(), "TIMEOUT = 30\nRETRIES = 3\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
     daemon.stop().await;
 }
 
@@ -155,14 +246,28 @@ async fn thousands_of_streamed_chunks_arrive_in_order_and_none_is_dropped() {
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "What does settings.py configure?"}), approve_all("deny")).await.unwrap();
+    let (response, seen) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "What does settings.py configure?"}),
+            approve_all("deny"),
+        )
+        .await
+        .unwrap();
     let events = events(&seen);
     let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
-    let streamed: String = events.iter().filter(|e| e["event"]["kind"] == "stream_chunk").map(|e| e["event"]["text"].as_str().unwrap()).collect();
+    let streamed: String = events
+        .iter()
+        .filter(|e| e["event"]["kind"] == "stream_chunk")
+        .map(|e| e["event"]["text"].as_str().unwrap())
+        .collect();
     assert_eq!(streamed, text);
     assert!(seqs.len() > 1500, "{}", seqs.len());
-    assert_eq!(response.result.unwrap()["classification"], "READ_ONLY_ANSWERED");
+    assert_eq!(
+        response.result.unwrap()["classification"],
+        "READ_ONLY_ANSWERED"
+    );
     daemon.stop().await;
 }
 
@@ -173,11 +278,21 @@ async fn a_malformed_text_tool_call_fails_the_turn_without_echoing_the_json() {
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": EDIT_REQUEST}), approve_all("approve")).await.unwrap();
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
     let outcome = response.result.unwrap();
     assert_eq!(outcome["classification"], "FAILED");
     let answer = outcome["finalAnswer"].as_str().unwrap();
-    assert!(answer.starts_with("[Truth check: the model produced an invalid tool-call payload"), "{answer}");
+    assert!(
+        answer.starts_with("[Truth check: the model produced an invalid tool-call payload"),
+        "{answer}"
+    );
     assert!(!answer.contains("old_string"));
     assert_eq!(daemon.traces()[0]["model"]["toolCalling"], "text");
     daemon.stop().await;
@@ -185,31 +300,77 @@ async fn a_malformed_text_tool_call_fails_the_turn_without_echoing_the_json() {
 
 #[tokio::test]
 async fn truncated_native_arguments_are_an_invalid_payload_not_a_crash() {
-    let llama = FakeLlama::start(true, Arc::new(|_: &Value| Reply::TruncatedToolCall("talos.edit_file".into(), r#"{"path": "settings.py", "old_str"#.into()))).await;
+    let llama = FakeLlama::start(
+        true,
+        Arc::new(|_: &Value| {
+            Reply::TruncatedToolCall(
+                "talos.edit_file".into(),
+                r#"{"path": "settings.py", "old_str"#.into(),
+            )
+        }),
+    )
+    .await;
     let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": EDIT_REQUEST}), approve_all("approve")).await.unwrap();
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
     let outcome = response.result.unwrap();
     assert_eq!(outcome["classification"], "FAILED", "{outcome}");
     let trace = &daemon.traces()[0];
-    assert!(trace["toolCalls"][0]["rejection"].as_str().unwrap().contains("cut off at the token limit"));
-    assert_eq!(std::fs::read_to_string(ws.path().join("settings.py")).unwrap(), "TIMEOUT = 30\nRETRIES = 3\n");
+    assert!(
+        trace["toolCalls"][0]["rejection"]
+            .as_str()
+            .unwrap()
+            .contains("cut off at the token limit")
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
     daemon.stop().await;
 }
 
 #[tokio::test]
 async fn a_model_server_error_is_a_traced_failure() {
-    let llama = FakeLlama::start(true, Arc::new(|_: &Value| Reply::Error(500, "Failed to parse tool call".into()))).await;
+    let llama = FakeLlama::start(
+        true,
+        Arc::new(|_: &Value| Reply::Error(500, "Failed to parse tool call".into())),
+    )
+    .await;
     let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": EDIT_REQUEST}), approve_all("approve")).await.unwrap();
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
     let outcome = response.result.unwrap();
     assert_eq!(outcome["classification"], "FAILED");
-    assert!(outcome["finalAnswer"].as_str().unwrap().contains("HTTP 500"), "{outcome}");
-    assert!(daemon.traces()[0]["modelCalls"][0]["error"].as_str().unwrap().contains("HTTP 500"));
+    assert!(
+        outcome["finalAnswer"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 500"),
+        "{outcome}"
+    );
+    assert!(
+        daemon.traces()[0]["modelCalls"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 500")
+    );
     daemon.stop().await;
 }

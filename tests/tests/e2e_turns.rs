@@ -8,7 +8,8 @@ use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result, offered_tools
 use talos_tests::harness::{Answer, TestDaemon, approvals, approve_all, events, timeout_workspace};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
-const EDIT_ARGS: &str = r#"{"path": "settings.py", "old_string": "TIMEOUT = 30", "new_string": "TIMEOUT = 60"}"#;
+const EDIT_ARGS: &str =
+    r#"{"path": "settings.py", "old_string": "TIMEOUT = 30", "new_string": "TIMEOUT = 60"}"#;
 
 /// A model that proposes the TIMEOUT edit natively, then answers in text.
 fn native_edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
@@ -27,12 +28,17 @@ fn text_edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
         if after_tool_result(request) {
             Reply::Text("I have updated settings.py.".into())
         } else {
-            Reply::Text(format!("Editing now.\n```json\n{{\"name\": \"talos.edit_file\", \"parameters\": {EDIT_ARGS}}}\n```"))
+            Reply::Text(format!(
+                "Editing now.\n```json\n{{\"name\": \"talos.edit_file\", \"parameters\": {EDIT_ARGS}}}\n```"
+            ))
         }
     })
 }
 
-async fn setup(native: bool, model: Arc<dyn Fn(&Value) -> Reply + Send + Sync>) -> (FakeLlama, TestDaemon) {
+async fn setup(
+    native: bool,
+    model: Arc<dyn Fn(&Value) -> Reply + Send + Sync>,
+) -> (FakeLlama, TestDaemon) {
     let llama = FakeLlama::start(native, model).await;
     let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
     (llama, daemon)
@@ -44,20 +50,51 @@ async fn approved_timeout_edit_changes_the_file_stores_a_checkpoint_and_writes_a
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client.call_with("turn/start", json!({"sessionId": session, "prompt": EDIT_REQUEST}), approve_all("approve")).await.unwrap();
+    let (response, seen) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
     let outcome = response.result.unwrap();
 
-    assert_eq!(std::fs::read_to_string(ws.path().join("settings.py")).unwrap(), "TIMEOUT = 60\nRETRIES = 3\n");
-    assert_eq!((outcome["status"].as_str(), outcome["classification"].as_str()), (Some("COMPLETE"), Some("COMPLETED_VERIFIED")), "{outcome}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
+    assert_eq!(
+        (
+            outcome["status"].as_str(),
+            outcome["classification"].as_str()
+        ),
+        (Some("COMPLETE"), Some("COMPLETED_VERIFIED")),
+        "{outcome}"
+    );
     let asked = approvals(&seen);
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0]["tool"], "talos.edit_file");
-    assert_eq!(asked[0]["diff"]["text"], "@@ -1,2 +1,2 @@\n-TIMEOUT = 30\n+TIMEOUT = 60\n RETRIES = 3\n");
-    assert!(asked[0]["details"].as_array().unwrap().iter().any(|d| d == "target: settings.py (25 bytes, 2 lines)"), "{}", asked[0]);
+    assert_eq!(
+        asked[0]["diff"]["text"],
+        "@@ -1,2 +1,2 @@\n-TIMEOUT = 30\n+TIMEOUT = 60\n RETRIES = 3\n"
+    );
+    assert!(
+        asked[0]["details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d == "target: settings.py (25 bytes, 2 lines)"),
+        "{}",
+        asked[0]
+    );
 
     let objects = daemon.checkpoint_objects();
     assert_eq!(objects.len(), 1);
-    assert_eq!(std::fs::read_to_string(&objects[0]).unwrap(), "TIMEOUT = 30\nRETRIES = 3\n");
+    assert_eq!(
+        std::fs::read_to_string(&objects[0]).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
 
     let traces = daemon.traces();
     assert_eq!(traces.len(), 1);
@@ -65,16 +102,30 @@ async fn approved_timeout_edit_changes_the_file_stores_a_checkpoint_and_writes_a
     assert_eq!(trace["schemaVersion"], 5);
     assert_eq!(trace["traceId"], outcome["traceId"]);
     assert_eq!(trace["taskContract"]["type"], "FILE_EDIT");
-    assert_eq!(trace["taskContract"]["expectedTargets"], json!(["settings.py"]));
+    assert_eq!(
+        trace["taskContract"]["expectedTargets"],
+        json!(["settings.py"])
+    );
     assert_eq!(trace["model"]["toolCalling"], "native");
     assert_eq!(trace["approvals"][0]["decision"], "approve");
     assert_eq!(trace["checkpoints"][0]["status"], "created");
     assert_eq!(trace["verification"][0]["status"], "PASS");
     assert_eq!(trace["outcome"]["classification"], "COMPLETED_VERIFIED");
     let text = trace.to_string();
-    assert!(!text.contains("TIMEOUT = 30") && !text.contains("TIMEOUT = 60"), "file contents never appear in a trace");
-    assert!(!text.contains(EDIT_REQUEST), "the prompt appears only as a digest");
-    assert!(trace["request"]["hash"].as_str().unwrap().starts_with("sha256:"));
+    assert!(
+        !text.contains("TIMEOUT = 30") && !text.contains("TIMEOUT = 60"),
+        "file contents never appear in a trace"
+    );
+    assert!(
+        !text.contains(EDIT_REQUEST),
+        "the prompt appears only as a digest"
+    );
+    assert!(
+        trace["request"]["hash"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
 
     // Events are ordered with seq 1, 2, 3, ... and end with the outcome.
     let events = events(&seen);
@@ -92,14 +143,39 @@ async fn denied_edit_leaves_the_file_byte_identical() {
     let before = std::fs::read(ws.path().join("settings.py")).unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client.call_with("turn/start", json!({"sessionId": session, "prompt": EDIT_REQUEST}), approve_all("deny")).await.unwrap();
+    let (response, seen) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            approve_all("deny"),
+        )
+        .await
+        .unwrap();
     let outcome = response.result.unwrap();
 
-    assert_eq!(std::fs::read(ws.path().join("settings.py")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(ws.path().join("settings.py")).unwrap(),
+        before
+    );
     assert_eq!(approvals(&seen).len(), 1);
-    assert_eq!((outcome["status"].as_str(), outcome["classification"].as_str()), (Some("BLOCKED"), Some("BLOCKED_BY_APPROVAL")));
-    assert!(outcome["finalAnswer"].as_str().unwrap().contains("settings.py: approval denied"), "{outcome}");
-    assert!(daemon.checkpoint_objects().is_empty(), "no checkpoint without approval");
+    assert_eq!(
+        (
+            outcome["status"].as_str(),
+            outcome["classification"].as_str()
+        ),
+        (Some("BLOCKED"), Some("BLOCKED_BY_APPROVAL"))
+    );
+    assert!(
+        outcome["finalAnswer"]
+            .as_str()
+            .unwrap()
+            .contains("settings.py: approval denied"),
+        "{outcome}"
+    );
+    assert!(
+        daemon.checkpoint_objects().is_empty(),
+        "no checkpoint without approval"
+    );
     let trace = &daemon.traces()[0];
     assert_eq!(trace["approvals"][0]["decision"], "deny");
     assert_eq!(trace["outcome"]["approvalStatus"], "DENIED");
@@ -113,12 +189,27 @@ async fn a_client_that_disconnects_mid_approval_denies_and_nothing_is_written() 
     let before = std::fs::read(ws.path().join("settings.py")).unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let gone = client.call_with("turn/start", json!({"sessionId": session, "prompt": EDIT_REQUEST}), |m| if m.method.as_deref() == Some("approval/request") { Answer::Disconnect } else { Answer::Ignore }).await;
+    let gone = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            |m| {
+                if m.method.as_deref() == Some("approval/request") {
+                    Answer::Disconnect
+                } else {
+                    Answer::Ignore
+                }
+            },
+        )
+        .await;
     assert!(gone.is_none());
     drop(client);
 
     let trace = wait_for_trace(&daemon).await;
-    assert_eq!(std::fs::read(ws.path().join("settings.py")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(ws.path().join("settings.py")).unwrap(),
+        before
+    );
     assert_eq!(trace["approvals"][0]["decision"], "deny");
     assert_eq!(trace["approvals"][0]["source"], "disconnect");
     assert_eq!(trace["outcome"]["classification"], "BLOCKED_BY_APPROVAL");
@@ -145,26 +236,56 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
         let before = std::fs::read(ws.path().join("settings.py")).unwrap();
         let mut client = daemon.client().await;
         let session = client.open_session(ws.path(), "ask").await;
-        let (response, seen) = client.call_with("turn/start", json!({"sessionId": session, "prompt": EDIT_REQUEST}), approve_all("approve")).await.unwrap();
+        let (response, seen) = client
+            .call_with(
+                "turn/start",
+                json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+                approve_all("approve"),
+            )
+            .await
+            .unwrap();
         let outcome = response.result.unwrap();
 
-        assert!(approvals(&seen).is_empty(), "no approval is asked in ask mode (native={native})");
-        assert_eq!(std::fs::read(ws.path().join("settings.py")).unwrap(), before);
+        assert!(
+            approvals(&seen).is_empty(),
+            "no approval is asked in ask mode (native={native})"
+        );
+        assert_eq!(
+            std::fs::read(ws.path().join("settings.py")).unwrap(),
+            before
+        );
         assert!(daemon.checkpoint_objects().is_empty());
-        assert_eq!(outcome["classification"], "BLOCKED_BY_POLICY", "native={native}: {outcome}");
+        assert_eq!(
+            outcome["classification"], "BLOCKED_BY_POLICY",
+            "native={native}: {outcome}"
+        );
         let first = &llama.requests()[0];
         if native {
             let offered = offered_tools(first);
-            assert_eq!(offered, vec!["talos.read_file", "talos.list_dir", "talos.grep"], "ask mode offers no write tools");
+            assert_eq!(
+                offered,
+                vec!["talos.read_file", "talos.list_dir", "talos.grep"],
+                "ask mode offers no write tools"
+            );
         } else {
-            assert!(first.get("tools").is_none(), "text mode sends no native tools");
+            assert!(
+                first.get("tools").is_none(),
+                "text mode sends no native tools"
+            );
             let system = first["messages"][0]["content"].as_str().unwrap();
-            assert!(system.contains("- talos.read_file:") && !system.contains("- talos.edit_file:") && !system.contains("- talos.write_file:"));
+            assert!(
+                system.contains("- talos.read_file:")
+                    && !system.contains("- talos.edit_file:")
+                    && !system.contains("- talos.write_file:")
+            );
         }
         let trace = &daemon.traces()[0];
         assert_eq!(trace["taskContract"]["mutationAllowed"], false);
         assert_eq!(trace["toolCalls"][0]["stage"], "rejected");
-        assert_eq!(trace["toolCalls"][0]["source"], if native { "native" } else { "text" });
+        assert_eq!(
+            trace["toolCalls"][0]["source"],
+            if native { "native" } else { "text" }
+        );
         assert!(trace["toolCalls"][0]["rejection"].as_str().unwrap().contains("Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file."));
         assert!(trace["approvals"].as_array().unwrap().is_empty());
         daemon.stop().await;
@@ -177,7 +298,10 @@ async fn a_write_outside_the_workspace_is_rejected_before_approval() {
         if after_tool_result(request) {
             Reply::Text("I wrote the file.".into())
         } else {
-            Reply::ToolCalls(vec![("talos.write_file".into(), r#"{"path": "../outside.txt", "content": "pwned"}"#.into())])
+            Reply::ToolCalls(vec![(
+                "talos.write_file".into(),
+                r#"{"path": "../outside.txt", "content": "pwned"}"#.into(),
+            )])
         }
     });
     let (_llama, daemon) = setup(true, model).await;
@@ -186,16 +310,32 @@ async fn a_write_outside_the_workspace_is_rejected_before_approval() {
     std::fs::create_dir(&ws).unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(&ws, "agent").await;
-    let (response, seen) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "Write ../outside.txt with the word pwned"}), approve_all("approve")).await.unwrap();
+    let (response, seen) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "Write ../outside.txt with the word pwned"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
     let outcome = response.result.unwrap();
 
     assert!(approvals(&seen).is_empty());
     assert!(!parent.path().join("outside.txt").exists());
     assert_eq!(outcome["classification"], "BLOCKED_BY_POLICY", "{outcome}");
-    assert!(outcome["finalAnswer"].as_str().unwrap().starts_with("[Truth check: no file was changed"), "{outcome}");
+    assert!(
+        outcome["finalAnswer"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Truth check: no file was changed"),
+        "{outcome}"
+    );
     let trace = &daemon.traces()[0];
     assert_eq!(trace["permissionDecisions"][0]["action"], "deny");
-    assert_eq!(trace["permissionDecisions"][0]["reasonCode"], "WORKSPACE_ESCAPE");
+    assert_eq!(
+        trace["permissionDecisions"][0]["reasonCode"],
+        "WORKSPACE_ESCAPE"
+    );
     daemon.stop().await;
 }
 
@@ -212,17 +352,35 @@ async fn two_sessions_on_two_workspaces_run_at_the_same_time_without_crossing() 
     // Both turns reach their approval before either is answered: they run at the same time.
     let asked_a = read_until_approval(&mut a).await;
     let asked_b = read_until_approval(&mut b).await;
-    assert_eq!(asked_a.params.as_ref().unwrap()["sessionId"], json!(session_a));
-    assert_eq!(asked_b.params.as_ref().unwrap()["sessionId"], json!(session_b));
+    assert_eq!(
+        asked_a.params.as_ref().unwrap()["sessionId"],
+        json!(session_a)
+    );
+    assert_eq!(
+        asked_b.params.as_ref().unwrap()["sessionId"],
+        json!(session_b)
+    );
     assert_eq!(daemon.daemon.active_turns(), 2);
-    a.send_line(&json!({"jsonrpc": "2.0", "id": asked_a.id, "result": {"decision": "approve"}}).to_string()).await;
-    b.send_line(&json!({"jsonrpc": "2.0", "id": asked_b.id, "result": {"decision": "deny"}}).to_string()).await;
+    a.send_line(
+        &json!({"jsonrpc": "2.0", "id": asked_a.id, "result": {"decision": "approve"}}).to_string(),
+    )
+    .await;
+    b.send_line(
+        &json!({"jsonrpc": "2.0", "id": asked_b.id, "result": {"decision": "deny"}}).to_string(),
+    )
+    .await;
     let outcome_a = read_until_response(&mut a, 100).await;
     let outcome_b = read_until_response(&mut b, 200).await;
     assert_eq!(outcome_a["classification"], "COMPLETED_VERIFIED");
     assert_eq!(outcome_b["classification"], "BLOCKED_BY_APPROVAL");
-    assert_eq!(std::fs::read_to_string(ws_a.path().join("settings.py")).unwrap(), "TIMEOUT = 60\nRETRIES = 3\n");
-    assert_eq!(std::fs::read_to_string(ws_b.path().join("settings.py")).unwrap(), "TIMEOUT = 30\nRETRIES = 3\n");
+    assert_eq!(
+        std::fs::read_to_string(ws_a.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws_b.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
     let traces = daemon.traces();
     assert_eq!(traces.len(), 2);
     assert_ne!(traces[0]["sessionId"], traces[1]["sessionId"]);

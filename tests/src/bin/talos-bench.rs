@@ -1,1 +1,153 @@
-fn main() {}
+//! talos-bench: the harness's own cost, measured through the real socket against an instant
+//! fake model. Runs the real `talosd` binary (built beside this one as `e2e-talosd`), drives
+//! many governed edit turns (propose, check, approve, checkpoint, write, verify, trace), and
+//! prints per-turn p50/p99, `daemon/status` round-trips per second, and the daemon's idle and
+//! busy resident memory.
+//!
+//! Run: `cargo run --release -p talos-tests --bin talos-bench [-- TURNS STATUS_CALLS]`
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result};
+use talos_tests::harness::{Client, TestDaemon, approve_all};
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let turns: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(300);
+    let status_calls: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5000);
+    let model: Arc<dyn Fn(&Value) -> Reply + Send + Sync> = Arc::new(|request: &Value| {
+        if after_tool_result(request) {
+            Reply::Text("Done.".into())
+        } else {
+            Reply::ToolCalls(vec![(
+                "talos.edit_file".into(),
+                r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                    .into(),
+            )])
+        }
+    });
+    let llama = FakeLlama::start(true, model).await;
+    let home = tempfile::Builder::new()
+        .prefix("tbench")
+        .tempdir_in("/tmp")?;
+    std::fs::write(
+        home.path().join("config.yaml"),
+        TestDaemon::config_for(&llama.url, true),
+    )?;
+    let daemon_exe = sibling("e2e-talosd")?;
+    let mut daemon = Command::new(&daemon_exe)
+        .arg("--foreground")
+        .env("TALOS_HOME", home.path())
+        .env("TALOS_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    let socket = home.path().join("run").join("talosd.sock");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        if Instant::now() > deadline {
+            bail!("talosd did not start");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let idle_rss = rss_kib(daemon.id())?;
+
+    let ws = tempfile::tempdir()?;
+    let settings = ws.path().join("settings.py");
+    let mut client = Client::connect(&socket).await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let mut per_turn = Vec::with_capacity(turns);
+    for _ in 0..turns {
+        std::fs::write(&settings, "TIMEOUT = 30\nRETRIES = 3\n")?;
+        let started = Instant::now();
+        let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "In settings.py, change TIMEOUT from 30 to 60."}), approve_all("approve")).await.context("turn")?;
+        per_turn.push(started.elapsed());
+        let result = response.result.context("turn result")?;
+        if result["classification"] != "COMPLETED_VERIFIED" {
+            bail!("unexpected outcome {result}");
+        }
+    }
+    let busy_rss = rss_kib(daemon.id())?;
+
+    let mut per_status = Vec::with_capacity(status_calls);
+    let started = Instant::now();
+    for _ in 0..status_calls {
+        let t = Instant::now();
+        client.call("daemon/status", json!({})).await;
+        per_status.push(t.elapsed());
+    }
+    let status_elapsed = started.elapsed();
+    let peak = peak_kib(daemon.id())?;
+    client.call("daemon/shutdown", json!({})).await;
+    let _ = daemon.wait();
+
+    per_turn.sort();
+    per_status.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "talos-bench: {turns} governed edit turns, {status_calls} daemon/status calls (release={})",
+        !cfg!(debug_assertions)
+    );
+    println!(
+        "edit turn (socket round trip incl. 2 model calls, approval, checkpoint, write, verify, trace):"
+    );
+    println!(
+        "  p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms",
+        ms(pct(&per_turn, 50)),
+        ms(pct(&per_turn, 99)),
+        ms(*per_turn.last().unwrap_or(&Duration::ZERO))
+    );
+    println!(
+        "daemon/status: {:.0} round-trips/s   p50 {:.1} us   p99 {:.1} us",
+        status_calls as f64 / status_elapsed.as_secs_f64(),
+        us(pct(&per_status, 50)),
+        us(pct(&per_status, 99))
+    );
+    println!("talosd RSS: idle {idle_rss} KiB   after turns {busy_rss} KiB   peak {peak} KiB");
+    Ok(())
+}
+
+fn pct(sorted: &[Duration], p: usize) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() - 1) * p) / 100]
+}
+
+fn sibling(name: &str) -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let path = exe.parent().map(|d| d.join(name)).context("no parent")?;
+    if !path.exists() {
+        bail!(
+            "{} not found; build it with `cargo build --release -p talos-tests`",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+fn status_field(pid: u32, field: &str) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status"))?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .with_context(|| format!("{field} missing"))?;
+    Ok(line.split_whitespace().nth(1).context("value")?.parse()?)
+}
+
+fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    status_field(pid, "VmRSS:")
+}
+
+fn peak_kib(pid: u32) -> anyhow::Result<u64> {
+    status_field(pid, "VmHWM:")
+}

@@ -1,0 +1,351 @@
+//! The real binaries: `talos` starting `talosd` on demand and carrying a governed edit, the
+//! approval prompt on the terminal, exit codes, and `talosd`'s socket security and signals.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result};
+use talos_tests::harness::{Client, TestDaemon, timeout_workspace};
+
+const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
+const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
+const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+
+fn edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
+    Arc::new(|request: &Value| {
+        if after_tool_result(request) {
+            Reply::Text("TIMEOUT is now 60.".into())
+        } else {
+            Reply::ToolCalls(vec![(
+                "talos.edit_file".into(),
+                r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                    .into(),
+            )])
+        }
+    })
+}
+
+fn home_with(config: &str) -> tempfile::TempDir {
+    let home = tempfile::Builder::new()
+        .prefix("tb")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(home.path().join("config.yaml"), config).unwrap();
+    home
+}
+
+fn talos(home: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(TALOS)
+        .args(args)
+        .env("TALOS_HOME", home)
+        .env("TALOS_DAEMON", TALOSD)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+async fn talos_async(home: PathBuf, args: Vec<String>, stdin: &'static str) -> Output {
+    tokio::task::spawn_blocking(move || {
+        talos(
+            &home,
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            stdin,
+        )
+    })
+    .await
+    .unwrap()
+}
+
+fn socket_of(home: &Path) -> PathBuf {
+    home.join("run").join("talosd.sock")
+}
+
+fn stop_daemon(home: &Path) {
+    let out = talos(home, &["stop"], "");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while socket_of(home).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !socket_of(home).exists(),
+        "talosd removes its socket when it stops"
+    );
+}
+
+#[test]
+fn version_answers_without_touching_the_daemon() {
+    let home = home_with("");
+    let out = talos(home.path(), &["--version"], "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("talos {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert!(!home.path().join("run").exists());
+}
+
+#[test]
+fn usage_and_connection_errors_exit_2() {
+    let home = home_with("");
+    assert_eq!(
+        talos(home.path(), &["run", "--mode", "yolo", "hello"], "")
+            .status
+            .code(),
+        Some(2)
+    );
+    let out = talos(home.path(), &["status"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("talosd is not running"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_run_starts_the_daemon_and_applies_an_approved_edit() {
+    let llama = FakeLlama::start(true, edit_model()).await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let args = vec![
+        "run".into(),
+        "--workspace".into(),
+        ws.path().display().to_string(),
+        EDIT_REQUEST.into(),
+    ];
+    let out = talos_async(home.path().to_path_buf(), args, "y\n").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.contains("Allow? [y=yes, a=yes for session, N=no]"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("-TIMEOUT = 30") && stderr.contains("+TIMEOUT = 60"),
+        "the diff is shown: {stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("TIMEOUT is now 60."));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
+
+    let run_dir = home.path().join("run");
+    assert_eq!(
+        std::fs::metadata(&run_dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    assert_eq!(
+        std::fs::metadata(socket_of(home.path()))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    let status = talos(home.path(), &["status", "--json"], "");
+    assert_eq!(status.status.code(), Some(0));
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["model"]["url"], llama.url.as_str());
+    stop_daemon(home.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn end_of_input_at_the_prompt_denies_and_exits_1() {
+    let llama = FakeLlama::start(true, edit_model()).await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let args = vec![
+        "run".into(),
+        "--workspace".into(),
+        ws.path().display().to_string(),
+        EDIT_REQUEST.into(),
+    ];
+    let out = talos_async(home.path().to_path_buf(), args, "").await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("BLOCKED"));
+    stop_daemon(home.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_output_is_one_json_value_per_line() {
+    let llama = FakeLlama::start(true, edit_model()).await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let args = vec![
+        "run".into(),
+        "--json".into(),
+        "--workspace".into(),
+        ws.path().display().to_string(),
+        EDIT_REQUEST.into(),
+    ];
+    let out = talos_async(home.path().to_path_buf(), args, "n\n").await;
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.iter().any(|l| l.get("approvalRequest").is_some()));
+    assert_eq!(
+        lines.last().unwrap()["outcome"]["classification"],
+        "BLOCKED_BY_APPROVAL"
+    );
+    assert!(lines.iter().any(|l| l["event"]["kind"] == "stream_start"));
+    stop_daemon(home.path());
+}
+
+struct Foreground {
+    child: Child,
+}
+
+impl Foreground {
+    fn start(home: &Path) -> Foreground {
+        let child = Command::new(TALOSD)
+            .arg("--foreground")
+            .env("TALOS_HOME", home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::os::unix::net::UnixStream::connect(socket_of(home)).is_err() {
+            assert!(Instant::now() < deadline, "talosd did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Foreground { child }
+    }
+
+    fn signal(&self, signal: &str) {
+        assert!(
+            Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(self.child.id().to_string())
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_cancels_the_in_flight_turn_writes_its_trace_and_removes_the_socket() {
+    let llama = FakeLlama::start(true, Arc::new(|_: &Value| Reply::Hang)).await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let mut daemon = Foreground::start(home.path());
+    let mut client = Client::connect(&socket_of(home.path())).await;
+    let session = client.open_session(ws.path(), "agent").await;
+    client.send_line(&json!({"jsonrpc": "2.0", "id": 1, "method": "turn/start", "params": {"sessionId": session, "prompt": EDIT_REQUEST}}).to_string()).await;
+    while llama.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    daemon.signal("TERM");
+    let outcome = loop {
+        let m = client
+            .read()
+            .await
+            .expect("the cancelled turn still answers");
+        if m.id == Some(json!(1)) && m.method.is_none() {
+            break m.result.unwrap();
+        }
+    };
+    assert_eq!(outcome["status"], "CANCELLED");
+    let status = tokio::task::spawn_blocking(move || daemon.child.wait().map(|s| (s, daemon)))
+        .await
+        .unwrap()
+        .unwrap()
+        .0;
+    assert!(status.success(), "{status}");
+    assert!(!socket_of(home.path()).exists());
+    let traces: Vec<_> = std::fs::read_dir(home.path().join("traces"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(traces.len(), 1, "the cancelled turn's trace is written");
+}
+
+#[test]
+fn one_daemon_per_socket_and_a_stale_socket_is_reclaimed_after_a_crash() {
+    let home = home_with("");
+    let first = Foreground::start(home.path());
+    let second = Command::new(TALOSD)
+        .arg("--foreground")
+        .env("TALOS_HOME", home.path())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        message.contains("another talosd holds")
+            || message.contains("a live server already answers"),
+        "{message}"
+    );
+    first.signal("KILL");
+    drop(first);
+    assert!(
+        socket_of(home.path()).exists(),
+        "a killed daemon leaves its socket behind"
+    );
+    let again = Foreground::start(home.path());
+    again.signal("TERM");
+}
+
+#[test]
+fn a_symlinked_runtime_directory_is_refused() {
+    let home = home_with("");
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), home.path().join("run")).unwrap();
+    let out = Command::new(TALOSD)
+        .arg("--foreground")
+        .env("TALOS_HOME", home.path())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is a symlink"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_dir(elsewhere.path())
+            .unwrap()
+            .next()
+            .is_none(),
+        "nothing was created through the link"
+    );
+}
