@@ -5,6 +5,7 @@
 //! busy resident memory.
 //!
 //! Run: `cargo run --release -p talos-tests --bin talos-bench [-- TURNS STATUS_CALLS]`
+#![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
