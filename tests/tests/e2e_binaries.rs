@@ -1,5 +1,6 @@
 //! The real binaries: `talos` starting `talosd` on demand and carrying a governed edit, the
 //! approval prompt on the terminal, exit codes, and `talosd`'s socket security and signals.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

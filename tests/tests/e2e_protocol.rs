@@ -1,5 +1,6 @@
 //! The protocol through the real socket: malformed lines, ownership of approvals, busy
 //! sessions, configuration errors, shutdown with a turn in flight, and streaming without loss.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
 //! End-to-end turns through the real socket against the fake llama server: each test asserts
 //! the files on disk, the approvals asked and the trace.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::sync::Arc;
 
