@@ -201,8 +201,10 @@ impl TurnView<'_> {
             .map_err(|error| Failure::Connection(format!("invalid turn/start result: {error}")))?;
         if self.format == Format::Human {
             self.end_line()?;
-            if answer_is_new(&outcome.final_answer, &self.streamed, &self.current_stream) {
-                self.out(&outcome.final_answer)?;
+            if let Some(text) =
+                answer_to_print(&outcome.final_answer, &self.streamed, &self.current_stream)
+            {
+                self.out(text)?;
                 self.end_line()?;
             }
             for file in &outcome.files {
@@ -238,11 +240,26 @@ impl TurnView<'_> {
     }
 }
 
-/// Whether the final answer still needs printing: it is not empty and is not what was
-/// already streamed (the whole turn's stream or its last stream).
-fn answer_is_new(final_answer: &str, streamed: &str, last_stream: &str) -> bool {
+/// What of the final answer still needs printing: nothing when it is empty or is what was
+/// already streamed (the whole turn's stream or its last stream), only the tail when the
+/// runtime appended to the streamed text, else all of it (a guard replaced the answer).
+fn answer_to_print<'a>(
+    final_answer: &'a str,
+    streamed: &str,
+    last_stream: &str,
+) -> Option<&'a str> {
     let answer = final_answer.trim();
-    !answer.is_empty() && answer != streamed.trim() && answer != last_stream.trim()
+    if answer.is_empty() || answer == streamed.trim() || answer == last_stream.trim() {
+        return None;
+    }
+    for already in [streamed.trim(), last_stream.trim()] {
+        if !already.is_empty()
+            && let Some(tail) = answer.strip_prefix(already)
+        {
+            return Some(tail.trim_start()).filter(|t| !t.is_empty());
+        }
+    }
+    Some(answer)
 }
 
 #[cfg(test)]
@@ -250,17 +267,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_final_answer_is_printed_only_when_it_adds_something() {
+    fn the_final_answer_is_printed_only_where_it_adds_something() {
         for (answer, streamed, last, expected) in [
-            ("Done.", "Done.\n", "Done.\n", false),
-            ("Done.", "Thinking...\nDone.", "Done.", false),
-            ("", "", "", false),
-            ("  \n", "", "", false),
-            ("Done.", "", "", true),
-            ("Edited a.py.", "Let me look.", "Let me look.", true),
+            ("Done.", "Done.\n", "Done.\n", None),
+            ("Done.", "Thinking...\nDone.", "Done.", None),
+            ("", "", "", None),
+            ("  \n", "", "", None),
+            ("Done.", "", "", Some("Done.")),
+            (
+                "Edited a.py.",
+                "Let me look.",
+                "Let me look.",
+                Some("Edited a.py."),
+            ),
+            (
+                "Ramble.\n\n[Action obligation failed] x",
+                "Ramble.",
+                "Ramble.",
+                Some("[Action obligation failed] x"),
+            ),
+            (
+                "[Truth check] no change.\n\nRamble.",
+                "Ramble.",
+                "Ramble.",
+                Some("[Truth check] no change.\n\nRamble."),
+            ),
         ] {
             assert_eq!(
-                answer_is_new(answer, streamed, last),
+                answer_to_print(answer, streamed, last),
                 expected,
                 "{answer:?} {streamed:?}"
             );

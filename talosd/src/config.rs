@@ -117,7 +117,7 @@ impl Config {
         } else {
             serde_yaml_ng::from_str(text).map_err(|e| ConfigError::Parse {
                 path: origin.to_string(),
-                message: e.to_string(),
+                message: with_line(&e, text),
             })?
         };
         config.validate().map_err(|message| ConfigError::Invalid {
@@ -136,8 +136,11 @@ impl Config {
         }
         let url = reqwest::Url::parse(&self.model.url)
             .map_err(|e| format!("model.url `{}` is not a URL: {e}", self.model.url))?;
-        if url.scheme() != "http" && url.scheme() != "https" {
-            return Err(format!("model.url `{}` must be http", self.model.url));
+        if url.scheme() != "http" {
+            return Err(format!(
+                "model.url `{}` must use http: Talos talks to llama-server on loopback and is built without TLS",
+                self.model.url
+            ));
         }
         if !self.model.allow_remote && !is_loopback(&url) {
             return Err(format!(
@@ -152,6 +155,37 @@ impl Config {
             return Err("approval.timeout_secs must be at least 1".into());
         }
         Ok(())
+    }
+}
+
+/// The parser's message, naming the line: from the parser's own location, or, for an
+/// unknown key it reports without one, from the first line that starts with that key.
+fn with_line(error: &serde_yaml_ng::Error, text: &str) -> String {
+    let message = error.to_string();
+    if message.contains(" line ") {
+        return message;
+    }
+    if let Some(location) = error.location() {
+        return format!(
+            "{message} (line {}, column {})",
+            location.line(),
+            location.column()
+        );
+    }
+    let key = message
+        .split('`')
+        .nth(1)
+        .filter(|_| message.starts_with("unknown field"));
+    let line = key.and_then(|key| {
+        text.lines().position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        })
+    });
+    match line {
+        Some(index) => format!("{message} (line {})", index + 1),
+        None => message,
     }
 }
 
@@ -199,5 +233,11 @@ mod tests {
             .to_string();
         assert!(typo.contains("line 1"), "{typo}");
         assert!(Config::parse("model: [", "c").is_err());
+        assert!(
+            Config::parse("model:\n  url: https://127.0.0.1:1\n", "c")
+                .unwrap_err()
+                .to_string()
+                .contains("must use http")
+        );
     }
 }

@@ -63,6 +63,8 @@ fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
     if let Err(e) = &config {
         tracing::error!(error = %e, "configuration error: turns are refused until it is fixed");
     }
+    home.prepare()
+        .with_context(|| format!("cannot prepare {}", home.state.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

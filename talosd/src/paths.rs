@@ -51,6 +51,28 @@ impl Home {
         }
     }
 
+    /// Creates the state folders private to this user (0700): traces and checkpoints hold
+    /// paths and file contents.
+    pub fn prepare(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        for dir in [
+            self.state.clone(),
+            self.traces(),
+            self.checkpoints(),
+            self.logs(),
+        ] {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)?;
+            let mode = std::fs::metadata(&dir)?.permissions().mode();
+            if mode & 0o077 != 0 {
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn traces(&self) -> PathBuf {
         self.state.join("traces")
     }

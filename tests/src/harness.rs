@@ -31,6 +31,7 @@ impl TestDaemon {
             .unwrap();
         std::fs::write(home.path().join("config.yaml"), config).unwrap();
         let talos_home = talosd::paths::Home::from_root(home.path());
+        talos_home.prepare().unwrap();
         let socket = talosd::paths::default_socket(Some(home.path().to_str().unwrap()), None, 0);
         let bound = talosd::socket::bind(&socket).unwrap();
         let config =

@@ -160,6 +160,13 @@ async fn talos_run_starts_the_daemon_and_applies_an_approved_edit() {
             & 0o777,
         0o600
     );
+    for state in ["traces", "checkpoints", "logs"] {
+        let mode = std::fs::metadata(home.path().join(state))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{state}");
+    }
     let status = talos(home.path(), &["status", "--json"], "");
     assert_eq!(status.status.code(), Some(0));
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
