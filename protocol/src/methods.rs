@@ -81,23 +81,39 @@ pub struct DaemonShutdownResult {
     pub stopping: bool,
 }
 
-/// The session's posture. `agent` may change files (with approval); `ask` and `plan` are
-/// read-only whatever the request says.
+/// The session's mode. `agent` may change files (with approval); `ask` and `plan` are
+/// read-only whatever the request says; `auto` answers structural commands (`ls`, `show FILE`)
+/// with a deterministic viewer and runs everything else as `agent`; `private` is `agent` where
+/// an approved protected read is shown to the person and withheld from the model. `chat`,
+/// `unified` and `dev` are accepted as aliases of `agent`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     #[default]
+    #[serde(alias = "chat", alias = "unified", alias = "dev")]
     Agent,
     Ask,
     Plan,
+    Auto,
+    Private,
 }
 
 impl Mode {
+    pub const ALL: [Mode; 5] = [
+        Mode::Agent,
+        Mode::Ask,
+        Mode::Plan,
+        Mode::Auto,
+        Mode::Private,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Agent => "agent",
             Mode::Ask => "ask",
             Mode::Plan => "plan",
+            Mode::Auto => "auto",
+            Mode::Private => "private",
         }
     }
 }
@@ -152,6 +168,10 @@ pub struct SessionCloseResult {
 pub struct TurnStartParams {
     pub session_id: String,
     pub prompt: String,
+    /// Workspace files the person pins into this turn's context. They reach the model framed
+    /// as untrusted reference data; pinning grants no permission.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<String>,
 }
 
 /// Coarse completion status of a turn.
@@ -296,5 +316,17 @@ mod tests {
             serde_json::from_value::<SessionNewParams>(json!({"workspace": "/w", "mode": "yolo"}))
                 .is_err()
         );
+        for (alias, mode) in [
+            ("chat", Mode::Agent),
+            ("unified", Mode::Agent),
+            ("dev", Mode::Agent),
+            ("auto", Mode::Auto),
+            ("private", Mode::Private),
+        ] {
+            let p: SessionNewParams =
+                serde_json::from_value(json!({"workspace": "/w", "mode": alias})).unwrap();
+            assert_eq!(p.mode, mode, "{alias}");
+        }
+        assert_eq!(serde_json::to_value(Mode::Agent).unwrap(), json!("agent"));
     }
 }

@@ -31,6 +31,10 @@ pub struct TraceRecord {
     /// The parts of the request that name a target, kept as written.
     pub request_targets: Vec<String>,
     pub task_contract: TraceContract,
+    pub turn_plan: TracePlan,
+    /// Files pinned into the turn's context, with digests of what the model was shown.
+    #[serde(default)]
+    pub pinned: Vec<NamedDigest>,
     pub phase_transitions: Vec<TracePhaseTransition>,
     pub tool_surfaces: Vec<TraceSurface>,
     pub model_calls: Vec<TraceModelCall>,
@@ -76,6 +80,29 @@ pub struct TraceContract {
     pub source_evidence_targets: Vec<String>,
     pub forbidden_targets: Vec<String>,
     pub classification_reason: String,
+}
+
+/// The turn plan's components as the trace keeps them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TracePlan {
+    pub posture: String,
+    pub phase_initial: String,
+    pub phase_final: String,
+    pub action_obligation: String,
+    pub evidence_obligation: String,
+    pub output_obligation: String,
+    pub expectations: Vec<String>,
+    pub requested_results: Vec<String>,
+    pub native_tools: Vec<String>,
+    pub prompt_tools: Vec<String>,
+    pub blocked_tools: Vec<String>,
+    pub surface_reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_task_context: Option<String>,
+    pub artifact_goal: Vec<String>,
+    pub verifier_profile: String,
+    pub iteration_budget: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -58,9 +58,15 @@ struct RunArgs {
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// `agent` may change files (with approval); `ask` and `plan` are read-only.
+    /// `agent` may change files (with approval); `ask` and `plan` are read-only; `auto` answers
+    /// `ls` and `show FILE` without the model; `private` keeps approved protected reads on your
+    /// screen and away from the model. `chat`, `unified` and `dev` mean `agent`.
     #[arg(long, value_enum, default_value_t = ModeArg::Agent)]
     mode: ModeArg,
+    /// Pin a workspace file into the turn's context (repeatable). The model sees it as
+    /// untrusted reference data; pinning grants no permission.
+    #[arg(long = "pin", value_name = "FILE")]
+    pins: Vec<String>,
     /// Print events, approval requests and the outcome as JSON lines.
     #[arg(long)]
     json: bool,
@@ -71,9 +77,12 @@ struct RunArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ModeArg {
+    #[value(alias = "chat", alias = "unified", alias = "dev")]
     Agent,
     Ask,
     Plan,
+    Auto,
+    Private,
 }
 
 fn main() -> ExitCode {
@@ -144,7 +153,10 @@ fn run_request(args: RunArgs) -> Result<RunRequest, Failure> {
             ModeArg::Agent => Mode::Agent,
             ModeArg::Ask => Mode::Ask,
             ModeArg::Plan => Mode::Plan,
+            ModeArg::Auto => Mode::Auto,
+            ModeArg::Private => Mode::Private,
         },
+        pins: args.pins,
         prompt,
         format: if args.json {
             Format::Json

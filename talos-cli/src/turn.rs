@@ -31,6 +31,8 @@ pub struct RunRequest {
     pub workspace: String,
     pub mode: Mode,
     pub prompt: String,
+    /// Workspace-relative files pinned into the turn.
+    pub pins: Vec<String>,
     pub format: Format,
 }
 
@@ -66,6 +68,7 @@ pub fn run(
     let turn_params = TurnStartParams {
         session_id: session.session_id.clone(),
         prompt: request.prompt.clone(),
+        pins: request.pins.clone(),
     };
     let mut view = TurnView {
         output,

@@ -177,7 +177,16 @@ async fn turn_start(
         ));
     };
     daemon.active_turns.fetch_add(1, Ordering::Relaxed);
-    let outcome = crate::turn::run(daemon.clone(), session.clone(), peer.clone(), p.prompt).await;
+    let outcome = crate::turn::run(
+        daemon.clone(),
+        session.clone(),
+        peer.clone(),
+        crate::turn::TurnRequest {
+            prompt: p.prompt,
+            pins: p.pins,
+        },
+    )
+    .await;
     daemon.active_turns.fetch_sub(1, Ordering::Relaxed);
     to_value(outcome)
 }

@@ -6,9 +6,12 @@ use talos_core::contract::TaskContract;
 use talos_core::diff::Preview;
 use talos_core::digest::Digested;
 use talos_core::outcome::{Fine, Status};
+use talos_core::plan::{
+    ArtifactGoal, Expectation, OutputObligation, RequestedResult, TurnPlan, VerifierProfile,
+};
 use talos_core::tools::{ParamKind, ToolId};
 use talos_protocol as proto;
-use talos_protocol::trace::{TextDigest, TraceContract};
+use talos_protocol::trace::{TextDigest, TraceContract, TracePlan};
 
 pub fn digest(d: Digested) -> TextDigest {
     TextDigest {
@@ -102,4 +105,60 @@ pub fn tool_schema(tool: ToolId) -> Value {
             "parameters": {"type": "object", "properties": properties, "required": required},
         }
     })
+}
+
+pub fn plan(plan: &TurnPlan) -> TracePlan {
+    let names = |tools: &[ToolId]| {
+        tools
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect::<Vec<_>>()
+    };
+    let tools = names(plan.surface().tools());
+    TracePlan {
+        posture: format!("{:?}", plan.posture()),
+        phase_initial: plan.initial_phase().as_str().into(),
+        phase_final: plan.final_phase().as_str().into(),
+        action_obligation: plan.obligation().as_str().into(),
+        evidence_obligation: plan.evidence_obligation().as_str().into(),
+        output_obligation: match plan.output_obligation() {
+            OutputObligation::DirectAnswer => "DIRECT_ANSWER",
+            OutputObligation::DirectoryListing => "DIRECTORY_LISTING",
+            OutputObligation::Answer => "ANSWER",
+            OutputObligation::ChangedFiles => "CHANGED_FILES",
+        }
+        .into(),
+        expectations: plan
+            .expectations()
+            .iter()
+            .map(|e| match e {
+                Expectation::MustChange { target } => format!("must-change {target}"),
+                Expectation::Replacement { target, .. } => format!("replacement in {target}"),
+            })
+            .collect(),
+        requested_results: plan
+            .requested_results()
+            .iter()
+            .map(|r| match r {
+                RequestedResult::Changed { target } => format!("changed {target}"),
+                RequestedResult::Read { target } => format!("read {target}"),
+                RequestedResult::Answer => "answer".to_string(),
+            })
+            .collect(),
+        native_tools: tools.clone(),
+        prompt_tools: tools,
+        blocked_tools: names(plan.blocked_tools()),
+        surface_reason: plan.surface().reason().into(),
+        active_task_context: plan.active_task_context().map(str::to_string),
+        artifact_goal: match plan.artifact_goal() {
+            ArtifactGoal::None => Vec::new(),
+            ArtifactGoal::Files(files) => files.clone(),
+        },
+        verifier_profile: match plan.verifier_profile() {
+            VerifierProfile::None => "NONE",
+            VerifierProfile::ContentReadback => "CONTENT_READBACK",
+        }
+        .into(),
+        iteration_budget: plan.iteration_budget(),
+    }
 }

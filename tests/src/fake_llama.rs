@@ -236,3 +236,32 @@ pub fn last_tool_result(request: &Value) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// How many tool results the request already carries.
+pub fn tool_results(request: &Value) -> usize {
+    request["messages"].as_array().map_or(0, |messages| {
+        messages
+            .iter()
+            .filter(|m| {
+                m["role"] == "tool"
+                    || m["content"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with("[tool_result:"))
+            })
+            .count()
+    })
+}
+
+/// A model that answers its n-th request of a turn with `steps[n]` (the last step repeats),
+/// counting turns by the tool results already in the request.
+pub fn scripted(steps: Vec<Reply>) -> Script {
+    Arc::new(move |request: &Value| steps[tool_results(request).min(steps.len() - 1)].clone())
+}
+
+/// A native `talos.read_file` call for `path`.
+pub fn read_call(path: &str) -> Reply {
+    Reply::ToolCalls(vec![(
+        "talos.read_file".into(),
+        json!({"path": path}).to_string(),
+    )])
+}

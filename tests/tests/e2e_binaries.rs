@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result};
+use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{Client, TestDaemon, timeout_workspace};
 
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
@@ -18,17 +18,15 @@ const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 
 fn edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
-    Arc::new(|request: &Value| {
-        if after_tool_result(request) {
-            Reply::Text("TIMEOUT is now 60.".into())
-        } else {
-            Reply::ToolCalls(vec![(
-                "talos.edit_file".into(),
-                r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
-                    .into(),
-            )])
-        }
-    })
+    scripted(vec![
+        read_call("settings.py"),
+        Reply::ToolCalls(vec![(
+            "talos.edit_file".into(),
+            r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                .into(),
+        )]),
+        Reply::Text("TIMEOUT is now 60.".into()),
+    ])
 }
 
 fn home_with(config: &str) -> tempfile::TempDir {

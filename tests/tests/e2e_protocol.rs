@@ -5,23 +5,21 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result};
+use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{Answer, Client, TestDaemon, approve_all, events, timeout_workspace};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 
 fn edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
-    Arc::new(|request: &Value| {
-        if after_tool_result(request) {
-            Reply::Text("Done.".into())
-        } else {
-            Reply::ToolCalls(vec![(
-                "talos.edit_file".into(),
-                r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
-                    .into(),
-            )])
-        }
-    })
+    scripted(vec![
+        read_call("settings.py"),
+        Reply::ToolCalls(vec![(
+            "talos.edit_file".into(),
+            r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                .into(),
+        )]),
+        Reply::Text("Done.".into()),
+    ])
 }
 
 async fn error_code(client: &mut Client, line: &str) -> (i64, Value) {

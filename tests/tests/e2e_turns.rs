@@ -5,25 +5,26 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result, offered_tools};
+use talos_tests::fake_llama::{
+    FakeLlama, Reply, after_tool_result, offered_tools, read_call, scripted,
+};
 use talos_tests::harness::{Answer, TestDaemon, approvals, approve_all, events, timeout_workspace};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 const EDIT_ARGS: &str =
     r#"{"path": "settings.py", "old_string": "TIMEOUT = 30", "new_string": "TIMEOUT = 60"}"#;
 
-/// A model that proposes the TIMEOUT edit natively, then answers in text.
+/// A model that reads settings.py, proposes the TIMEOUT edit natively, then answers in text.
 fn native_edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
-    Arc::new(|request: &Value| {
-        if after_tool_result(request) {
-            Reply::Text("I have updated settings.py: TIMEOUT is now 60.".into())
-        } else {
-            Reply::ToolCalls(vec![("talos.edit_file".into(), EDIT_ARGS.into())])
-        }
-    })
+    scripted(vec![
+        read_call("settings.py"),
+        Reply::ToolCalls(vec![("talos.edit_file".into(), EDIT_ARGS.into())]),
+        Reply::Text("I have updated settings.py: TIMEOUT is now 60.".into()),
+    ])
 }
 
-/// The same edit written as a fenced JSON call in the text.
+/// The same edit written as a fenced JSON call in the text (no read first: in ask mode the
+/// surface refuses it before any other rule).
 fn text_edit_model() -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
     Arc::new(|request: &Value| {
         if after_tool_result(request) {
@@ -133,7 +134,7 @@ async fn approved_timeout_edit_changes_the_file_stores_a_checkpoint_and_writes_a
     let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     assert_eq!(events.last().unwrap()["event"]["kind"], "outcome");
-    assert_eq!(llama.requests().len(), 2);
+    assert_eq!(llama.requests().len(), 3);
     daemon.stop().await;
 }
 
@@ -282,12 +283,15 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
         }
         let trace = &daemon.traces()[0];
         assert_eq!(trace["taskContract"]["mutationAllowed"], false);
-        assert_eq!(trace["toolCalls"][0]["stage"], "rejected");
-        assert_eq!(
-            trace["toolCalls"][0]["source"],
-            if native { "native" } else { "text" }
-        );
-        assert!(trace["toolCalls"][0]["rejection"].as_str().unwrap().contains("Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file."));
+        let edit = trace["toolCalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["requestedName"] == "talos.edit_file")
+            .unwrap();
+        assert_eq!(edit["stage"], "rejected");
+        assert_eq!(edit["source"], if native { "native" } else { "text" });
+        assert!(edit["rejection"].as_str().unwrap().contains("Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file."));
         assert!(trace["approvals"].as_array().unwrap().is_empty());
         daemon.stop().await;
     }
@@ -385,7 +389,7 @@ async fn two_sessions_on_two_workspaces_run_at_the_same_time_without_crossing() 
     let traces = daemon.traces();
     assert_eq!(traces.len(), 2);
     assert_ne!(traces[0]["sessionId"], traces[1]["sessionId"]);
-    assert_eq!(llama.requests().len(), 3);
+    assert_eq!(llama.requests().len(), 5);
     daemon.stop().await;
 }
 

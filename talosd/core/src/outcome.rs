@@ -30,6 +30,10 @@ pub struct TurnFacts {
     pub malformed_tool_call: bool,
     /// A mutating call was refused because the turn was read-only.
     pub read_only_blocked: bool,
+    /// The person denied a protected read.
+    pub read_denied: bool,
+    /// A read the person asked for directly was refused by policy (escape, protected).
+    pub read_blocked: bool,
     pub mutations: Vec<MutationRecord>,
     /// Expected targets that must change and did not.
     pub unmet_targets: Vec<String>,
@@ -132,8 +136,11 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         if facts.read_only_blocked {
             return Fine::BlockedByPolicy;
         }
-        if any(|r| *r == MutationResult::Denied) {
+        if any(|r| *r == MutationResult::Denied) || facts.read_denied {
             return Fine::BlockedByApproval;
+        }
+        if facts.read_blocked {
+            return Fine::BlockedByPolicy;
         }
         if any(|r| matches!(r, MutationResult::Blocked { .. })) {
             return Fine::BlockedByPolicy;
@@ -192,7 +199,7 @@ mod tests {
     #[test]
     fn classification_rows() {
         let ok = || MutationResult::Succeeded { verified: true };
-        let rows: Vec<(TurnFacts, Fine, &str)> = vec![
+        let mut rows: Vec<(TurnFacts, Fine, &str)> = vec![
             (
                 edit_facts(vec![m("a", ok())], &[]),
                 Fine::CompletedVerified,
@@ -279,6 +286,22 @@ mod tests {
                 "NOT_ATTEMPTED",
             ),
         ];
+        rows.push((
+            TurnFacts {
+                read_denied: true,
+                ..TurnFacts::default()
+            },
+            Fine::BlockedByApproval,
+            "NOT_REQUESTED",
+        ));
+        rows.push((
+            TurnFacts {
+                read_blocked: true,
+                ..TurnFacts::default()
+            },
+            Fine::BlockedByPolicy,
+            "NOT_REQUESTED",
+        ));
         for (facts, fine, mutation) in rows {
             assert_eq!(
                 (classify(&facts), mutation_status(&facts)),

@@ -5,6 +5,7 @@
 use crate::contract::{TaskContract, TaskType};
 use crate::posture::EffectiveTurn;
 use crate::surface::{self, Surface};
+use crate::tools::ToolId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -72,12 +73,102 @@ impl ActionObligation {
     }
 }
 
+/// What evidence the answer must rest on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvidenceObligation {
+    None,
+    ListDirectoryOnly,
+    VerifyFromTraceOrEvidence,
+    ReadTargetRequired,
+    WorkspaceInspectionRequired,
+}
+
+impl EvidenceObligation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceObligation::None => "NONE",
+            EvidenceObligation::ListDirectoryOnly => "LIST_DIRECTORY_ONLY",
+            EvidenceObligation::VerifyFromTraceOrEvidence => "VERIFY_FROM_TRACE_OR_EVIDENCE",
+            EvidenceObligation::ReadTargetRequired => "READ_TARGET_REQUIRED",
+            EvidenceObligation::WorkspaceInspectionRequired => "WORKSPACE_INSPECTION_REQUIRED",
+        }
+    }
+}
+
+/// What the turn must hand back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputObligation {
+    DirectAnswer,
+    DirectoryListing,
+    Answer,
+    ChangedFiles,
+}
+
+/// One result the person asked for, checked against the records at the end of the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestedResult {
+    Changed { target: String },
+    Read { target: String },
+    Answer,
+}
+
+/// What kind of artifact the turn is building.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArtifactGoal {
+    None,
+    Files(Vec<String>),
+}
+
+/// Which verifier checks the turn's changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifierProfile {
+    None,
+    ContentReadback,
+}
+
+/// The parts of a plan a caller may claim; the constructor recompiles each from the contract
+/// and refuses the plan when one disagrees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanClaims {
+    pub expectations: Vec<Expectation>,
+    pub action_obligation: ActionObligation,
+    pub requested_results: Vec<RequestedResult>,
+}
+
+/// Settings a plan takes from outside the contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanSettings {
+    pub iteration_budget: usize,
+    pub pinned: Vec<String>,
+    /// When the contract was inherited from an earlier turn: a description of it.
+    pub active_task_context: Option<String>,
+}
+
+impl Default for PlanSettings {
+    fn default() -> Self {
+        PlanSettings {
+            iteration_budget: 8,
+            pinned: Vec::new(),
+            active_task_context: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
     ExpectationsDisagree {
         claimed: Vec<Expectation>,
         compiled: Vec<Expectation>,
     },
+    ObligationDisagrees {
+        claimed: ActionObligation,
+        compiled: ActionObligation,
+    },
+    RequestedResultsDisagree {
+        claimed: Vec<RequestedResult>,
+        compiled: Vec<RequestedResult>,
+    },
+    NoIterationBudget,
 }
 
 impl std::fmt::Display for PlanError {
@@ -87,76 +178,277 @@ impl std::fmt::Display for PlanError {
                 f,
                 "turn plan expectations disagree with the contract: claimed {claimed:?}, contract gives {compiled:?}"
             ),
+            PlanError::ObligationDisagrees { claimed, compiled } => write!(
+                f,
+                "turn plan obligation {} disagrees with the contract's {}",
+                claimed.as_str(),
+                compiled.as_str()
+            ),
+            PlanError::RequestedResultsDisagree { claimed, compiled } => write!(
+                f,
+                "turn plan requested results disagree with the contract: claimed {claimed:?}, contract gives {compiled:?}"
+            ),
+            PlanError::NoIterationBudget => write!(
+                f,
+                "turn plan needs an iteration budget of at least one model call"
+            ),
         }
     }
 }
 
-/// The plan of one turn. Fields are private: a plan exists only through [`TurnPlan::new`].
+/// The plan of one turn: the seed's 19 components. Fields are private: a plan exists only
+/// through [`TurnPlan::new`] (or [`TurnPlan::from_turn`], which compiles every claim).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnPlan {
+    /// 1-3: the effective contract (with the original request) and the posture.
     turn: EffectiveTurn,
+    /// 4
+    phase_initial: Phase,
+    /// 5
+    phase_final: Phase,
+    /// 6
+    action_obligation: ActionObligation,
+    /// 7
+    evidence_obligation: EvidenceObligation,
+    /// 8
+    output_obligation: OutputObligation,
+    /// 9
     expectations: Vec<Expectation>,
-    obligation: ActionObligation,
+    /// 10
+    requested_results: Vec<RequestedResult>,
+    /// 11 (native tools), 12 (prompt tools: the same list), 14 (surface reason)
     surface: Surface,
+    /// 13: catalogue tools this turn may not use.
+    blocked_tools: Vec<ToolId>,
+    /// 15
+    active_task_context: Option<String>,
+    /// 16
+    artifact_goal: ArtifactGoal,
+    /// 17
+    verifier_profile: VerifierProfile,
+    /// 18
+    iteration_budget: usize,
+    /// 19
+    pinned: Vec<String>,
 }
 
 impl TurnPlan {
-    /// Builds the plan, refusing `expectations` that differ from what the contract compiles to.
-    pub fn new(turn: EffectiveTurn, expectations: Vec<Expectation>) -> Result<TurnPlan, PlanError> {
+    /// Builds the plan, refusing claims that differ from what the contract compiles to.
+    pub fn new(
+        turn: EffectiveTurn,
+        claims: PlanClaims,
+        settings: PlanSettings,
+    ) -> Result<TurnPlan, PlanError> {
         let compiled = compile_expectations(&turn.contract);
-        if expectations != compiled {
+        if claims.expectations != compiled {
             return Err(PlanError::ExpectationsDisagree {
-                claimed: expectations,
+                claimed: claims.expectations,
                 compiled,
             });
         }
         let obligation = obligation_for(&turn);
-        let surface = surface::select(&turn.contract, turn.phase);
-        Ok(TurnPlan {
-            turn,
-            expectations: compiled,
-            obligation,
-            surface,
-        })
+        if claims.action_obligation != obligation {
+            return Err(PlanError::ObligationDisagrees {
+                claimed: claims.action_obligation,
+                compiled: obligation,
+            });
+        }
+        let results = requested_results_for(&turn.contract);
+        if claims.requested_results != results {
+            return Err(PlanError::RequestedResultsDisagree {
+                claimed: claims.requested_results,
+                compiled: results,
+            });
+        }
+        if settings.iteration_budget == 0 {
+            return Err(PlanError::NoIterationBudget);
+        }
+        Ok(TurnPlan::build(turn, settings))
     }
 
-    /// The plan with the expectations the contract compiles to.
+    /// The plan with every claim compiled from the contract, and default settings.
     pub fn from_turn(turn: EffectiveTurn) -> TurnPlan {
-        let expectations = compile_expectations(&turn.contract);
-        let obligation = obligation_for(&turn);
-        let surface = surface::select(&turn.contract, turn.phase);
+        TurnPlan::build(turn, PlanSettings::default())
+    }
+
+    /// What a caller would claim for `turn`: the compiled expectations, obligation and results.
+    pub fn claims_for(turn: &EffectiveTurn) -> PlanClaims {
+        PlanClaims {
+            expectations: compile_expectations(&turn.contract),
+            action_obligation: obligation_for(turn),
+            requested_results: requested_results_for(&turn.contract),
+        }
+    }
+
+    fn build(turn: EffectiveTurn, settings: PlanSettings) -> TurnPlan {
+        let contract = &turn.contract;
+        let surface = surface::select(contract, turn.phase);
+        let blocked_tools = ToolId::ALL
+            .into_iter()
+            .filter(|t| !surface.allows(*t))
+            .collect();
+        let phase_final = if contract.mutation_allowed && turn.phase == Phase::Apply {
+            Phase::Verify
+        } else {
+            turn.phase
+        };
         TurnPlan {
-            turn,
-            expectations,
-            obligation,
+            phase_initial: turn.phase,
+            phase_final,
+            action_obligation: obligation_for(&turn),
+            evidence_obligation: evidence_for(contract),
+            output_obligation: output_for(contract),
+            expectations: compile_expectations(contract),
+            requested_results: requested_results_for(contract),
+            blocked_tools,
+            active_task_context: settings.active_task_context,
+            artifact_goal: if contract.mutation_allowed && !contract.expected_targets.is_empty() {
+                ArtifactGoal::Files(contract.expected_targets.clone())
+            } else {
+                ArtifactGoal::None
+            },
+            verifier_profile: if contract.mutation_allowed {
+                VerifierProfile::ContentReadback
+            } else {
+                VerifierProfile::None
+            },
+            iteration_budget: settings.iteration_budget,
+            pinned: settings.pinned,
             surface,
+            turn,
         }
     }
 
     pub fn contract(&self) -> &TaskContract {
         &self.turn.contract
     }
-    pub fn initial_phase(&self) -> Phase {
-        self.turn.phase
+    pub fn original_request(&self) -> &str {
+        &self.turn.contract.original_request
     }
     pub fn posture(&self) -> crate::posture::Posture {
         self.turn.posture
     }
+    pub fn initial_phase(&self) -> Phase {
+        self.phase_initial
+    }
+    pub fn final_phase(&self) -> Phase {
+        self.phase_final
+    }
+    pub fn obligation(&self) -> ActionObligation {
+        self.action_obligation
+    }
+    pub fn evidence_obligation(&self) -> EvidenceObligation {
+        self.evidence_obligation
+    }
+    pub fn output_obligation(&self) -> OutputObligation {
+        self.output_obligation
+    }
     pub fn expectations(&self) -> &[Expectation] {
         &self.expectations
     }
-    pub fn obligation(&self) -> ActionObligation {
-        self.obligation
+    pub fn requested_results(&self) -> &[RequestedResult] {
+        &self.requested_results
     }
-    /// The surface for the initial phase.
+    /// The surface for the initial phase (native tools; the prompt describes the same list).
     pub fn surface(&self) -> &Surface {
         &self.surface
+    }
+    pub fn blocked_tools(&self) -> &[ToolId] {
+        &self.blocked_tools
+    }
+    pub fn active_task_context(&self) -> Option<&str> {
+        self.active_task_context.as_deref()
+    }
+    pub fn artifact_goal(&self) -> &ArtifactGoal {
+        &self.artifact_goal
+    }
+    pub fn verifier_profile(&self) -> VerifierProfile {
+        self.verifier_profile
+    }
+    pub fn iteration_budget(&self) -> usize {
+        self.iteration_budget
+    }
+    pub fn pinned(&self) -> &[String] {
+        &self.pinned
     }
     /// The surface for a later phase: never wider than the initial one.
     pub fn surface_for(&self, phase: Phase) -> Surface {
         let later = surface::select(&self.turn.contract, phase);
         self.surface.narrowed_to(&later)
     }
+}
+
+fn evidence_for(contract: &TaskContract) -> EvidenceObligation {
+    match contract.task_type {
+        TaskType::SmallTalk | TaskType::Unknown | TaskType::CheckpointRestore => {
+            EvidenceObligation::None
+        }
+        TaskType::DirectoryListing => EvidenceObligation::ListDirectoryOnly,
+        TaskType::VerifyOnly => EvidenceObligation::VerifyFromTraceOrEvidence,
+        TaskType::WorkspaceExplain | TaskType::DiagnoseOnly
+            if contract.expected_targets.is_empty() =>
+        {
+            EvidenceObligation::WorkspaceInspectionRequired
+        }
+        TaskType::WorkspaceExplain
+        | TaskType::DiagnoseOnly
+        | TaskType::ReadOnlyQa
+        | TaskType::FileEdit
+        | TaskType::FileCreate => {
+            let reads_targets = !contract.mutation_allowed && !contract.expected_targets.is_empty();
+            if reads_targets || !contract.source_evidence_targets.is_empty() {
+                EvidenceObligation::ReadTargetRequired
+            } else {
+                EvidenceObligation::None
+            }
+        }
+    }
+}
+
+fn output_for(contract: &TaskContract) -> OutputObligation {
+    match contract.task_type {
+        TaskType::SmallTalk | TaskType::CheckpointRestore => OutputObligation::DirectAnswer,
+        TaskType::DirectoryListing => OutputObligation::DirectoryListing,
+        TaskType::FileEdit | TaskType::FileCreate if contract.mutation_allowed => {
+            OutputObligation::ChangedFiles
+        }
+        TaskType::FileEdit
+        | TaskType::FileCreate
+        | TaskType::ReadOnlyQa
+        | TaskType::WorkspaceExplain
+        | TaskType::DiagnoseOnly
+        | TaskType::VerifyOnly
+        | TaskType::Unknown => OutputObligation::Answer,
+    }
+}
+
+/// The results a contract asks for: each target that must change, each evidence target that
+/// must be read, and an answer.
+pub fn requested_results_for(contract: &TaskContract) -> Vec<RequestedResult> {
+    let mut out = Vec::new();
+    if contract.mutation_allowed {
+        out.extend(
+            contract
+                .expected_targets
+                .iter()
+                .map(|t| RequestedResult::Changed { target: t.clone() }),
+        );
+    } else {
+        out.extend(
+            contract
+                .expected_targets
+                .iter()
+                .map(|t| RequestedResult::Read { target: t.clone() }),
+        );
+    }
+    out.extend(
+        contract
+            .source_evidence_targets
+            .iter()
+            .map(|t| RequestedResult::Read { target: t.clone() }),
+    );
+    out.push(RequestedResult::Answer);
+    out
 }
 
 /// The expectations a contract implies.
@@ -255,28 +547,126 @@ mod tests {
     }
 
     #[test]
-    fn the_constructor_refuses_expectations_that_disagree_with_the_contract() {
+    fn the_constructor_refuses_claims_that_disagree_with_the_contract() {
         let edit = turn(
             "In settings.py, change TIMEOUT from 30 to 60.",
             Posture::Agent,
         );
-        let wrong = vec![Expectation::MustChange {
-            target: "other.py".into(),
-        }];
-        assert!(TurnPlan::new(edit.clone(), wrong).is_err());
-        assert!(TurnPlan::new(edit.clone(), Vec::new()).is_err());
-        let right = compile_expectations(&edit.contract);
-        assert!(TurnPlan::new(edit, right).is_ok());
+        let right = TurnPlan::claims_for(&edit);
+        assert!(TurnPlan::new(edit.clone(), right.clone(), PlanSettings::default()).is_ok());
+        let wrong_target = PlanClaims {
+            expectations: vec![Expectation::MustChange {
+                target: "other.py".into(),
+            }],
+            ..right.clone()
+        };
+        assert!(matches!(
+            TurnPlan::new(edit.clone(), wrong_target, PlanSettings::default()),
+            Err(PlanError::ExpectationsDisagree { .. })
+        ));
+        let wrong_obligation = PlanClaims {
+            action_obligation: ActionObligation::None,
+            ..right.clone()
+        };
+        assert!(matches!(
+            TurnPlan::new(edit.clone(), wrong_obligation, PlanSettings::default()),
+            Err(PlanError::ObligationDisagrees { .. })
+        ));
+        let wrong_results = PlanClaims {
+            requested_results: vec![RequestedResult::Answer],
+            ..right.clone()
+        };
+        assert!(matches!(
+            TurnPlan::new(edit.clone(), wrong_results, PlanSettings::default()),
+            Err(PlanError::RequestedResultsDisagree { .. })
+        ));
+        let no_budget = PlanSettings {
+            iteration_budget: 0,
+            ..PlanSettings::default()
+        };
+        assert_eq!(
+            TurnPlan::new(edit, right.clone(), no_budget),
+            Err(PlanError::NoIterationBudget)
+        );
         let ask = turn(
             "In settings.py, change TIMEOUT from 30 to 60.",
             Posture::AskReadOnly,
         );
-        let claimed = vec![Expectation::MustChange {
-            target: "settings.py".into(),
-        }];
         assert!(
-            TurnPlan::new(ask, claimed).is_err(),
+            TurnPlan::new(ask, right, PlanSettings::default()).is_err(),
             "a read-only turn expects no change"
         );
+    }
+
+    #[test]
+    fn plan_components_rows() {
+        let rows: &[(&str, Posture, &str, &str, &str)] = &[
+            (
+                "In settings.py, change TIMEOUT from 30 to 60.",
+                Posture::Agent,
+                "APPLY",
+                "VERIFY",
+                "MUTATING_TOOL_REQUIRED",
+            ),
+            (
+                "In settings.py, change TIMEOUT from 30 to 60.",
+                Posture::PlanReadOnly,
+                "INSPECT",
+                "INSPECT",
+                "INSPECT_REQUIRED",
+            ),
+            (
+                "hello",
+                Posture::Agent,
+                "INSPECT",
+                "INSPECT",
+                "DIRECT_ANSWER_ONLY",
+            ),
+            (
+                "list files",
+                Posture::Agent,
+                "INSPECT",
+                "INSPECT",
+                "LIST_DIR_ONLY",
+            ),
+            (
+                "did you make the changes?",
+                Posture::Agent,
+                "VERIFY",
+                "VERIFY",
+                "VERIFY_FROM_EVIDENCE",
+            ),
+        ];
+        for (request, posture, initial, last, obligation) in rows {
+            let plan = TurnPlan::from_turn(turn(request, *posture));
+            assert_eq!(
+                (
+                    plan.initial_phase().as_str(),
+                    plan.final_phase().as_str(),
+                    plan.obligation().as_str()
+                ),
+                (*initial, *last, *obligation),
+                "{request}"
+            );
+            assert_eq!(
+                plan.blocked_tools().len() + plan.surface().tools().len(),
+                ToolId::ALL.len()
+            );
+        }
+        let read = TurnPlan::from_turn(turn("What does settings.py configure?", Posture::Agent));
+        assert_eq!(
+            read.evidence_obligation(),
+            EvidenceObligation::ReadTargetRequired
+        );
+        assert_eq!(
+            read.requested_results(),
+            &[
+                RequestedResult::Read {
+                    target: "settings.py".into()
+                },
+                RequestedResult::Answer
+            ]
+        );
+        assert_eq!(read.output_obligation(), OutputObligation::Answer);
     }
 }

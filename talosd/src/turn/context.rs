@@ -26,6 +26,7 @@ pub struct TurnCtx {
     pub files: Vec<proto::FileResult>,
     /// Paths read this turn (for the read-before-edit hint and evidence).
     pub read_paths: Vec<String>,
+    pub mode: talos_core::modes::SessionMode,
     seq: u64,
     calls: u64,
 }
@@ -44,6 +45,7 @@ impl TurnCtx {
         peer: Arc<Peer>,
         turn_id: String,
         trace: TraceRecord,
+        mode: talos_core::modes::SessionMode,
     ) -> TurnCtx {
         let cancel = daemon.stopping.child_token();
         TurnCtx {
@@ -56,6 +58,7 @@ impl TurnCtx {
             facts: TurnFacts::default(),
             files: Vec::new(),
             read_paths: Vec::new(),
+            mode,
             seq: 0,
             calls: 0,
         }

@@ -3,6 +3,7 @@
 //! it was.
 
 use talos_core::diff;
+use talos_core::discipline::CallEnd;
 use talos_core::edit::{self, WriteCheck};
 use talos_core::ladder::{Action, PermissionDecision};
 use talos_core::outcome::{MutationRecord, MutationResult};
@@ -16,19 +17,15 @@ use crate::boundary::{self, Resolved};
 use crate::checkpoint::{CaptureContext, CheckpointStore};
 use crate::to_proto;
 
-/// What the model is told, and whether the tool loop must stop.
+/// What the model is told, how the call ended, and whether the tool loop must stop.
 pub struct MutationReply {
     pub text: String,
-    pub succeeded: bool,
-    pub stop_loop: bool,
+    pub end: CallEnd,
+    pub stop: bool,
 }
 
-fn reply(text: String, succeeded: bool, stop_loop: bool) -> MutationReply {
-    MutationReply {
-        text,
-        succeeded,
-        stop_loop,
-    }
+fn reply(text: String, end: CallEnd, stop: bool) -> MutationReply {
+    MutationReply { text, end, stop }
 }
 
 pub async fn run(
@@ -159,7 +156,7 @@ pub async fn run(
                         "User did not approve the {} call. Target path: `{shown}`. The user is in control of the workspace; ask what they want to do differently before retrying, or take a different action that does not need approval.",
                         tool.name()
                     ),
-                    false,
+                    CallEnd::Denied,
                     true,
                 );
             }
@@ -299,7 +296,7 @@ pub async fn run(
                 "File verification failed: {}. [verification: INTEGRITY_FAIL]",
                 verification.summary
             ),
-            false,
+            CallEnd::Failed,
             true,
         );
     }
@@ -334,7 +331,7 @@ pub async fn run(
             on_disk.len(),
             verification.summary
         ),
-        true,
+        CallEnd::Succeeded,
         false,
     )
 }
@@ -362,7 +359,7 @@ pub fn blocked(ctx: &mut TurnCtx, shown: &str, message: String) -> MutationReply
         changed: false,
         detail: first_sentence(&message),
     });
-    reply(message, false, false)
+    reply(message, CallEnd::Failed, false)
 }
 
 fn failed(ctx: &mut TurnCtx, shown: &str, message: String) -> MutationReply {
@@ -377,7 +374,7 @@ fn failed(ctx: &mut TurnCtx, shown: &str, message: String) -> MutationReply {
         changed: false,
         detail: first_sentence(&message),
     });
-    reply(message, false, true)
+    reply(message, CallEnd::Failed, true)
 }
 
 fn first_sentence(message: &str) -> String {

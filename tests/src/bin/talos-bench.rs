@@ -9,12 +9,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
-use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result};
+use serde_json::json;
+use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{Client, TestDaemon, approve_all};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -22,17 +21,15 @@ async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let turns: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(300);
     let status_calls: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5000);
-    let model: Arc<dyn Fn(&Value) -> Reply + Send + Sync> = Arc::new(|request: &Value| {
-        if after_tool_result(request) {
-            Reply::Text("Done.".into())
-        } else {
-            Reply::ToolCalls(vec![(
-                "talos.edit_file".into(),
-                r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
-                    .into(),
-            )])
-        }
-    });
+    let model = scripted(vec![
+        read_call("settings.py"),
+        Reply::ToolCalls(vec![(
+            "talos.edit_file".into(),
+            r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                .into(),
+        )]),
+        Reply::Text("Done.".into()),
+    ]);
     let llama = FakeLlama::start(true, model).await;
     let home = tempfile::Builder::new()
         .prefix("tbench")
@@ -99,7 +96,7 @@ async fn main() -> anyhow::Result<()> {
         !cfg!(debug_assertions)
     );
     println!(
-        "edit turn (socket round trip incl. 2 model calls, approval, checkpoint, write, verify, trace):"
+        "edit turn (socket round trip incl. 3 model calls, a read, approval, checkpoint, write, verify, trace):"
     );
     println!(
         "  p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms",

@@ -1,0 +1,270 @@
+//! Loop discipline: what the tool loop remembers within one turn and refuses because of it.
+//! A call repeating one that already failed stops the loop; too many failures stop it; after
+//! a failed edit the file must be read again before the next edit; an edit of a file not read
+//! this turn is answered with a read-first refusal; a change the person denied is not asked
+//! again; and no later step may widen the surface captured when the turn began.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::surface::Surface;
+use crate::tools::{ToolArgs, ToolId};
+
+/// Failed calls a turn tolerates before the loop stops.
+pub const MAX_FAILURES: u32 = 4;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Proceed,
+    /// Refused before approval and before IO; the model is told why and the loop goes on.
+    Refuse(String),
+    /// The loop ends now.
+    Stop(String),
+}
+
+/// How a call ended, as the guard needs to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallEnd {
+    Succeeded,
+    Failed,
+    Denied,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopGuard {
+    captured: Vec<ToolId>,
+    read: BTreeSet<String>,
+    needs_reread: BTreeSet<String>,
+    failures: BTreeMap<String, u32>,
+    denied: BTreeSet<String>,
+    total_failures: u32,
+}
+
+/// A call's identity for repetition checks: the tool and its normalised arguments.
+pub fn signature(tool: ToolId, args: &ToolArgs) -> String {
+    format!("{}\u{1f}{args:?}", tool.name())
+}
+
+impl LoopGuard {
+    /// Captures the turn's authority: the surface it started with.
+    pub fn new(surface: &Surface) -> LoopGuard {
+        LoopGuard {
+            captured: surface.tools().to_vec(),
+            read: BTreeSet::new(),
+            needs_reread: BTreeSet::new(),
+            failures: BTreeMap::new(),
+            denied: BTreeSet::new(),
+            total_failures: 0,
+        }
+    }
+
+    /// Refuses a surface wider than the captured one: a retry never escalates.
+    pub fn admit(&self, surface: &Surface) -> Result<(), String> {
+        let wider: Vec<&str> = surface
+            .tools()
+            .iter()
+            .filter(|t| !self.captured.contains(t))
+            .map(|t| t.name())
+            .collect();
+        if wider.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "refused an escalated retry beyond the captured current-turn authority: {}",
+                wider.join(", ")
+            ))
+        }
+    }
+
+    pub fn before_call(&self, tool: ToolId, args: &ToolArgs) -> Verdict {
+        let sig = signature(tool, args);
+        if self.denied.contains(&sig) {
+            return Verdict::Refuse(format!(
+                "The user already denied this {} call in this turn; it is not asked again. No approval was requested and no file was changed.",
+                tool.name()
+            ));
+        }
+        if self.failures.get(&sig).is_some_and(|n| *n > 0) {
+            return Verdict::Stop(format!(
+                "[Tool loop stopped: the model repeated a {} call that had already failed.]",
+                tool.name()
+            ));
+        }
+        if let ToolArgs::EditFile { path, .. } = args {
+            if self.needs_reread.contains(path) {
+                return Verdict::Refuse(format!(
+                    "The previous edit of {path} failed. Call talos.read_file on {path} to see its current content before editing it again. No approval was requested and no file was changed."
+                ));
+            }
+            if !self.read.contains(path) {
+                return Verdict::Refuse(format!(
+                    "Read {path} with talos.read_file before editing it, then retry the edit with the exact text you saw. No approval was requested and no file was changed."
+                ));
+            }
+        }
+        Verdict::Proceed
+    }
+
+    pub fn after_call(&mut self, tool: ToolId, args: &ToolArgs, end: CallEnd) {
+        let sig = signature(tool, args);
+        match end {
+            CallEnd::Succeeded => {
+                if let Some(path) = args.path() {
+                    match tool {
+                        ToolId::ReadFile | ToolId::WriteFile | ToolId::EditFile => {
+                            self.read.insert(path.to_string());
+                            self.needs_reread.remove(path);
+                        }
+                        ToolId::ListDir | ToolId::Grep => {}
+                    }
+                }
+            }
+            CallEnd::Failed => {
+                *self.failures.entry(sig).or_insert(0) += 1;
+                self.total_failures += 1;
+                if let ToolArgs::EditFile { path, .. } = args {
+                    self.needs_reread.insert(path.clone());
+                    self.read.remove(path);
+                }
+            }
+            CallEnd::Denied => {
+                self.denied.insert(sig);
+            }
+        }
+    }
+
+    /// Records a refusal that counts as a failure (a rejected call the model keeps proposing).
+    pub fn note_rejection(&mut self, key: &str) -> Option<String> {
+        let count = self
+            .failures
+            .entry(format!("rejected\u{1f}{key}"))
+            .or_insert(0);
+        *count += 1;
+        self.total_failures += 1;
+        if *count > 1 {
+            return Some(
+                "[Tool loop stopped: the model repeated a call that had already been refused.]"
+                    .into(),
+            );
+        }
+        self.should_stop()
+    }
+
+    pub fn should_stop(&self) -> Option<String> {
+        (self.total_failures >= MAX_FAILURES).then(|| {
+            format!(
+                "[Tool loop stopped: {} tool calls failed in this turn.]",
+                self.total_failures
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::resolve;
+    use crate::plan::{Phase, TurnPlan};
+    use crate::posture::{Posture, apply};
+
+    fn guard() -> LoopGuard {
+        let plan = TurnPlan::from_turn(apply(
+            Posture::Agent,
+            resolve("In settings.py, change TIMEOUT from 30 to 60."),
+        ));
+        LoopGuard::new(plan.surface())
+    }
+    fn edit(old: &str) -> ToolArgs {
+        ToolArgs::EditFile {
+            path: "settings.py".into(),
+            old_string: old.into(),
+            new_string: "TIMEOUT = 60".into(),
+        }
+    }
+    fn read() -> ToolArgs {
+        ToolArgs::ReadFile {
+            path: "settings.py".into(),
+            max_lines: 500,
+            offset: 1,
+        }
+    }
+
+    #[test]
+    fn an_edit_needs_a_read_first_and_a_fresh_read_after_a_failed_edit() {
+        let mut g = guard();
+        assert!(
+            matches!(g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")), Verdict::Refuse(m) if m.starts_with("Read settings.py with talos.read_file before editing it"))
+        );
+        g.after_call(ToolId::ReadFile, &read(), CallEnd::Succeeded);
+        assert_eq!(
+            g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")),
+            Verdict::Proceed
+        );
+        g.after_call(ToolId::EditFile, &edit("TIMEOUT = 3O"), CallEnd::Failed);
+        assert!(
+            matches!(g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")), Verdict::Refuse(m) if m.starts_with("The previous edit of settings.py failed"))
+        );
+        assert!(
+            matches!(
+                g.before_call(ToolId::EditFile, &edit("TIMEOUT = 3O")),
+                Verdict::Stop(_)
+            ),
+            "repeating the failed call stops the loop"
+        );
+        g.after_call(ToolId::ReadFile, &read(), CallEnd::Succeeded);
+        assert_eq!(
+            g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")),
+            Verdict::Proceed
+        );
+    }
+
+    #[test]
+    fn a_denied_change_is_not_asked_again_and_failures_are_capped() {
+        let mut g = guard();
+        g.after_call(ToolId::ReadFile, &read(), CallEnd::Succeeded);
+        g.after_call(ToolId::EditFile, &edit("TIMEOUT = 30"), CallEnd::Denied);
+        assert!(
+            matches!(g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")), Verdict::Refuse(m) if m.contains("already denied"))
+        );
+        for i in 0..MAX_FAILURES {
+            g.after_call(
+                ToolId::ReadFile,
+                &ToolArgs::ReadFile {
+                    path: format!("missing{i}"),
+                    max_lines: 1,
+                    offset: 1,
+                },
+                CallEnd::Failed,
+            );
+        }
+        assert!(g.should_stop().is_some());
+    }
+
+    #[test]
+    fn a_wider_surface_is_refused() {
+        let narrow = TurnPlan::from_turn(apply(
+            Posture::AskReadOnly,
+            resolve("In settings.py, change TIMEOUT from 30 to 60."),
+        ));
+        let wide = TurnPlan::from_turn(apply(
+            Posture::Agent,
+            resolve("In settings.py, change TIMEOUT from 30 to 60."),
+        ));
+        let g = LoopGuard::new(narrow.surface());
+        assert!(g.admit(narrow.surface()).is_ok());
+        assert!(g.admit(&narrow.surface_for(Phase::Verify)).is_ok());
+        assert_eq!(
+            g.admit(wide.surface()).unwrap_err(),
+            "refused an escalated retry beyond the captured current-turn authority: talos.write_file, talos.edit_file"
+        );
+    }
+
+    #[test]
+    fn repeated_refusals_stop_the_loop() {
+        let mut g = guard();
+        assert_eq!(g.note_rejection("talos.edit_file outside surface"), None);
+        assert!(
+            g.note_rejection("talos.edit_file outside surface")
+                .is_some()
+        );
+    }
+}
