@@ -222,6 +222,7 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// Proves the renamed sibling is computed on the text, `.`/`..` included.
     #[test]
     fn renamed_path_rows() {
         let rows = [
@@ -242,6 +243,7 @@ mod tests {
         }
     }
 
+    /// Proves which new names are one path segment.
     #[test]
     fn single_segment_rows() {
         let rows = [
@@ -261,6 +263,7 @@ mod tests {
         }
     }
 
+    /// Proves a path cannot forge a second preview line.
     #[test]
     fn preview_escapes_control_characters() {
         let op = WorkspaceOp::Mkdir {

@@ -354,6 +354,7 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// Proves a batch op becomes its single-op tool's args with the same paths.
     #[test]
     fn every_op_converts_to_the_args_of_its_own_tool() {
         let ops = [
@@ -388,6 +389,7 @@ mod tests {
         }
     }
 
+    /// Proves `path()` is the first of `paths()`, and an empty batch has none.
     #[test]
     fn the_primary_path_is_the_first_path() {
         let args = ToolArgs::ApplyWorkspaceBatch {

@@ -113,6 +113,7 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// Proves the namespace suffix needs a separator that is neither first nor last.
     #[test]
     fn suffix_rows() {
         let rows = [

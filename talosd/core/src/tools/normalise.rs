@@ -196,6 +196,7 @@ mod tests {
             .collect()
     }
 
+    /// Proves aliases, missing and unknown parameters, defaults and bad integers.
     #[test]
     fn normalisation_rows() {
         assert_eq!(
@@ -248,6 +249,7 @@ mod tests {
         );
     }
 
+    /// Proves the canonical key wins when an alias is also given.
     #[test]
     fn the_canonical_spelling_wins_over_an_alias() {
         assert_eq!(
