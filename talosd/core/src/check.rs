@@ -132,8 +132,13 @@ fn canonicalise_path(args: &mut ToolArgs) {
         ToolArgs::ReadFile { path, .. }
         | ToolArgs::ListDir { path, .. }
         | ToolArgs::WriteFile { path, .. }
-        | ToolArgs::EditFile { path, .. } => path,
-        ToolArgs::Grep { .. } => return,
+        | ToolArgs::EditFile { path, .. }
+        | ToolArgs::MkDir { path }
+        | ToolArgs::RenamePath { path, .. }
+        | ToolArgs::DeletePath { path, .. }
+        | ToolArgs::MovePath { from: path, .. }
+        | ToolArgs::CopyPath { from: path, .. } => path,
+        ToolArgs::Grep { .. } | ToolArgs::ApplyWorkspaceBatch { .. } => return,
     };
     let mut normal = path.trim().to_string();
     while let Some(rest) = normal.strip_prefix("./") {

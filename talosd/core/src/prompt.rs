@@ -87,6 +87,7 @@ fn describe(tool: ToolId) -> String {
             ParamKind::String => "string",
             ParamKind::Integer => "integer",
             ParamKind::Boolean => "boolean",
+            ParamKind::Array => "array",
         };
         let required = if p.required { "required" } else { "optional" };
         out.push_str(&format!(

@@ -1,0 +1,197 @@
+//! What each tool says about itself to the model: its one-line description and its
+//! parameters, each with its kind, whether it is required, and the aliases the reference
+//! accepts for it.
+
+use super::{ParamKind, ParamSpec, ToolId};
+
+const FILE_PATH_ALIASES: &[&str] = &["file_path", "filepath", "file", "filename"];
+const FROM_ALIASES: &[&str] = &["source", "source_path", "src", "path"];
+const TO_ALIASES: &[&str] = &["destination", "destination_path", "dest", "target"];
+
+const fn param(
+    name: &'static str,
+    kind: ParamKind,
+    required: bool,
+    description: &'static str,
+    aliases: &'static [&'static str],
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind,
+        required,
+        description,
+        aliases,
+    }
+}
+
+const fn text(
+    name: &'static str,
+    description: &'static str,
+    aliases: &'static [&'static str],
+) -> ParamSpec {
+    param(name, ParamKind::String, true, description, aliases)
+}
+
+const fn integer(name: &'static str, description: &'static str) -> ParamSpec {
+    param(name, ParamKind::Integer, false, description, &[])
+}
+
+const fn flag(name: &'static str, description: &'static str) -> ParamSpec {
+    param(name, ParamKind::Boolean, false, description, &[])
+}
+
+const FROM: ParamSpec = text("from", "Workspace-relative source path.", FROM_ALIASES);
+const TO: ParamSpec = text("to", "Workspace-relative destination path.", TO_ALIASES);
+const OVERWRITE: ParamSpec = flag(
+    "overwrite",
+    "Set true to replace an existing destination (default false).",
+);
+
+impl ToolId {
+    pub fn description(self) -> &'static str {
+        match self {
+            ToolId::ReadFile => "Read a text file in the workspace. Lines are shown as `N | text`.",
+            ToolId::ListDir => {
+                "List the entries of a workspace directory; directories end with `/`."
+            }
+            ToolId::Grep => "Search workspace text files for a pattern (case-insensitive).",
+            ToolId::WriteFile => {
+                "Create or overwrite a workspace file with the full content given."
+            }
+            ToolId::EditFile => {
+                "Replace exactly one occurrence of old_string with new_string in a workspace file."
+            }
+            ToolId::MkDir => "Create a workspace directory, including missing parent directories.",
+            ToolId::MovePath => "Move a workspace file or directory to another workspace path.",
+            ToolId::CopyPath => {
+                "Copy a workspace file or directory to another workspace path. Directories require recursive=true."
+            }
+            ToolId::RenamePath => {
+                "Rename a workspace file or directory within its current parent directory."
+            }
+            ToolId::DeletePath => {
+                "Delete a workspace file or directory. Directories require recursive=true."
+            }
+            ToolId::ApplyWorkspaceBatch => {
+                "Apply several workspace operations (mkdir, move, copy, rename, delete) in order, after one approval."
+            }
+        }
+    }
+
+    pub fn params(self) -> Vec<ParamSpec> {
+        match self {
+            ToolId::ReadFile => vec![
+                text(
+                    "path",
+                    "Workspace-relative path of the file to read.",
+                    FILE_PATH_ALIASES,
+                ),
+                integer("max_lines", "Lines to return (default 500)."),
+                integer("offset", "1-based first line (default 1)."),
+            ],
+            ToolId::ListDir => vec![
+                text(
+                    "path",
+                    "Workspace-relative directory; `.` is the root.",
+                    &["dir", "directory", "dir_path", "folder"],
+                ),
+                integer("max_depth", "Depth 1..5 (default 1)."),
+                integer("max_entries", "Entries 1..2000 (default 200)."),
+            ],
+            ToolId::Grep => vec![
+                text(
+                    "pattern",
+                    "Text to find (a regex only when regex is true).",
+                    &["query", "search", "text", "search_pattern", "search_text"],
+                ),
+                param(
+                    "include",
+                    ParamKind::String,
+                    false,
+                    "One glob such as *.py.",
+                    &[],
+                ),
+                integer("max_results", "Default 50."),
+                flag("regex", "Treat pattern as a simple regex."),
+            ],
+            ToolId::WriteFile => vec![
+                text(
+                    "path",
+                    "Workspace-relative path of the file to write.",
+                    FILE_PATH_ALIASES,
+                ),
+                text(
+                    "content",
+                    "The complete new file content.",
+                    &["text", "body", "data", "file_content"],
+                ),
+            ],
+            ToolId::EditFile => vec![
+                text(
+                    "path",
+                    "Workspace-relative path of the file to edit.",
+                    FILE_PATH_ALIASES,
+                ),
+                text(
+                    "old_string",
+                    "Exact text to replace; must occur exactly once.",
+                    &["oldString", "old_text", "search", "find", "original"],
+                ),
+                text(
+                    "new_string",
+                    "Replacement text (may be empty).",
+                    &["newString", "new_text", "replace", "replacement"],
+                ),
+            ],
+            ToolId::MkDir => vec![text(
+                "path",
+                "Workspace-relative directory to create.",
+                &["dir", "directory"],
+            )],
+            ToolId::MovePath => vec![FROM, TO, OVERWRITE],
+            ToolId::CopyPath => vec![
+                FROM,
+                TO,
+                flag(
+                    "recursive",
+                    "Set true to copy a directory with its contents (default false).",
+                ),
+                OVERWRITE,
+            ],
+            ToolId::RenamePath => vec![
+                text(
+                    "path",
+                    "Workspace-relative file or directory to rename.",
+                    &["from", "source", "source_path"],
+                ),
+                text(
+                    "new_name",
+                    "New file or directory name only; no path separators.",
+                    &["newName", "name", "to_name"],
+                ),
+                flag(
+                    "overwrite",
+                    "Set true to replace an existing sibling (default false).",
+                ),
+            ],
+            ToolId::DeletePath => vec![
+                text(
+                    "path",
+                    "Workspace-relative file or directory to delete.",
+                    &["target", "file", "filename"],
+                ),
+                flag(
+                    "recursive",
+                    "Set true to delete a directory with its contents (default false).",
+                ),
+            ],
+            ToolId::ApplyWorkspaceBatch => vec![param(
+                "operations",
+                ParamKind::Array,
+                true,
+                "1 to 100 operations, applied in order. Each is an object with `op` (mkdir, move, copy, rename or delete) and its fields: mkdir {path}; move {from, to, overwrite}; copy {from, to, recursive, overwrite}; rename {path, new_name, overwrite}; delete {path, recursive}.",
+                &["operations_json"],
+            )],
+        }
+    }
+}
