@@ -57,6 +57,7 @@ struct Manifest<'a> {
 #[serde(rename_all = "camelCase")]
 struct ManifestFile<'a> {
     relative_path: &'a str,
+    entry_type: &'static str,
     existed_before: bool,
     blob_sha256: Option<String>,
     size_bytes: usize,
@@ -80,8 +81,52 @@ impl CheckpointStore {
         before: Option<&[u8]>,
         ctx: &CaptureContext<'_>,
     ) -> Result<Captured, CheckpointError> {
+        let entry = match before {
+            Some(bytes) => Entry::File {
+                relative: relative.to_string(),
+                bytes: bytes.to_vec(),
+            },
+            None => Entry::Absent {
+                relative: relative.to_string(),
+            },
+        };
+        self.capture_entries(workspace, &[entry], ctx)
+    }
+
+    /// Captures every path a workspace operation touches: files with their bytes, directories
+    /// with every regular file beneath them, absent paths as absent (so a restore removes them).
+    pub fn capture_paths(
+        &self,
+        workspace: &Path,
+        paths: &[(String, PathBuf)],
+        ctx: &CaptureContext<'_>,
+    ) -> Result<Captured, CheckpointError> {
+        let mut entries = Vec::new();
+        let mut total: u64 = 0;
+        for (relative, absolute) in paths {
+            collect(relative, absolute, &mut entries, &mut total).map_err(|message| {
+                CheckpointError {
+                    path: relative.clone(),
+                    message,
+                }
+            })?;
+        }
+        self.capture_entries(workspace, &entries, ctx)
+    }
+
+    fn capture_entries(
+        &self,
+        workspace: &Path,
+        entries: &[Entry],
+        ctx: &CaptureContext<'_>,
+    ) -> Result<Captured, CheckpointError> {
+        let first = entries
+            .first()
+            .map(Entry::relative)
+            .unwrap_or_default()
+            .to_string();
         let fail = |message: String| CheckpointError {
-            path: relative.to_string(),
+            path: first.clone(),
             message,
         };
         let dir = self.workspace_dir(workspace);
@@ -91,18 +136,29 @@ impl CheckpointStore {
             std::fs::create_dir_all(d)
                 .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
         }
-        let blob_sha256 = match before {
-            Some(bytes) => {
-                let hex = talos_core::digest::sha256_hex(bytes);
-                let object = objects.join(&hex);
-                if !object.exists() {
-                    write_synced(&object, bytes)
-                        .map_err(|e| fail(format!("cannot store object: {e}")))?;
+        let mut files = Vec::new();
+        for entry in entries {
+            let (existed_before, blob_sha256, size_bytes, entry_type) = match entry {
+                Entry::File { bytes, .. } => {
+                    let hex = talos_core::digest::sha256_hex(bytes);
+                    let object = objects.join(&hex);
+                    if !object.exists() {
+                        write_synced(&object, bytes)
+                            .map_err(|e| fail(format!("cannot store object: {e}")))?;
+                    }
+                    (true, Some(hex), bytes.len(), "FILE")
                 }
-                Some(hex)
-            }
-            None => None,
-        };
+                Entry::Directory { .. } => (true, None, 0, "DIRECTORY"),
+                Entry::Absent { .. } => (false, None, 0, "PATH"),
+            };
+            files.push(ManifestFile {
+                relative_path: entry.relative(),
+                entry_type,
+                existed_before,
+                blob_sha256,
+                size_bytes,
+            });
+        }
         let checkpoint_id = crate::ids::new_id("chk");
         let manifest = Manifest {
             schema_version: 1,
@@ -113,23 +169,98 @@ impl CheckpointStore {
             turn_id: ctx.turn_id,
             call_id: ctx.call_id,
             tool: ctx.tool,
-            files: vec![ManifestFile {
-                relative_path: relative,
-                existed_before: before.is_some(),
-                blob_sha256: blob_sha256.clone(),
-                size_bytes: before.map_or(0, <[u8]>::len),
-            }],
+            files,
         };
         let json = serde_json::to_vec_pretty(&manifest).map_err(|e| fail(e.to_string()))?;
         let path = manifests.join(format!("{checkpoint_id}.json"));
         write_synced(&path, &json).map_err(|e| fail(format!("cannot write manifest: {e}")))?;
+        let (existed_before, blob_sha256) = match entries.first() {
+            Some(Entry::File { bytes, .. }) => (true, Some(talos_core::digest::sha256_hex(bytes))),
+            Some(Entry::Directory { .. }) => (true, None),
+            Some(Entry::Absent { .. }) | None => (false, None),
+        };
         Ok(Captured {
             checkpoint_id,
-            existed_before: before.is_some(),
+            existed_before,
             blob_sha256,
             manifest: path,
         })
     }
+}
+
+/// One captured path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File { relative: String, bytes: Vec<u8> },
+    Directory { relative: String },
+    Absent { relative: String },
+}
+
+impl Entry {
+    fn relative(&self) -> &str {
+        match self {
+            Entry::File { relative, .. }
+            | Entry::Directory { relative }
+            | Entry::Absent { relative } => relative,
+        }
+    }
+}
+
+/// Largest total a workspace-operation checkpoint copies.
+const MAX_CAPTURE_BYTES: u64 = 50 << 20;
+
+fn collect(
+    relative: &str,
+    absolute: &Path,
+    out: &mut Vec<Entry>,
+    total: &mut u64,
+) -> Result<(), String> {
+    let meta = match std::fs::symlink_metadata(absolute) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            out.push(Entry::Absent {
+                relative: relative.to_string(),
+            });
+            return Ok(());
+        }
+        Err(e) => return Err(format!("cannot inspect: {e}")),
+    };
+    if meta.file_type().is_symlink() {
+        return Err("refusing to capture a symlink".into());
+    }
+    if meta.is_file() {
+        *total += meta.len();
+        if *total > MAX_CAPTURE_BYTES {
+            return Err(format!(
+                "more than {} MiB to capture",
+                MAX_CAPTURE_BYTES >> 20
+            ));
+        }
+        let bytes = std::fs::read(absolute).map_err(|e| format!("cannot read: {e}"))?;
+        out.push(Entry::File {
+            relative: relative.to_string(),
+            bytes,
+        });
+        return Ok(());
+    }
+    out.push(Entry::Directory {
+        relative: relative.to_string(),
+    });
+    let mut children: Vec<_> = std::fs::read_dir(absolute)
+        .map_err(|e| format!("cannot list: {e}"))?
+        .filter_map(Result::ok)
+        .collect();
+    children.sort_by_key(|c| c.file_name());
+    for child in children {
+        let name = child.file_name().to_string_lossy().into_owned();
+        collect(
+            &format!("{}/{name}", relative.trim_end_matches('/')),
+            &child.path(),
+            out,
+            total,
+        )?;
+    }
+    Ok(())
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

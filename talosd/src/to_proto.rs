@@ -88,10 +88,14 @@ pub fn tool_schema(tool: ToolId) -> Value {
             ParamKind::String => "string",
             ParamKind::Integer => "integer",
             ParamKind::Boolean => "boolean",
+            ParamKind::Array => "array",
         };
         properties.insert(
             p.name.into(),
-            json!({"type": kind, "description": p.description}),
+            match p.kind {
+                ParamKind::Array => json!({"type": kind, "description": p.description, "items": {"type": "object"}, "minItems": 1}),
+                ParamKind::String | ParamKind::Integer | ParamKind::Boolean => json!({"type": kind, "description": p.description}),
+            },
         );
         if p.required {
             required.push(p.name);

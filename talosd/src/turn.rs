@@ -9,6 +9,7 @@ mod mutate;
 mod pins;
 mod read_tools;
 mod viewer;
+mod workspace_ops;
 
 use std::sync::Arc;
 

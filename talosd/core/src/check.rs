@@ -148,41 +148,92 @@ fn canonicalise_path(args: &mut ToolArgs) {
 }
 
 fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String> {
-    let Some(path) = args.path() else {
-        return Ok(());
-    };
-    if let Some(problem) = lexical_path_problem(path) {
-        return Err(format!(
-            "Path not allowed before approval for `path`: {} ({problem}). No approval was requested and no file was changed.",
-            printable(path)
-        ));
+    let paths = args.paths();
+    for path in &paths {
+        if let Some(problem) = lexical_path_problem(path) {
+            return Err(format!(
+                "Path not allowed before approval for `path`: {} ({problem}). No approval was requested and no file was changed.",
+                printable(path)
+            ));
+        }
     }
     if !tool.mutates() {
         return Ok(());
     }
     let contract = plan.contract();
-    let key = path.replace('\\', "/");
-    if contract
-        .forbidden_targets
-        .iter()
-        .any(|f| same_target(f, &key))
-    {
-        return Err(format!(
-            "Target forbidden before approval: `{key}` was explicitly excluded by the user's current request. No approval was requested and no file was changed."
-        ));
+    for path in &paths {
+        let key = path.replace('\\', "/");
+        if contract
+            .forbidden_targets
+            .iter()
+            .any(|f| same_target(f, &key))
+        {
+            return Err(format!(
+                "Target forbidden before approval: `{key}` was explicitly excluded by the user's current request. No approval was requested and no file was changed."
+            ));
+        }
     }
-    if !contract.expected_targets.is_empty()
-        && !contract
+    if contract.expected_targets.is_empty() {
+        return Ok(());
+    }
+    for path in acted_on(args) {
+        let key = path.replace('\\', "/");
+        let expected = contract
             .expected_targets
             .iter()
             .any(|e| same_target(e, &key))
-    {
-        return Err(format!(
-            "Target outside expected targets before approval: `{key}` is outside the current expected target set: {}. Similar filenames are not substitutes for required target paths. No approval was requested and no file was changed.",
-            contract.expected_targets.join(", ")
-        ));
+            || (tool.is_workspace_operation()
+                && contract
+                    .expected_targets
+                    .iter()
+                    .any(|e| related_path(e, &key)));
+        if !expected {
+            return Err(format!(
+                "Target outside expected targets before approval: `{key}` is outside the current expected target set: {}. Similar filenames are not substitutes for required target paths. No approval was requested and no file was changed.",
+                contract.expected_targets.join(", ")
+            ));
+        }
     }
     Ok(())
+}
+
+/// The existing paths a call changes, which must be expected targets when the request named
+/// any: the file a write or edit replaces, the source of a move, copy or rename, the path a
+/// delete removes. New folders and destinations are checked against forbidden targets only.
+fn acted_on(args: &ToolArgs) -> Vec<&str> {
+    match args {
+        ToolArgs::WriteFile { path, .. }
+        | ToolArgs::EditFile { path, .. }
+        | ToolArgs::RenamePath { path, .. }
+        | ToolArgs::DeletePath { path, .. } => vec![path],
+        ToolArgs::MovePath { from, .. } | ToolArgs::CopyPath { from, .. } => vec![from],
+        ToolArgs::ApplyWorkspaceBatch { operations } => {
+            operations.iter().filter_map(op_source).collect()
+        }
+        ToolArgs::MkDir { .. }
+        | ToolArgs::ReadFile { .. }
+        | ToolArgs::ListDir { .. }
+        | ToolArgs::Grep { .. } => Vec::new(),
+    }
+}
+
+fn op_source(op: &crate::ops::WorkspaceOp) -> Option<&str> {
+    match op {
+        crate::ops::WorkspaceOp::Mkdir { .. } => None,
+        crate::ops::WorkspaceOp::Move { from, .. } | crate::ops::WorkspaceOp::Copy { from, .. } => {
+            Some(from)
+        }
+        crate::ops::WorkspaceOp::Rename { path, .. }
+        | crate::ops::WorkspaceOp::Delete { path, .. } => Some(path),
+    }
+}
+
+/// For workspace operations: `path` is a folder holding an expected target, or lies inside an
+/// expected folder.
+fn related_path(expected: &str, path: &str) -> bool {
+    let expected = expected.trim_end_matches('/');
+    let path = path.trim_end_matches('/');
+    expected.starts_with(&format!("{path}/")) || path.starts_with(&format!("{expected}/"))
 }
 
 /// An expected target written as a bare file name also matches that name in a subfolder only

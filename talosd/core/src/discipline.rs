@@ -114,7 +114,14 @@ impl LoopGuard {
                             self.read.insert(path.to_string());
                             self.needs_reread.remove(path);
                         }
-                        ToolId::ListDir | ToolId::Grep => {}
+                        ToolId::ListDir
+                        | ToolId::Grep
+                        | ToolId::MkDir
+                        | ToolId::MovePath
+                        | ToolId::CopyPath
+                        | ToolId::RenamePath
+                        | ToolId::DeletePath
+                        | ToolId::ApplyWorkspaceBatch => {}
                     }
                 }
             }

@@ -48,14 +48,50 @@ pub struct Grants {
     pub remember_writes: bool,
 }
 
-pub fn decide(tool: ToolId, path: &PathFacts, grants: Grants) -> PermissionDecision {
+/// The strictest decision over every path a call touches (deny over ask over allow); a call
+/// without a path is decided once, on no path.
+pub fn decide_all(
+    tool: ToolId,
+    risk: Risk,
+    paths: &[PathFacts],
+    grants: Grants,
+) -> PermissionDecision {
+    let none = PathFacts {
+        relative: None,
+        escapes: false,
+        problem: None,
+        protected: None,
+    };
+    let decisions: Vec<PermissionDecision> = if paths.is_empty() {
+        vec![decide(tool, risk, &none, grants)]
+    } else {
+        paths
+            .iter()
+            .map(|p| decide(tool, risk, p, grants))
+            .collect()
+    };
+    let rank = |a: Action| match a {
+        Action::Deny => 2,
+        Action::Ask => 1,
+        Action::Allow => 0,
+    };
+    let remember_eligible = decisions.iter().all(|d| d.remember_eligible);
+    let mut strictest = decisions
+        .into_iter()
+        .max_by_key(|d| rank(d.action))
+        .unwrap_or_else(|| decide(tool, risk, &none, grants));
+    strictest.remember_eligible = remember_eligible && strictest.remember_eligible;
+    strictest
+}
+
+/// One path's decision. `risk` is the call's effective risk (a batch that deletes is destructive).
+pub fn decide(tool: ToolId, risk: Risk, path: &PathFacts, grants: Grants) -> PermissionDecision {
     let decision = |action, reason_code, message: String, remember_eligible| PermissionDecision {
         action,
         reason_code,
         message,
         remember_eligible,
     };
-    let risk = tool.risk();
     if path.escapes {
         return decision(
             Action::Deny,
@@ -93,8 +129,10 @@ pub fn decide(tool: ToolId, path: &PathFacts, grants: Grants) -> PermissionDecis
     if risk == Risk::ReadOnly {
         return decision(Action::Allow, "DEFAULT_READ_ALLOW", String::new(), false);
     }
-    let remember_eligible =
-        risk == Risk::Write && path.relative.is_some() && !is_sensitive(&relative);
+    let remember_eligible = risk == Risk::Write
+        && matches!(tool, ToolId::WriteFile | ToolId::EditFile)
+        && path.relative.is_some()
+        && !is_sensitive(&relative);
     if grants.remember_writes && remember_eligible {
         return decision(Action::Allow, "SESSION_REMEMBER_ALLOW", String::new(), true);
     }
@@ -135,7 +173,7 @@ mod tests {
     }
 
     fn check(tool: ToolId, path: PathFacts, grants: Grants, action: Action, code: &str) {
-        let d = decide(tool, &path, grants);
+        let d = decide(tool, tool.risk(), &path, grants);
         assert_eq!(
             (d.action, d.reason_code),
             (action, code),
@@ -224,15 +262,69 @@ mod tests {
     #[test]
     fn remember_is_offered_only_for_plain_workspace_writes() {
         assert!(
-            decide(ToolId::EditFile, &facts("a.py", false), Grants::default()).remember_eligible
+            decide(
+                ToolId::EditFile,
+                Risk::Write,
+                &facts("a.py", false),
+                Grants::default()
+            )
+            .remember_eligible
         );
         assert!(
             !decide(
                 ToolId::EditFile,
+                Risk::Write,
                 &facts(".github/x.yml", false),
                 Grants::default()
             )
             .remember_eligible
         );
+        let remember = Grants {
+            remember_writes: true,
+        };
+        let moved = decide(
+            ToolId::MovePath,
+            Risk::Write,
+            &facts("a.py", false),
+            remember,
+        );
+        assert_eq!(
+            (moved.action, moved.remember_eligible),
+            (Action::Ask, false),
+            "typed workspace operations always ask again"
+        );
+        let batch = decide(
+            ToolId::ApplyWorkspaceBatch,
+            Risk::Destructive,
+            &facts("a.py", false),
+            remember,
+        );
+        assert_eq!(
+            (batch.action, batch.reason_code),
+            (Action::Ask, "DEFAULT_DESTRUCTIVE_ASK")
+        );
+    }
+
+    #[test]
+    fn the_strictest_path_decides_a_multi_path_call() {
+        let inside = facts("a.txt", false);
+        let outside = facts("../b.txt", true);
+        let secret = facts(".env", false);
+        let d = decide_all(
+            ToolId::MovePath,
+            Risk::Write,
+            &[inside.clone(), outside],
+            Grants::default(),
+        );
+        assert_eq!(d.reason_code, "WORKSPACE_ESCAPE");
+        let d = decide_all(
+            ToolId::CopyPath,
+            Risk::Write,
+            &[secret, inside.clone()],
+            Grants::default(),
+        );
+        assert_eq!(d.reason_code, "PROTECTED_PATH_DENY");
+        let d = decide_all(ToolId::ReadFile, Risk::ReadOnly, &[], Grants::default());
+        assert_eq!(d.action, Action::Allow);
     }
 }

@@ -70,15 +70,125 @@ pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
         }
         return surface(&READ_TOOLS, "read-only metadata surface");
     }
-    let mut tools = READ_TOOLS.to_vec();
-    tools.extend([ToolId::WriteFile, ToolId::EditFile]);
-    let reason = match contract.task_type {
-        TaskType::FileEdit if !contract.expected_targets.is_empty() => {
-            "file edit target apply surface"
+    let ops = workspace_operations(&contract.original_request);
+    match ops.as_slice() {
+        [] => {}
+        [single] => {
+            return Surface {
+                tools: vec![*single],
+                reason: op_reason(*single),
+            };
         }
-        _ => "mutation apply surface",
+        _ => {
+            let mut tools = vec![ToolId::ApplyWorkspaceBatch];
+            tools.extend(ops.iter().copied());
+            return Surface {
+                tools,
+                reason: "compound workspace operation surface",
+            };
+        }
+    }
+    let all_named_files = !contract.expected_targets.is_empty()
+        && contract.expected_targets.iter().all(|t| has_extension(t));
+    let mut tools = READ_TOOLS.to_vec();
+    if contract.task_type == TaskType::FileEdit && all_named_files {
+        tools.extend([ToolId::WriteFile, ToolId::EditFile]);
+        return Surface {
+            tools,
+            reason: "file edit target apply surface",
+        };
+    }
+    tools.extend(
+        ToolId::ALL
+            .into_iter()
+            .filter(|t| t.mutates() && t.risk() == crate::tools::Risk::Write),
+    );
+    Surface {
+        tools,
+        reason: "mutation apply surface",
+    }
+}
+
+fn op_reason(tool: ToolId) -> &'static str {
+    match tool {
+        ToolId::MkDir => "workspace mkdir operation surface",
+        ToolId::MovePath => "workspace move operation surface",
+        ToolId::CopyPath => "workspace copy operation surface",
+        ToolId::RenamePath => "workspace rename operation surface",
+        ToolId::DeletePath => "workspace delete operation surface",
+        ToolId::ApplyWorkspaceBatch => "compound workspace operation surface",
+        ToolId::ReadFile
+        | ToolId::ListDir
+        | ToolId::Grep
+        | ToolId::WriteFile
+        | ToolId::EditFile => "mutation apply surface",
+    }
+}
+
+fn has_extension(target: &str) -> bool {
+    let name = target.rsplit('/').next().unwrap_or(target);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=8).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// The typed workspace operations a request asks for, in catalogue order. A request that names
+/// `apply_workspace_batch` or `operations_json` asks for a batch.
+pub fn workspace_operations(request: &str) -> Vec<ToolId> {
+    let lower = request.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |w: &str| words.contains(&w);
+    let near = |verbs: &[&str], nouns: &[&str]| {
+        words.iter().enumerate().any(|(i, w)| {
+            verbs.contains(w) && words[i + 1..].iter().take(4).any(|n| nouns.contains(n))
+        })
     };
-    Surface { tools, reason }
+    let mut ops = Vec::new();
+    if has("mkdir")
+        || near(
+            &["create", "make", "add"],
+            &["directory", "directories", "folder", "folders", "dir"],
+        )
+    {
+        ops.push(ToolId::MkDir);
+    }
+    if has("move") || has("mv") {
+        ops.push(ToolId::MovePath);
+    }
+    if (has("copy") || has("cp")) && !lower.contains("copy of the") {
+        ops.push(ToolId::CopyPath);
+    }
+    if has("rename") {
+        ops.push(ToolId::RenamePath);
+    }
+    let delete_verb = has("delete") || has("rm") || has("remove");
+    let names_a_thing = words.iter().any(|w| {
+        matches!(
+            *w,
+            "file" | "files" | "folder" | "folders" | "directory" | "directories"
+        )
+    }) || !crate::targets::file_targets(request).is_empty();
+    if delete_verb
+        && names_a_thing
+        && !words.contains(&"from")
+        && !words.contains(&"line")
+        && !words.contains(&"lines")
+    {
+        ops.push(ToolId::DeletePath);
+    }
+    if lower.contains("apply_workspace_batch") || lower.contains("operations_json") {
+        ops.retain(|t| *t != ToolId::ApplyWorkspaceBatch);
+        ops.insert(0, ToolId::ApplyWorkspaceBatch);
+        if ops.len() == 1 {
+            return ops;
+        }
+    }
+    ops
 }
 
 #[cfg(test)]
@@ -141,13 +251,64 @@ mod tests {
             "please add a test for parsing",
             Posture::Agent,
             &[
+                "talos.apply_workspace_batch",
+                "talos.copy_path",
+                "talos.edit_file",
+                "talos.grep",
+                "talos.list_dir",
+                "talos.mkdir",
+                "talos.move_path",
+                "talos.read_file",
+                "talos.rename_path",
+                "talos.write_file",
+            ],
+            "mutation apply surface",
+        );
+        check(
+            "Delete the file old.txt",
+            Posture::Agent,
+            &["talos.delete_path"],
+            "workspace delete operation surface",
+        );
+        check(
+            "Rename notes.txt to todo.txt",
+            Posture::Agent,
+            &["talos.rename_path"],
+            "workspace rename operation surface",
+        );
+        check(
+            "Create a folder called docs",
+            Posture::Agent,
+            &["talos.mkdir"],
+            "workspace mkdir operation surface",
+        );
+        check(
+            "Create a folder docs and move notes.md into it",
+            Posture::Agent,
+            &[
+                "talos.apply_workspace_batch",
+                "talos.mkdir",
+                "talos.move_path",
+            ],
+            "compound workspace operation surface",
+        );
+        check(
+            "Delete the file old.txt",
+            Posture::AskReadOnly,
+            &["talos.grep", "talos.list_dir", "talos.read_file"],
+            "read-only metadata surface",
+        );
+        check(
+            "In app.py remove the line that prints debug",
+            Posture::Agent,
+            &[
                 "talos.edit_file",
                 "talos.grep",
                 "talos.list_dir",
                 "talos.read_file",
                 "talos.write_file",
             ],
-            "mutation apply surface",
+            "file edit target apply surface",
         );
     }
 

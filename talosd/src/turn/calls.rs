@@ -16,7 +16,7 @@ use talos_protocol::event::TurnEvent;
 use talos_protocol::trace::*;
 
 use super::context::TurnCtx;
-use super::{mutate, read_tools};
+use super::{mutate, read_tools, workspace_ops};
 use crate::boundary::Resolved;
 use crate::to_proto;
 
@@ -157,19 +157,26 @@ pub async fn dispatch(
             return report(format!("[error] {message}"), Some(message));
         }
     }
-    let resolved = args
-        .path()
-        .map(|p| crate::boundary::resolve(&ctx.session.workspace, p));
-    let facts = resolved.as_ref().map_or(
-        PathFacts {
+    let workspace = ctx.session.workspace.clone();
+    let all: Vec<Resolved> = args
+        .paths()
+        .iter()
+        .map(|p| crate::boundary::resolve(&workspace, p))
+        .collect();
+    let resolved = all.first().cloned();
+    let every: Vec<PathFacts> = all.iter().map(|r| r.facts.clone()).collect();
+    let facts = every
+        .iter()
+        .find(|f| f.escapes)
+        .or_else(|| every.first())
+        .cloned()
+        .unwrap_or(PathFacts {
             relative: None,
             escapes: false,
             problem: None,
             protected: None,
-        },
-        |r| r.facts.clone(),
-    );
-    let decision = ladder::decide(tool, &facts, ctx.session.grants());
+        });
+    let decision = ladder::decide_all(tool, args.effective_risk(), &every, ctx.session.grants());
     ctx.trace.permission_decisions.push(TracePermission {
         call_id: call_id.clone(),
         tool: tool.name().into(),
@@ -233,7 +240,11 @@ pub async fn dispatch(
         let Some(resolved) = resolved else {
             return report("[error] the call has no path".into(), None);
         };
-        let outcome = mutate::run(ctx, &call_id, tool, &args, &resolved, &decision).await;
+        let outcome = if tool.is_workspace_operation() {
+            workspace_ops::run(ctx, &call_id, tool, &args, &decision).await
+        } else {
+            mutate::run(ctx, &call_id, tool, &args, &resolved, &decision).await
+        };
         guard.after_call(tool, &args, outcome.end);
         let stage = match outcome.end {
             CallEnd::Succeeded => "executed",

@@ -101,8 +101,16 @@ pub async fn run(
                 Err(e) => return blocked(ctx, &shown, e.message(&shown)),
             }
         }
-        ToolArgs::ReadFile { .. } | ToolArgs::ListDir { .. } | ToolArgs::Grep { .. } => {
-            return blocked(ctx, &shown, "not a change".into());
+        ToolArgs::ReadFile { .. }
+        | ToolArgs::ListDir { .. }
+        | ToolArgs::Grep { .. }
+        | ToolArgs::MkDir { .. }
+        | ToolArgs::MovePath { .. }
+        | ToolArgs::CopyPath { .. }
+        | ToolArgs::RenamePath { .. }
+        | ToolArgs::DeletePath { .. }
+        | ToolArgs::ApplyWorkspaceBatch { .. } => {
+            return blocked(ctx, &shown, "not a file write".into());
         }
     };
     let preview = diff::preview(before_text.as_deref(), &after);

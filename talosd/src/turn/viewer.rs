@@ -20,7 +20,7 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
     };
     let call_id = ctx.next_call_id();
     let resolved = crate::boundary::resolve(&ctx.session.workspace, &raw);
-    let decision = ladder::decide(tool, &resolved.facts, ctx.session.grants());
+    let decision = ladder::decide(tool, tool.risk(), &resolved.facts, ctx.session.grants());
     ctx.trace.permission_decisions.push(TracePermission {
         call_id: call_id.clone(),
         tool: tool.name().into(),
