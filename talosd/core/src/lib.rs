@@ -24,6 +24,7 @@ pub mod posture;
 pub mod prompt;
 pub mod protected;
 pub mod sanitize;
+pub mod streamfilter;
 pub mod surface;
 pub mod targets;
 pub mod textcall;

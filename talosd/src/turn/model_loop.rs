@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use talos_core::discipline::LoopGuard;
 use talos_core::plan::{Phase, TurnPlan};
 use talos_core::prompt::{self, ToolCalling};
+use talos_core::streamfilter::StreamFilter;
 use talos_core::textcall;
 use talos_protocol::event::TurnEvent;
 use talos_protocol::trace::*;
@@ -264,6 +265,8 @@ async fn stream_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatRepl
         () = cancel.cancelled() => return Ok(None),
     };
     let name = "answer".to_string();
+    let mut filter = StreamFilter::new();
+    let mut shown = String::new();
     ctx.emit(TurnEvent::StreamStart {
         stream: name.clone(),
     })
@@ -278,11 +281,16 @@ async fn stream_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatRepl
         };
         match next {
             Ok(Some(text)) => {
-                ctx.emit(TurnEvent::StreamChunk {
-                    stream: name.clone(),
-                    text,
-                })
-                .await
+                // Tool-call protocol text is held back: the runtime reports calls itself.
+                let visible = filter.push(&text);
+                if !visible.is_empty() {
+                    shown.push_str(&visible);
+                    ctx.emit(TurnEvent::StreamChunk {
+                        stream: name.clone(),
+                        text: visible,
+                    })
+                    .await;
+                }
             }
             Ok(None) => break,
             Err(e) => {
@@ -291,11 +299,17 @@ async fn stream_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatRepl
             }
         }
     }
+    let rest = filter.finish();
+    if !rest.is_empty() {
+        shown.push_str(&rest);
+        ctx.emit(TurnEvent::StreamChunk {
+            stream: name.clone(),
+            text: rest,
+        })
+        .await;
+    }
     let reply = stream.finish().await?;
     ctx.emit(TurnEvent::StreamEnd { stream: name }).await;
-    ctx.emit(TurnEvent::Streamed {
-        text: reply.content.clone(),
-    })
-    .await;
+    ctx.emit(TurnEvent::Streamed { text: shown }).await;
     Ok(Some(reply))
 }
