@@ -6,6 +6,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+mod permissions;
+
+pub use permissions::PermissionsConfig;
+
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -13,6 +17,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub approval: ApprovalConfig,
     pub turn: TurnConfig,
+    pub permissions: PermissionsConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -239,5 +244,54 @@ mod tests {
                 .to_string()
                 .contains("must use http")
         );
+    }
+
+    #[test]
+    fn permission_rules_parse_and_bad_ones_name_their_line() {
+        let good = "permissions:\n  rules:\n    - effect: DENY\n      tools: talos.write_file\n      paths: [\"vendor/**\"]\n      reason: vendored\n    - effect: allow\n      tools: [create_file, talos.edit_file]\n      risks: write\n      phases: [apply]\n      paths: docs/**\n";
+        let c = Config::parse(good, "c").unwrap();
+        let rules = c.permissions.rules();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].reason, "vendored");
+        assert_eq!(rules[1].reason, "permission rule");
+        assert_eq!(
+            rules[1].tools,
+            vec![
+                talos_core::tools::ToolId::WriteFile,
+                talos_core::tools::ToolId::EditFile
+            ]
+        );
+        let rows: &[(&str, &str)] = &[
+            ("permissions:\n  rules:\n    - effect: maybe\n", "line 3"),
+            (
+                "permissions:\n  rules:\n    - effect: allow\n      tools: [rm_rf]\n",
+                "line 4",
+            ),
+            (
+                "permissions:\n  rules:\n    - effect: allow\n      risks: [spicy]\n",
+                "line 4",
+            ),
+            (
+                "permissions:\n  rules:\n    - effect: allow\n      phases: [respond]\n",
+                "line 4",
+            ),
+            (
+                "permissions:\n  rules:\n    - effect: allow\n      paths: \"\"\n",
+                "line 4",
+            ),
+            (
+                "permissions:\n  rules:\n    - effect: allow\n      pathz: [a]\n",
+                "line 4",
+            ),
+            (
+                "permissions:\n  rules:\n    - tools: [talos.write_file]\n",
+                "effect",
+            ),
+            ("permissions:\n  rules: allow everything\n", "line 2"),
+        ];
+        for (text, expected) in rows {
+            let error = Config::parse(text, "c").unwrap_err().to_string();
+            assert!(error.contains(expected), "{text:?}: {error}");
+        }
     }
 }

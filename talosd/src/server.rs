@@ -25,6 +25,8 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub struct Daemon {
     pub config: Config,
+    /// The configured permission rules, as the ladder matches them.
+    pub rules: Vec<talos_core::rules::Rule>,
     /// Why turns are refused, when the configuration did not load.
     pub config_error: Option<String>,
     pub home: Home,
@@ -53,7 +55,9 @@ impl Daemon {
             Err(error) => (Config::default(), Some(error)),
         };
         let engine = Engine::new(&config.model);
+        let rules = config.permissions.rules();
         Arc::new(Daemon {
+            rules,
             config,
             config_error,
             home: settings.home,

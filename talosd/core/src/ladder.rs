@@ -1,9 +1,12 @@
 //! The permission ladder, read top to bottom; the first matching step decides:
 //! a path that escapes the workspace is denied; a change to a protected path is denied without
-//! a prompt; a protected read asks; read-only tools are allowed; a write the session remembers
-//! is allowed; everything else asks.
+//! a prompt; then configured deny rules; protected reads ask; configured ask rules; configured
+//! allow rules; read-only tools are allowed; a write the session remembers is allowed;
+//! everything else asks. Deny therefore wins over ask over allow whatever the rule order.
 
+use crate::plan::Phase;
 use crate::protected::ProtectedKind;
+use crate::rules::{self, Effect, Rule, RuleQuery};
 use crate::tools::{Risk, ToolId};
 
 /// What the daemon observed about a call's target path, resolved against the workspace.
@@ -15,6 +18,17 @@ pub struct PathFacts {
     /// Why the path was refused, when it escapes or is malformed.
     pub problem: Option<String>,
     pub protected: Option<ProtectedKind>,
+}
+
+impl PathFacts {
+    pub fn none() -> PathFacts {
+        PathFacts {
+            relative: None,
+            escapes: false,
+            problem: None,
+            protected: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +44,14 @@ impl Action {
             Action::Allow => "allow",
             Action::Ask => "ask",
             Action::Deny => "deny",
+        }
+    }
+
+    fn rank(self) -> u8 {
+        match self {
+            Action::Deny => 2,
+            Action::Ask => 1,
+            Action::Allow => 0,
         }
     }
 }
@@ -48,50 +70,54 @@ pub struct Grants {
     pub remember_writes: bool,
 }
 
+/// Everything the ladder reads besides the path.
+#[derive(Debug, Clone, Copy)]
+pub struct LadderInput<'a> {
+    pub tool: ToolId,
+    /// The call's effective risk (a batch that deletes is destructive).
+    pub risk: Risk,
+    pub phase: Phase,
+    pub rules: &'a [Rule],
+    pub grants: Grants,
+}
+
+impl<'a> LadderInput<'a> {
+    /// A call with no configured rules, in APPLY.
+    pub fn plain(tool: ToolId, risk: Risk, grants: Grants) -> LadderInput<'static> {
+        LadderInput {
+            tool,
+            risk,
+            phase: Phase::Apply,
+            rules: &[],
+            grants,
+        }
+    }
+}
+
 /// The strictest decision over every path a call touches (deny over ask over allow); a call
 /// without a path is decided once, on no path.
-pub fn decide_all(
-    tool: ToolId,
-    risk: Risk,
-    paths: &[PathFacts],
-    grants: Grants,
-) -> PermissionDecision {
-    let none = PathFacts {
-        relative: None,
-        escapes: false,
-        problem: None,
-        protected: None,
-    };
-    let decisions: Vec<PermissionDecision> = if paths.is_empty() {
-        vec![decide(tool, risk, &none, grants)]
-    } else {
-        paths
-            .iter()
-            .map(|p| decide(tool, risk, p, grants))
-            .collect()
-    };
-    let rank = |a: Action| match a {
-        Action::Deny => 2,
-        Action::Ask => 1,
-        Action::Allow => 0,
-    };
+pub fn decide_all(input: &LadderInput<'_>, paths: &[PathFacts]) -> PermissionDecision {
+    let none = [PathFacts::none()];
+    let paths = if paths.is_empty() { &none[..] } else { paths };
+    let decisions: Vec<PermissionDecision> = paths.iter().map(|p| decide(input, p)).collect();
     let remember_eligible = decisions.iter().all(|d| d.remember_eligible);
     let mut strictest = decisions
         .into_iter()
-        .max_by_key(|d| rank(d.action))
-        .unwrap_or_else(|| decide(tool, risk, &none, grants));
+        .max_by_key(|d| d.action.rank())
+        .unwrap_or_else(|| decide(input, &PathFacts::none()));
     strictest.remember_eligible = remember_eligible && strictest.remember_eligible;
     strictest
 }
 
-/// One path's decision. `risk` is the call's effective risk (a batch that deletes is destructive).
-pub fn decide(tool: ToolId, risk: Risk, path: &PathFacts, grants: Grants) -> PermissionDecision {
+/// One path's decision.
+pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     let decision = |action, reason_code, message: String, remember_eligible| PermissionDecision {
         action,
         reason_code,
         message,
         remember_eligible,
     };
+    let (tool, risk) = (input.tool, input.risk);
     if path.escapes {
         return decision(
             Action::Deny,
@@ -102,29 +128,57 @@ pub fn decide(tool: ToolId, risk: Risk, path: &PathFacts, grants: Grants) -> Per
         );
     }
     let relative = path.relative.clone().unwrap_or_default();
-    if let Some(kind) = path.protected {
-        if risk.requires_approval() {
-            return decision(
-                Action::Deny,
-                "PROTECTED_PATH_DENY",
-                format!(
-                    "Permission policy denied mutation of protected path `{relative}` ({}). No approval was requested and no file was changed.",
-                    kind.as_str()
-                ),
-                false,
-            );
-        }
-        if tool == ToolId::ReadFile {
-            return decision(
-                Action::Ask,
-                "PROTECTED_PATH_ASK",
-                format!(
-                    "Permission policy requires approval before reading protected path `{relative}` ({}).",
-                    kind.as_str()
-                ),
-                false,
-            );
-        }
+    if let Some(kind) = path.protected
+        && risk.requires_approval()
+    {
+        return decision(
+            Action::Deny,
+            "PROTECTED_PATH_DENY",
+            format!(
+                "Permission policy denied mutation of protected path `{relative}` ({}). No approval was requested and no file was changed.",
+                kind.as_str()
+            ),
+            false,
+        );
+    }
+    let query = RuleQuery {
+        tool,
+        risk,
+        phase: input.phase,
+        path: path.relative.as_deref(),
+        within_workspace: true,
+    };
+    if let Some(rule) = rules::first(input.rules, Effect::Deny, &query) {
+        return decision(
+            Action::Deny,
+            "CONFIG_DENY",
+            format!("Permission policy denied the tool call: {}", rule.reason),
+            false,
+        );
+    }
+    if let Some(kind) = path.protected
+        && tool == ToolId::ReadFile
+    {
+        return decision(
+            Action::Ask,
+            "PROTECTED_PATH_ASK",
+            format!(
+                "Permission policy requires approval before reading protected path `{relative}` ({}).",
+                kind.as_str()
+            ),
+            false,
+        );
+    }
+    if let Some(rule) = rules::first(input.rules, Effect::Ask, &query) {
+        return decision(
+            Action::Ask,
+            "CONFIG_ASK",
+            format!("Permission policy requires approval: {}", rule.reason),
+            false,
+        );
+    }
+    if rules::first(input.rules, Effect::Allow, &query).is_some() {
+        return decision(Action::Allow, "CONFIG_ALLOW", String::new(), false);
     }
     if risk == Risk::ReadOnly {
         return decision(Action::Allow, "DEFAULT_READ_ALLOW", String::new(), false);
@@ -133,7 +187,7 @@ pub fn decide(tool: ToolId, risk: Risk, path: &PathFacts, grants: Grants) -> Per
         && matches!(tool, ToolId::WriteFile | ToolId::EditFile)
         && path.relative.is_some()
         && !is_sensitive(&relative);
-    if grants.remember_writes && remember_eligible {
+    if input.grants.remember_writes && remember_eligible {
         return decision(Action::Allow, "SESSION_REMEMBER_ALLOW", String::new(), true);
     }
     let code = if risk == Risk::Destructive {
@@ -173,7 +227,7 @@ mod tests {
     }
 
     fn check(tool: ToolId, path: PathFacts, grants: Grants, action: Action, code: &str) {
-        let d = decide(tool, tool.risk(), &path, grants);
+        let d = decide(&LadderInput::plain(tool, tool.risk(), grants), &path);
         assert_eq!(
             (d.action, d.reason_code),
             (action, code),
@@ -263,19 +317,15 @@ mod tests {
     fn remember_is_offered_only_for_plain_workspace_writes() {
         assert!(
             decide(
-                ToolId::EditFile,
-                Risk::Write,
-                &facts("a.py", false),
-                Grants::default()
+                &LadderInput::plain(ToolId::EditFile, Risk::Write, Grants::default()),
+                &facts("a.py", false)
             )
             .remember_eligible
         );
         assert!(
             !decide(
-                ToolId::EditFile,
-                Risk::Write,
-                &facts(".github/x.yml", false),
-                Grants::default()
+                &LadderInput::plain(ToolId::EditFile, Risk::Write, Grants::default()),
+                &facts(".github/x.yml", false)
             )
             .remember_eligible
         );
@@ -283,10 +333,8 @@ mod tests {
             remember_writes: true,
         };
         let moved = decide(
-            ToolId::MovePath,
-            Risk::Write,
+            &LadderInput::plain(ToolId::MovePath, Risk::Write, remember),
             &facts("a.py", false),
-            remember,
         );
         assert_eq!(
             (moved.action, moved.remember_eligible),
@@ -294,10 +342,8 @@ mod tests {
             "typed workspace operations always ask again"
         );
         let batch = decide(
-            ToolId::ApplyWorkspaceBatch,
-            Risk::Destructive,
+            &LadderInput::plain(ToolId::ApplyWorkspaceBatch, Risk::Destructive, remember),
             &facts("a.py", false),
-            remember,
         );
         assert_eq!(
             (batch.action, batch.reason_code),
@@ -311,20 +357,106 @@ mod tests {
         let outside = facts("../b.txt", true);
         let secret = facts(".env", false);
         let d = decide_all(
-            ToolId::MovePath,
-            Risk::Write,
+            &LadderInput::plain(ToolId::MovePath, Risk::Write, Grants::default()),
             &[inside.clone(), outside],
-            Grants::default(),
         );
         assert_eq!(d.reason_code, "WORKSPACE_ESCAPE");
         let d = decide_all(
-            ToolId::CopyPath,
-            Risk::Write,
+            &LadderInput::plain(ToolId::CopyPath, Risk::Write, Grants::default()),
             &[secret, inside.clone()],
-            Grants::default(),
         );
         assert_eq!(d.reason_code, "PROTECTED_PATH_DENY");
-        let d = decide_all(ToolId::ReadFile, Risk::ReadOnly, &[], Grants::default());
+        let d = decide_all(
+            &LadderInput::plain(ToolId::ReadFile, Risk::ReadOnly, Grants::default()),
+            &[],
+        );
         assert_eq!(d.action, Action::Allow);
+    }
+
+    #[test]
+    fn configured_rules_sit_on_their_rungs_and_deny_wins_over_ask_over_allow() {
+        use crate::rules::{Glob, Rule};
+        let rule = |effect, glob: &str| Rule {
+            effect,
+            tools: vec![],
+            risks: vec![],
+            phases: vec![],
+            paths: vec![Glob::new(glob).unwrap()],
+            within_workspace: None,
+            reason: format!("{effect:?} {glob}"),
+        };
+        // The file lists allow first, then ask, then deny: order in the file does not matter.
+        let rules = vec![
+            rule(Effect::Allow, "docs/**"),
+            rule(Effect::Ask, "docs/internal/**"),
+            rule(Effect::Deny, "docs/internal/keys/**"),
+            rule(Effect::Allow, ".env"),
+            rule(Effect::Deny, "vendor/**"),
+        ];
+        let input = |tool: ToolId| LadderInput {
+            tool,
+            risk: tool.risk(),
+            phase: Phase::Apply,
+            rules: &rules,
+            grants: Grants::default(),
+        };
+        let rows: &[(ToolId, &str, Action, &str)] = &[
+            (
+                ToolId::WriteFile,
+                "docs/a.md",
+                Action::Allow,
+                "CONFIG_ALLOW",
+            ),
+            (
+                ToolId::WriteFile,
+                "docs/internal/a.md",
+                Action::Ask,
+                "CONFIG_ASK",
+            ),
+            (
+                ToolId::WriteFile,
+                "docs/internal/keys/a.md",
+                Action::Deny,
+                "CONFIG_DENY",
+            ),
+            (
+                ToolId::ReadFile,
+                "vendor/lib.rs",
+                Action::Deny,
+                "CONFIG_DENY",
+            ),
+            (
+                ToolId::WriteFile,
+                ".env",
+                Action::Deny,
+                "PROTECTED_PATH_DENY",
+            ),
+            (ToolId::ReadFile, ".env", Action::Ask, "PROTECTED_PATH_ASK"),
+            (
+                ToolId::WriteFile,
+                "src/a.rs",
+                Action::Ask,
+                "DEFAULT_WRITE_ASK",
+            ),
+            (
+                ToolId::DeletePath,
+                "docs/a.md",
+                Action::Allow,
+                "CONFIG_ALLOW",
+            ),
+        ];
+        for (tool, path, action, code) in rows {
+            let d = decide(&input(*tool), &facts(path, false));
+            assert_eq!(
+                (d.action, d.reason_code),
+                (*action, *code),
+                "{tool:?} {path}"
+            );
+        }
+        let escape = decide(&input(ToolId::WriteFile), &facts("../docs/a.md", true));
+        assert_eq!(
+            escape.reason_code, "WORKSPACE_ESCAPE",
+            "no rule allows an escape"
+        );
     }
 }

@@ -23,6 +23,7 @@ pub mod plan;
 pub mod posture;
 pub mod prompt;
 pub mod protected;
+pub mod rules;
 pub mod sanitize;
 pub mod streamfilter;
 pub mod surface;

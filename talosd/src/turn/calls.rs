@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use talos_core::check::{self, CheckOutcome};
 use talos_core::discipline::{CallEnd, LoopGuard, Verdict};
-use talos_core::ladder::{self, Action, PathFacts};
+use talos_core::ladder::{self, Action, LadderInput, PathFacts};
 use talos_core::outcome::{MutationRecord, MutationResult};
 use talos_core::plan::{Phase, TurnPlan};
 use talos_core::surface::Surface;
@@ -176,7 +176,16 @@ pub async fn dispatch(
             problem: None,
             protected: None,
         });
-    let decision = ladder::decide_all(tool, args.effective_risk(), &every, ctx.session.grants());
+    let decision = ladder::decide_all(
+        &LadderInput {
+            tool,
+            risk: args.effective_risk(),
+            phase,
+            rules: &ctx.daemon.rules,
+            grants: ctx.session.grants(),
+        },
+        &every,
+    );
     ctx.trace.permission_decisions.push(TracePermission {
         call_id: call_id.clone(),
         tool: tool.name().into(),

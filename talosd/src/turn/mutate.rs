@@ -114,6 +114,15 @@ pub async fn run(
         }
     };
     let preview = diff::preview(before_text.as_deref(), &after);
+    let decision = &format_override(
+        ctx,
+        call_id,
+        tool,
+        &shown,
+        decision,
+        before_text.as_deref(),
+        &after,
+    );
 
     if decision.action == Action::Ask {
         let request_id = crate::ids::new_id("apr");
@@ -388,4 +397,42 @@ fn failed(ctx: &mut TurnCtx, shown: &str, message: String) -> MutationReply {
 fn first_sentence(message: &str) -> String {
     let cut = message.find(". ").map_or(message.len(), |i| i + 1);
     message[..cut].to_string()
+}
+
+/// An allow (a configured rule or a remembered approval) does not cover a change of the file's
+/// line endings, byte order mark or final newline: that is asked.
+fn format_override(
+    ctx: &mut TurnCtx,
+    call_id: &str,
+    tool: ToolId,
+    shown: &str,
+    decision: &PermissionDecision,
+    before: Option<&str>,
+    after: &str,
+) -> PermissionDecision {
+    let Some(change) = (decision.action == Action::Allow)
+        .then(|| talos_core::rules::format_change(before, after))
+        .flatten()
+    else {
+        return decision.clone();
+    };
+    let asked = PermissionDecision {
+        action: Action::Ask,
+        reason_code: "FORMAT_CHANGE_ASK",
+        message: format!(
+            "the change alters the file's format: {change}; an allow does not cover that"
+        ),
+        remember_eligible: false,
+    };
+    ctx.trace
+        .permission_decisions
+        .push(talos_protocol::trace::TracePermission {
+            call_id: call_id.into(),
+            tool: tool.name().into(),
+            action: asked.action.as_str().into(),
+            reason_code: asked.reason_code.into(),
+            relative_path: Some(shown.into()),
+            remember_eligible: false,
+        });
+    asked
 }

@@ -20,7 +20,16 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
     };
     let call_id = ctx.next_call_id();
     let resolved = crate::boundary::resolve(&ctx.session.workspace, &raw);
-    let decision = ladder::decide(tool, tool.risk(), &resolved.facts, ctx.session.grants());
+    let decision = ladder::decide(
+        &ladder::LadderInput {
+            tool,
+            risk: tool.risk(),
+            phase: talos_core::plan::Phase::Inspect,
+            rules: &ctx.daemon.rules,
+            grants: ctx.session.grants(),
+        },
+        &resolved.facts,
+    );
     ctx.trace.permission_decisions.push(TracePermission {
         call_id: call_id.clone(),
         tool: tool.name().into(),

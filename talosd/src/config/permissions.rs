@@ -1,0 +1,156 @@
+//! `permissions.rules` in `config.yaml`: each rule's fields parsed with the config, so that a
+//! bad effect, tool, risk, phase or glob is a parse error naming its line, never a rule that
+//! silently allows. Lists accept a single value too (`tools: talos.write_file`).
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IntoDeserializer, SeqAccess, Visitor};
+use talos_core::plan::Phase;
+use talos_core::rules::{Effect, Glob, Rule};
+use talos_core::tools::{self, Risk, ToolId};
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PermissionsConfig {
+    pub rules: Vec<RuleConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    pub effect: EffectName,
+    #[serde(default)]
+    pub tools: List<ToolName>,
+    #[serde(default)]
+    pub risks: List<RiskName>,
+    #[serde(default)]
+    pub phases: List<PhaseName>,
+    #[serde(default)]
+    pub paths: List<GlobPattern>,
+    #[serde(default)]
+    pub within_workspace: Option<bool>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl PermissionsConfig {
+    /// The rules as the core matches them.
+    pub fn rules(&self) -> Vec<Rule> {
+        self.rules
+            .iter()
+            .map(|r| Rule {
+                effect: r.effect.0,
+                tools: r.tools.0.iter().map(|t| t.0).collect(),
+                risks: r.risks.0.iter().map(|t| t.0).collect(),
+                phases: r.phases.0.iter().map(|t| t.0).collect(),
+                paths: r.paths.0.iter().map(|t| t.0.clone()).collect(),
+                within_workspace: r.within_workspace,
+                reason: r
+                    .reason
+                    .clone()
+                    .filter(|s| !s.trim().is_empty())
+                    .unwrap_or_else(|| "permission rule".into()),
+            })
+            .collect()
+    }
+}
+
+/// One value or a list of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct List<T>(pub Vec<T>);
+
+impl<T> Default for List<T> {
+    fn default() -> Self {
+        List(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ListVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+            type Value = List<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value or a list of values")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<List<T>, E> {
+                T::deserialize(v.into_deserializer()).map(|t| List(vec![t]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<List<T>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(item) = seq.next_element::<T>()? {
+                    out.push(item);
+                }
+                Ok(List(out))
+            }
+        }
+        deserializer.deserialize_any(ListVisitor(PhantomData))
+    }
+}
+
+/// Defines a newtype read from a string through a parse function.
+macro_rules! from_str_newtype {
+    ($name:ident, $inner:ty, $expecting:literal, $parse:expr) => {
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name(pub $inner);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(deserializer)?;
+                let parse: fn(&str) -> Result<$inner, String> = $parse;
+                parse(&text)
+                    .map($name)
+                    .map_err(|e| de::Error::custom(format!("{e} (expected {})", $expecting)))
+            }
+        }
+    };
+}
+
+from_str_newtype!(EffectName, Effect, "allow, ask or deny", |s| match s
+    .trim()
+    .to_lowercase()
+    .as_str()
+{
+    "allow" => Ok(Effect::Allow),
+    "ask" => Ok(Effect::Ask),
+    "deny" => Ok(Effect::Deny),
+    _ => Err(format!("invalid permission rule effect `{s}`")),
+});
+
+from_str_newtype!(
+    ToolName,
+    ToolId,
+    "a tool name such as talos.write_file",
+    |s| tools::resolve_name(s, false)
+        .tool()
+        .ok_or_else(|| format!("unknown tool `{s}` in a permission rule"))
+);
+
+from_str_newtype!(
+    RiskName,
+    Risk,
+    "read_only, write or destructive",
+    |s| match s.trim().to_lowercase().as_str() {
+        "read_only" | "readonly" | "read-only" => Ok(Risk::ReadOnly),
+        "write" => Ok(Risk::Write),
+        "destructive" => Ok(Risk::Destructive),
+        _ => Err(format!("invalid risk `{s}`")),
+    }
+);
+
+from_str_newtype!(PhaseName, Phase, "inspect, apply or verify", |s| match s
+    .trim()
+    .to_lowercase()
+    .as_str()
+{
+    "inspect" => Ok(Phase::Inspect),
+    "apply" => Ok(Phase::Apply),
+    "verify" => Ok(Phase::Verify),
+    _ => Err(format!("invalid phase `{s}`")),
+});
+
+from_str_newtype!(GlobPattern, Glob, "a path glob such as docs/**", |s| {
+    Glob::new(s)
+});
