@@ -17,9 +17,11 @@ pub const TURN_EVENT: &str = "turn/event";
 /// Request from the daemon to the client that started the turn.
 pub const APPROVAL_REQUEST: &str = "approval/request";
 pub const APPROVAL_RESPOND: &str = "approval/respond";
+pub const GRANTS_LIST: &str = "grants/list";
+pub const GRANTS_REVOKE: &str = "grants/revoke";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 10] = [
+pub const ALL_METHODS: [&str; 12] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -30,6 +32,8 @@ pub const ALL_METHODS: [&str; 10] = [
     TURN_EVENT,
     APPROVAL_REQUEST,
     APPROVAL_RESPOND,
+    GRANTS_LIST,
+    GRANTS_REVOKE,
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -287,6 +291,36 @@ pub struct ApprovalRespondParams {
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRespondResult {
     pub accepted: bool,
+}
+
+/// Params of `grants/list` and `grants/revoke`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GrantsParams {
+    pub session_id: String,
+}
+
+/// One thing a session remembers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantInfo {
+    /// `writes`: file writes inside the workspace, except under `.github`.
+    pub kind: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantsListResult {
+    pub session_id: String,
+    pub grants: Vec<GrantInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantsRevokeResult {
+    pub session_id: String,
+    pub revoked: usize,
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod client;
 mod control;
 mod failure;
 mod render;
+mod sessions;
 mod socket;
 mod spelling;
 mod turn;
@@ -51,6 +52,21 @@ enum Command {
     },
     /// Ask the running daemon to shut down.
     Stop,
+    /// List what the daemon's sessions on a workspace remember ("yes for session"), or revoke it.
+    Grants {
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Only the session of this mode.
+        #[arg(long, value_enum)]
+        mode: Option<ModeArg>,
+        /// Forget every remembered approval.
+        #[arg(long)]
+        revoke: bool,
+        /// Print the daemon's results as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -70,6 +86,9 @@ struct RunArgs {
     /// Print events, approval requests and the outcome as JSON lines.
     #[arg(long)]
     json: bool,
+    /// Start a new session instead of continuing this workspace's session in this mode.
+    #[arg(long)]
+    new_session: bool,
     /// The request, in words.
     #[arg(value_name = "REQUEST", required = true, num_args = 1..)]
     request: Vec<String>,
@@ -127,11 +146,44 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             control::status(&mut client, json, output)?;
             Ok(0)
         }
+        Command::Grants {
+            workspace,
+            mode,
+            revoke,
+            json,
+        } => {
+            let workspace = canonical_workspace(&match workspace {
+                Some(dir) => dir,
+                None => std::env::current_dir().map_err(|error| {
+                    Failure::Usage(format!("cannot read the current directory: {error}"))
+                })?,
+            })?;
+            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
+            sessions::grants(
+                &mut client,
+                &workspace,
+                mode.map(mode_of),
+                revoke,
+                json,
+                output,
+            )?;
+            Ok(0)
+        }
         Command::Stop => {
             let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
             control::stop(&mut client, output)?;
             Ok(0)
         }
+    }
+}
+
+fn mode_of(mode: ModeArg) -> Mode {
+    match mode {
+        ModeArg::Agent => Mode::Agent,
+        ModeArg::Ask => Mode::Ask,
+        ModeArg::Plan => Mode::Plan,
+        ModeArg::Auto => Mode::Auto,
+        ModeArg::Private => Mode::Private,
     }
 }
 
@@ -149,13 +201,8 @@ fn run_request(args: RunArgs) -> Result<RunRequest, Failure> {
     };
     Ok(RunRequest {
         workspace: canonical_workspace(&workspace)?,
-        mode: match args.mode {
-            ModeArg::Agent => Mode::Agent,
-            ModeArg::Ask => Mode::Ask,
-            ModeArg::Plan => Mode::Plan,
-            ModeArg::Auto => Mode::Auto,
-            ModeArg::Private => Mode::Private,
-        },
+        mode: mode_of(args.mode),
+        new_session: args.new_session,
         pins: args.pins,
         prompt,
         format: if args.json {

@@ -1,4 +1,4 @@
-//! The `talos run` conversation: `session/new`, then `turn/start`, rendering the turn's
+//! The `talos run` conversation: a session (reused or new), then `turn/start`, rendering the turn's
 //! events and answering its approval requests while the response is outstanding, then the
 //! outcome. Human output streams the answer to stdout and narrates on stderr; `--json` output
 //! is one compact JSON line per event, approval request and outcome.
@@ -6,13 +6,12 @@
 use serde_json::{Value, json};
 use talos_protocol::{
     APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CompletionStatus, ErrorCode, Message,
-    Mode, RpcError, SESSION_CLOSE, SESSION_NEW, SessionCloseParams, SessionNewParams,
-    SessionNewResult, TURN_EVENT, TURN_START, TurnEvent, TurnEventParams, TurnOutcome,
+    Mode, RpcError, TURN_EVENT, TURN_START, TurnEvent, TurnEventParams, TurnOutcome,
     TurnStartParams,
 };
 
 use crate::approval;
-use crate::client::{Client, ignore_messages, params, refuse_request};
+use crate::client::{Client, params, refuse_request};
 use crate::failure::Failure;
 use crate::render::{Output, Style, file_line, printable, status_line, table};
 use crate::spelling::{decision_name, source_name};
@@ -33,6 +32,8 @@ pub struct RunRequest {
     pub prompt: String,
     /// Workspace-relative files pinned into the turn.
     pub pins: Vec<String>,
+    /// Open a new session instead of reusing the daemon's idle one for this workspace and mode.
+    pub new_session: bool,
     pub format: Format,
 }
 
@@ -54,19 +55,14 @@ pub fn run(
     request: &RunRequest,
     output: &Output,
 ) -> Result<CompletionStatus, Failure> {
-    let session_params = SessionNewParams {
-        workspace: request.workspace.clone(),
-        mode: request.mode,
-    };
-    let session = client.call(
-        SESSION_NEW,
-        params(serde_json::to_value(&session_params)),
-        &mut ignore_messages,
+    let session_id = crate::sessions::open(
+        client,
+        &request.workspace,
+        request.mode,
+        request.new_session,
     )?;
-    let session: SessionNewResult = serde_json::from_value(session)
-        .map_err(|error| Failure::Connection(format!("invalid session/new result: {error}")))?;
     let turn_params = TurnStartParams {
-        session_id: session.session_id.clone(),
+        session_id,
         prompt: request.prompt.clone(),
         pins: request.pins.clone(),
     };
@@ -83,15 +79,6 @@ pub fn run(
         &mut |message| view.on_message(message),
     )?;
     let status = view.finish(outcome)?;
-    // Tidy up; the turn's result stands whatever the daemon says to this.
-    let close_params = SessionCloseParams {
-        session_id: session.session_id,
-    };
-    let _ = client.call(
-        SESSION_CLOSE,
-        params(serde_json::to_value(&close_params)),
-        &mut ignore_messages,
-    );
     Ok(status)
 }
 

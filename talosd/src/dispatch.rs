@@ -84,6 +84,27 @@ pub async fn handle(
                 ))
             }
         }
+        proto::GRANTS_LIST => {
+            let p: proto::GrantsParams = parse(params)?;
+            let session = find_session(daemon, &p.session_id)?;
+            let grants = if session.grants().remember_writes {
+                vec![proto::GrantInfo { kind: "writes".into(), description: "file writes inside the workspace, except under .github, are approved without asking".into() }]
+            } else {
+                Vec::new()
+            };
+            to_value(proto::GrantsListResult {
+                session_id: p.session_id,
+                grants,
+            })
+        }
+        proto::GRANTS_REVOKE => {
+            let p: proto::GrantsParams = parse(params)?;
+            let revoked = find_session(daemon, &p.session_id)?.revoke_grants();
+            to_value(proto::GrantsRevokeResult {
+                session_id: p.session_id,
+                revoked,
+            })
+        }
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),
@@ -189,6 +210,12 @@ async fn turn_start(
     .await;
     daemon.active_turns.fetch_sub(1, Ordering::Relaxed);
     to_value(outcome)
+}
+
+fn find_session(daemon: &Daemon, id: &str) -> Result<Arc<Session>, RpcError> {
+    daemon
+        .session(id)
+        .ok_or_else(|| RpcError::new(ErrorCode::SessionNotFound, format!("no session {id}")))
 }
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {

@@ -65,6 +65,18 @@ impl Session {
         }
     }
 
+    /// Forgets every remembered approval; returns how many there were.
+    pub fn revoke_grants(&self) -> usize {
+        match self.grants.lock() {
+            Ok(mut g) => {
+                let had = usize::from(g.remember_writes);
+                *g = Grants::default();
+                had
+            }
+            Err(_) => 0,
+        }
+    }
+
     pub fn info(&self) -> SessionInfo {
         SessionInfo {
             session_id: self.id.clone(),

@@ -355,3 +355,81 @@ fn a_symlinked_runtime_directory_is_refused() {
         "nothing was created through the link"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_run_continues_the_workspace_session_and_talos_grants_lists_and_revokes() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let turns = Arc::new(AtomicUsize::new(0));
+    let counter = turns.clone();
+    let model = Arc::new(move |request: &Value| {
+        if talos_tests::fake_llama::tool_results(request) == 0 {
+            let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            Reply::ToolCalls(vec![(
+                "talos.write_file".into(),
+                json!({"path": "notes.txt", "content": format!("note {n}\n")}).to_string(),
+            )])
+        } else {
+            Reply::Text("Written.".into())
+        }
+    });
+    let llama = FakeLlama::start(true, model).await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let dir = ws.path().display().to_string();
+    let run = |answer: &'static str| {
+        talos_async(
+            home.path().to_path_buf(),
+            vec![
+                "run".into(),
+                "--workspace".into(),
+                dir.clone(),
+                "Write notes.txt".into(),
+            ],
+            answer,
+        )
+    };
+    let first = run("a\n").await;
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(String::from_utf8_lossy(&first.stderr).contains("Allow?"));
+    let second = run("").await;
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "the remembered approval covers the second run: {}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&second.stderr).contains("Allow?"));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "note 2\n"
+    );
+    let listed = talos(home.path(), &["grants", "--workspace", &dir], "");
+    assert!(
+        String::from_utf8_lossy(&listed.stdout)
+            .contains("writes: file writes inside the workspace"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
+    let revoked = talos(
+        home.path(),
+        &["grants", "--workspace", &dir, "--revoke"],
+        "",
+    );
+    assert!(String::from_utf8_lossy(&revoked.stdout).contains("revoked 1 grant(s)"));
+    let third = run("").await;
+    assert_eq!(
+        third.status.code(),
+        Some(1),
+        "after revoking, the prompt is back and end of input denies"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "note 2\n"
+    );
+    stop_daemon(home.path());
+}

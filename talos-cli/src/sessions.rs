@@ -1,0 +1,123 @@
+//! Sessions from the CLI's side: `talos run` reuses the daemon's idle session for the same
+//! workspace and mode (so what you approved "for the session" and the turn history carry over
+//! between runs), and `talos grants` lists or revokes what those sessions remember.
+
+use talos_protocol::{
+    GRANTS_LIST, GRANTS_REVOKE, GrantsListResult, GrantsParams, GrantsRevokeResult, Mode,
+    SESSION_LIST, SESSION_NEW, SessionInfo, SessionListResult, SessionNewParams, SessionNewResult,
+};
+
+use crate::client::{Client, ignore_messages, params};
+use crate::failure::Failure;
+use crate::render::{Output, printable};
+
+fn invalid(method: &str, error: serde_json::Error) -> Failure {
+    Failure::Connection(format!("invalid {method} result: {error}"))
+}
+
+/// The daemon's sessions on `workspace`, in `mode` when one is given.
+pub fn on_workspace(
+    client: &mut Client,
+    workspace: &str,
+    mode: Option<Mode>,
+) -> Result<Vec<SessionInfo>, Failure> {
+    let listed: SessionListResult = serde_json::from_value(client.call(
+        SESSION_LIST,
+        serde_json::json!({}),
+        &mut ignore_messages,
+    )?)
+    .map_err(|e| invalid(SESSION_LIST, e))?;
+    Ok(listed
+        .sessions
+        .into_iter()
+        .filter(|s| s.workspace == workspace && mode.is_none_or(|m| s.mode == m))
+        .collect())
+}
+
+/// An idle session for the workspace and mode, or a new one.
+pub fn open(
+    client: &mut Client,
+    workspace: &str,
+    mode: Mode,
+    fresh: bool,
+) -> Result<String, Failure> {
+    if !fresh
+        && let Some(idle) = on_workspace(client, workspace, Some(mode))?
+            .into_iter()
+            .find(|s| !s.busy)
+    {
+        return Ok(idle.session_id);
+    }
+    let new = SessionNewParams {
+        workspace: workspace.to_string(),
+        mode,
+    };
+    let created: SessionNewResult = serde_json::from_value(client.call(
+        SESSION_NEW,
+        params(serde_json::to_value(&new)),
+        &mut ignore_messages,
+    )?)
+    .map_err(|e| invalid(SESSION_NEW, e))?;
+    Ok(created.session_id)
+}
+
+/// `talos grants`: what each session on the workspace remembers, or revoke it all.
+pub fn grants(
+    client: &mut Client,
+    workspace: &str,
+    mode: Option<Mode>,
+    revoke: bool,
+    json: bool,
+    output: &Output,
+) -> Result<(), Failure> {
+    client.initialize()?;
+    let sessions = on_workspace(client, workspace, mode)?;
+    if sessions.is_empty() && !json {
+        return output.out(&format!("no session on {}\n", printable(workspace)));
+    }
+    for session in sessions {
+        let request = params(serde_json::to_value(GrantsParams {
+            session_id: session.session_id.clone(),
+        }));
+        if revoke {
+            let raw = client.call(GRANTS_REVOKE, request, &mut ignore_messages)?;
+            if json {
+                output.out(&format!("{raw}\n"))?;
+                continue;
+            }
+            let result: GrantsRevokeResult =
+                serde_json::from_value(raw).map_err(|e| invalid(GRANTS_REVOKE, e))?;
+            output.out(&format!(
+                "{} ({}): revoked {} grant(s)\n",
+                result.session_id,
+                session.mode.as_str(),
+                result.revoked
+            ))?;
+            continue;
+        }
+        let raw = client.call(GRANTS_LIST, request, &mut ignore_messages)?;
+        if json {
+            output.out(&format!("{raw}\n"))?;
+            continue;
+        }
+        let result: GrantsListResult =
+            serde_json::from_value(raw).map_err(|e| invalid(GRANTS_LIST, e))?;
+        if result.grants.is_empty() {
+            output.out(&format!(
+                "{} ({}): nothing remembered\n",
+                result.session_id,
+                session.mode.as_str()
+            ))?;
+        }
+        for grant in result.grants {
+            output.out(&format!(
+                "{} ({}): {}: {}\n",
+                result.session_id,
+                session.mode.as_str(),
+                grant.kind,
+                printable(&grant.description)
+            ))?;
+        }
+    }
+    Ok(())
+}
