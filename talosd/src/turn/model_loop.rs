@@ -147,11 +147,11 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
         let mut stop: Option<String> = None;
         for proposal in proposals {
             let report = calls::dispatch(ctx, plan, &surface, phase, &mut guard, &proposal).await;
-            if report.mutated && phase == Phase::Apply {
+            if report.mutated && phase == Phase::Apply && every_target_changed(ctx, plan) {
                 ctx.trace.phase_transitions.push(TracePhaseTransition {
                     from: "APPLY".into(),
                     to: "VERIFY".into(),
-                    reason: "mutation succeeded".into(),
+                    reason: "every expected target changed".into(),
                 });
                 phase = Phase::Verify;
             }
@@ -197,6 +197,22 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
         }
     }
     answer
+}
+
+/// The turn moves from APPLY to VERIFY once every target the request named has changed; a
+/// request that named none stays in APPLY (the loop's other limits still apply).
+fn every_target_changed(ctx: &TurnCtx, plan: &TurnPlan) -> bool {
+    let targets = &plan.contract().expected_targets;
+    !targets.is_empty()
+        && targets.iter().all(|t| {
+            ctx.facts.mutations.iter().any(|m| {
+                &m.target == t
+                    && matches!(
+                        m.result,
+                        talos_core::outcome::MutationResult::Succeeded { .. }
+                    )
+            })
+        })
 }
 
 /// Native calls when the reply has them; otherwise calls written as text.
