@@ -357,3 +357,60 @@ fn native_arguments_rows() {
         assert!(args_from_json(bad).is_err(), "{bad:?}");
     }
 }
+
+/// Proves the cases property tests once found stay fixed: a broken call (lost quote, lost
+/// brace, tag or fence inside its strings) never swallows the valid call after it.
+#[test]
+fn broken_neighbours() {
+    let read = || call("talos.read_file", &[]);
+    let rows: [(&str, usize, bool); 7] = [
+        (
+            "<tool>\n\"name\":\"talos.read_file\",\"parameters\":{\"<tool_call>\":\"\"}}\n</tool>\n```json\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n```",
+            1,
+            false,
+        ),
+        (
+            "<tool_call>\n{\"arguments\":\"{\\\" <tool_call>`\n</tool_call>\n```json\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n```",
+            1,
+            true,
+        ),
+        (
+            "<function_call>\n{\"function\":{\"arguments\":{\"_\":\"{<tool_call>\",\"name\":\"talos.read_file\"}}\n</function_call>\n```json\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n```",
+            1,
+            true,
+        ),
+        (
+            "<tool_call>\n{\"name\":\"talos.read_file\",\"par\n</tool_call>\n```json\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n```",
+            1,
+            true,
+        ),
+        (
+            "<function_call>\n\"name\":\"talos.read_file\",\"parameters\":{\"a\":\" ```\"}}\n</function_call>\n<tool_call>\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n</tool_call>",
+            1,
+            true,
+        ),
+        (
+            "<function_call>\n\n  \"arguments\": {\n    \"_\": \"<tool_call>{\"\n  },\n  \"name\": \"talos.read_file\"\n}\n</function_call>\n```\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n```\n```tool_call\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n```",
+            2,
+            true,
+        ),
+        (
+            "{\"name\": \"talos.read_file\", \"parameters\": {\"path\": \"a\n\nSome prose\n```json\n{\"name\":\"talos.read_file\",\"parameters\":{}}\n```",
+            1,
+            true,
+        ),
+    ];
+    for (text, found, malformed) in rows {
+        let parsed = parse(text);
+        assert_eq!(parsed.calls, vec![read(); found], "{text:?}");
+        assert_eq!(parsed.malformed, malformed, "{text:?}");
+    }
+    // A fenced wrapper whose JSON string holds a raw fence line.
+    let text = "```\n<tool_call>\n{\"args\":{\"_\":\"\n```\n\"},\"name\":\"talos.read_file\"}\n</tool_call>\n```";
+    check(
+        text,
+        vec![call("talos.read_file", &[("_", "\n```\n")])],
+        false,
+        "",
+    );
+}

@@ -146,13 +146,16 @@ pub(crate) fn unclosed_extent(text: &str, start: usize) -> usize {
 /// Whether text that is not valid JSON clearly means to be a tool call: it opens an object
 /// whose first key is a protocol key, and it has a tool-name key somewhere.
 pub(crate) fn looks_like_call(fragment: &str) -> bool {
-    let Some(rest) = fragment.trim_start().strip_prefix('{') else {
-        return false;
-    };
-    let Some(first) = first_key(rest) else {
-        return false;
-    };
-    OPENING_KEYS.contains(&first) && NAME_KEYS.iter().any(|key| has_key(fragment, key))
+    opens_like_call(fragment) && NAME_KEYS.iter().any(|key| has_key(fragment, key))
+}
+
+/// Whether the text opens an object whose first key is a protocol key.
+pub(crate) fn opens_like_call(fragment: &str) -> bool {
+    fragment
+        .trim_start()
+        .strip_prefix('{')
+        .and_then(first_key)
+        .is_some_and(|first| OPENING_KEYS.contains(&first))
 }
 
 /// The first quoted key (double or single quotes) after optional whitespace.

@@ -8,7 +8,9 @@
 use std::ops::Range;
 
 use super::ParsedCall;
-use super::lenient::{container_end, looks_like_call, parse as parse_json, unclosed_extent};
+use super::lenient::{
+    container_end, looks_like_call, opens_like_call, parse as parse_json, unclosed_extent,
+};
 use super::shape::{Shape, classify};
 
 /// The deprecated XML wrappers, matched exactly as `<tag>`.
@@ -75,11 +77,11 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
             pos = end.max(first + 1);
         } else if next_xml == Some(first) {
             match read_xml(text, first) {
-                Some(block) => {
+                XmlRead::Block(block) => {
                     pos = block.span.end.max(first + 1);
                     out.push(block);
                 }
-                None => pos = first + 1,
+                XmlRead::Text(end) => pos = end.max(first + 1),
             }
         } else {
             let (block, end) = read_bare(text, first);
@@ -163,8 +165,15 @@ fn next_fence(text: &str, from: usize) -> Option<FenceOpen> {
         let info = &text[info_start..line_end];
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let at_line_start = text[line_start..start].trim_matches([' ', '\t']).is_empty();
-        let single_word = !info.trim().contains(char::is_whitespace) && line_end < text.len();
-        if !info.contains('`') && (at_line_start || single_word) {
+        // Mid-line, a fence must follow a space and hold a language word, or nothing, before
+        // its line ends.
+        let after_space = text[..start].ends_with([' ', '\t']);
+        let single_word = info
+            .trim()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '.'))
+            && line_end < text.len();
+        if !info.contains('`') && (at_line_start || (after_space && single_word)) {
             return Some(FenceOpen {
                 start,
                 ticks,
@@ -221,6 +230,12 @@ fn object_run(text: &str, from: usize) -> (Vec<Range<usize>>, usize, bool) {
     (objects, at, false)
 }
 
+fn all_parse(text: &str, objects: &[Range<usize>]) -> bool {
+    objects
+        .iter()
+        .all(|range| parse_json(&text[range.clone()]).is_ok())
+}
+
 /// What one complete object is, when `insistent` says the block can only be a call.
 fn object_verdict(text: &str, range: Range<usize>, insistent: bool) -> Option<Verdict> {
     let slice = &text[range.clone()];
@@ -249,16 +264,23 @@ fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
         .to_ascii_lowercase();
     let body_start = (info_end + 1).min(text.len());
     let closing = "`".repeat(open.ticks);
+    // A valid body (objects, or wrappers holding calls) closes at the fence right after it,
+    // wherever that fence sits; any other body at the next fence line, since a lost quote
+    // makes strings unreliable.
     let (objects, stop, unclosed) = object_run(text, body_start);
-    // A JSON body closes at the fence right after its last object, wherever that fence sits.
-    let (body_end, end) = if !objects.is_empty() && !unclosed && text[stop..].starts_with(&closing)
-    {
-        (
+    let structural = if !objects.is_empty() && !unclosed && all_parse(text, &objects) {
+        Some(stop)
+    } else {
+        xml_run(text, body_start)
+    };
+    let (body_end, end) = match structural.filter(|stop| text[*stop..].starts_with(&closing)) {
+        Some(stop) => (
             stop,
             stop + text[stop..].bytes().take_while(|b| *b == b'`').count(),
-        )
-    } else {
-        closing_fence_line(text, body_start, open.ticks).unwrap_or((text.len(), text.len()))
+        ),
+        None => {
+            closing_fence_line(text, body_start, open.ticks).unwrap_or((text.len(), text.len()))
+        }
     };
     if !CALL_LANGS.contains(&lang.as_str()) {
         return (None, end);
@@ -274,6 +296,27 @@ fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
         verdicts,
     };
     (Some(block), end)
+}
+
+/// Wrappers one after another from `from`, each holding only usable calls: where they stop.
+fn xml_run(text: &str, from: usize) -> Option<usize> {
+    let mut at = skip_whitespace(text, from);
+    let mut any = false;
+    while xml_tag_at(&text[at..]).is_some() {
+        match read_xml(text, at) {
+            XmlRead::Block(block)
+                if block
+                    .verdicts
+                    .iter()
+                    .all(|verdict| matches!(verdict, Verdict::Call(..))) =>
+            {
+                at = skip_whitespace(text, block.span.end);
+                any = true;
+            }
+            XmlRead::Block(_) | XmlRead::Text(_) => return None,
+        }
+    }
+    any.then_some(at)
 }
 
 /// The next line made only of at least `ticks` backticks: where it starts and ends.
@@ -300,9 +343,8 @@ fn fence_verdicts(text: &str, body: Range<usize>, insistent: bool) -> Vec<Verdic
         return Vec::new();
     }
     if xml_tag_at(trimmed).is_some() {
-        return blocks(trimmed)
+        return wrapped_verdicts(trimmed)
             .into_iter()
-            .flat_map(|block| block.verdicts)
             .map(|verdict| match verdict {
                 Verdict::Call(call, range) => {
                     Verdict::Call(call, range.start + offset..range.end + offset)
@@ -332,6 +374,23 @@ fn fence_verdicts(text: &str, body: Range<usize>, insistent: bool) -> Vec<Verdic
         )];
     }
     Vec::new()
+}
+
+/// The verdicts of the wrappers in a fenced body, read one after another (text between them
+/// is dropped with the block); nothing here reads fences, so nesting stays one level deep.
+fn wrapped_verdicts(body: &str) -> Vec<Verdict> {
+    let mut verdicts = Vec::new();
+    let mut at = 0;
+    while let Some(found) = next_xml(body, at) {
+        match read_xml(body, found) {
+            XmlRead::Block(block) => {
+                at = block.span.end.max(found + 1);
+                verdicts.extend(block.verdicts);
+            }
+            XmlRead::Text(end) => at = end.max(found + 1),
+        }
+    }
+    verdicts
 }
 
 /// A fenced array is a list of calls only when every element is one.
@@ -368,48 +427,79 @@ fn array_verdicts(text: &str, range: Range<usize>, insistent: bool) -> Vec<Verdi
     verdicts
 }
 
-fn read_xml(text: &str, start: usize) -> Option<Block> {
-    let tag = xml_tag_at(&text[start..])?;
+/// What an XML wrapper turned out to be.
+enum XmlRead {
+    Block(Block),
+    /// Plain text up to this position.
+    Text(usize),
+}
+
+fn read_xml(text: &str, start: usize) -> XmlRead {
+    let Some(tag) = xml_tag_at(&text[start..]) else {
+        return XmlRead::Text(start + 1);
+    };
     let content_start = start + tag.len() + 2;
     let close = format!("</{tag}>");
-    let close_after = |from: usize| text[from..].find(&close).map(|i| from + i);
+    // A closing tag found by plain search, unless another wrapper or call opens first.
+    let close_after = |from: usize| {
+        let at = from + text[from..].find(&close)?;
+        let limit = next_call_line(text, from).min(next_xml(text, from).unwrap_or(text.len()));
+        (at < limit).then_some(at)
+    };
+    let explicit = matches!(tag, "tool_call" | "function_call");
     let (objects, stop, unclosed) = object_run(text, content_start);
-    let mut verdicts: Vec<Verdict> = objects
-        .iter()
-        .filter_map(|range| object_verdict(text, range.clone(), true))
-        .collect();
-    let end = if unclosed {
-        let reason = match parse_json(&text[stop..close_after(stop).unwrap_or(text.len())]) {
-            Err(e) => format!("the tool-call JSON is not valid: {e}"),
-            Ok(_) => format!("the JSON inside <{tag}> never closes"),
-        };
-        verdicts.push(Verdict::Malformed(reason));
-        close_after(stop).map_or_else(|| unclosed_extent(text, stop), |at| at + close.len())
-    } else if text[stop..].starts_with(&close) {
-        if objects.is_empty() && !matches!(tag, "tool_call" | "function_call") {
-            return None;
-        }
-        if objects.is_empty() {
-            verdicts.push(Verdict::Malformed(format!("an empty <{tag}> block")));
-        }
-        stop + close.len()
-    } else {
-        // Text that is not an object follows: inside the same wrapper it breaks the block.
-        let junk_until = close_after(stop).filter(|at| !text[stop..*at].contains('<'));
-        match (junk_until, objects.last()) {
-            (Some(at), _)
-                if !objects.is_empty() || matches!(tag, "tool_call" | "function_call") =>
-            {
+    let first = skip_whitespace(text, content_start);
+    let (verdicts, end) = if !objects.is_empty() && !unclosed && all_parse(text, &objects) {
+        let mut verdicts: Vec<Verdict> = objects
+            .iter()
+            .filter_map(|range| object_verdict(text, range.clone(), true))
+            .collect();
+        let junk_until = close_after(stop);
+        let end = match (text[stop..].starts_with(&close), junk_until, objects.last()) {
+            (true, _, _) => stop + close.len(),
+            (false, Some(at), _) => {
                 verdicts.push(Verdict::Malformed(format!(
                     "a <{tag}> block that holds text that is not a JSON object"
                 )));
                 at + close.len()
             }
-            (_, Some(last)) => last.end,
-            (_, None) => return None,
-        }
+            (false, None, last) => last.map_or(stop, |last| last.end),
+        };
+        (verdicts, end)
+    } else if objects.is_empty() && !unclosed {
+        // Not JSON at all: a call attempt only inside an explicit, closed wrapper; plain
+        // text (skipped whole when it closes) otherwise.
+        return match (close_after(first), explicit) {
+            (Some(at), true) => XmlRead::Block(Block {
+                span: start..at + close.len(),
+                source: Source::Xml,
+                verdicts: vec![Verdict::Malformed(format!(
+                    "a <{tag}> block that holds no JSON object"
+                ))],
+            }),
+            (Some(at), false) => XmlRead::Text(at + close.len()),
+            (None, _) => XmlRead::Text(start + 1),
+        };
+    } else {
+        // Broken JSON: the first closing tag bounds it, since a lost quote makes strings
+        // unreliable; without one, the next wrapper or call, or as far as an unclosed object
+        // reaches.
+        let (body_end, end) = match close_after(first) {
+            Some(at) => (at, at + close.len()),
+            None => {
+                let extent = unclosed_extent(text, first)
+                    .min(next_call_line(text, first))
+                    .min(next_xml(text, content_start).unwrap_or(text.len()));
+                (extent, extent)
+            }
+        };
+        let reason = match parse_json(text[content_start..body_end].trim()) {
+            Err(e) => format!("the tool-call JSON is not valid: {e}"),
+            Ok(_) => format!("a <{tag}> block that holds no single JSON object"),
+        };
+        (vec![Verdict::Malformed(reason)], end)
     };
-    Some(Block {
+    XmlRead::Block(Block {
         span: start..end,
         source: Source::Xml,
         verdicts,
@@ -417,34 +507,75 @@ fn read_xml(text: &str, start: usize) -> Option<Block> {
 }
 
 fn read_bare(text: &str, start: usize) -> (Option<Block>, usize) {
-    let Some(end) = container_end(text, start) else {
-        let extent = unclosed_extent(text, start);
-        if !looks_like_call(&text[start..extent]) {
-            return (None, start + 1);
-        }
-        let reason = match parse_json(&text[start..extent]) {
-            Err(e) => format!("the tool-call JSON is not valid: {e}"),
-            Ok(_) => "the tool-call object never closes".into(),
+    let end = container_end(text, start);
+    if let Some(end) = end
+        && let Ok(value) = parse_json(&text[start..end])
+    {
+        let verdict = match classify(value) {
+            Shape::Call(call) => Verdict::Call(call, start..end),
+            Shape::Broken(reason) => Verdict::Malformed(reason),
+            // Valid data is skipped whole.
+            Shape::NotACall => return (None, end),
         };
         let block = Block {
-            span: start..extent,
+            span: start..end,
             source: Source::Bare,
-            verdicts: vec![Verdict::Malformed(reason)],
+            verdicts: vec![verdict],
         };
-        return (Some(block), extent);
-    };
-    let valid = parse_json(&text[start..end]).is_ok();
-    match object_verdict(text, start..end, false) {
-        Some(verdict) => {
-            let block = Block {
-                span: start..end,
-                source: Source::Bare,
-                verdicts: vec![verdict],
-            };
-            (Some(block), end)
-        }
-        // Valid data is skipped whole; broken text may hide a call on a later line.
-        None if valid => (None, end),
-        None => (None, start + 1),
+        return (Some(block), end);
     }
+    // Broken: it reaches to its end, or as far as an unclosed object does, but never past a
+    // line that plainly opens another call, since a lost quote makes strings unreliable.
+    let extent = end
+        .unwrap_or_else(|| unclosed_extent(text, start))
+        .min(next_call_line(text, start));
+    if !looks_like_call(&text[start..extent]) {
+        // Broken text that is no call may hide one on a later line.
+        return (None, start + 1);
+    }
+    let reason = match parse_json(&text[start..extent]) {
+        Err(e) => format!("the tool-call JSON is not valid: {e}"),
+        Ok(_) => "the tool-call object never closes".into(),
+    };
+    let block = Block {
+        span: start..extent,
+        source: Source::Bare,
+        verdicts: vec![Verdict::Malformed(reason)],
+    };
+    (Some(block), extent)
+}
+
+/// The start of the first line after the one holding `from` that plainly opens a call,
+/// strings or not: a fence labelled for calls, a wrapper tag, or an object whose first key
+/// is a protocol key. The end of the text when there is none.
+fn next_call_line(text: &str, from: usize) -> usize {
+    let mut line_start = match text[from..].find('\n') {
+        Some(i) => from + i + 1,
+        None => return text.len(),
+    };
+    while line_start < text.len() {
+        let line = text[line_start..].trim_start_matches([' ', '\t']);
+        let fence_lang = line.strip_prefix("```").map(|rest| {
+            rest.lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+        let next_line = line
+            .split_once('\n')
+            .map_or("", |(_, next)| next)
+            .trim_start();
+        let call_follows = xml_tag_at(next_line).is_some()
+            || (next_line.starts_with('{') && opens_like_call(next_line));
+        let opens = fence_lang.is_some_and(|lang| {
+            CALL_LANGS.contains(&lang.as_str()) && (!lang.is_empty() || call_follows)
+        }) || xml_tag_at(line).is_some()
+            || (line.starts_with('{') && opens_like_call(line));
+        if opens {
+            return line_start;
+        }
+        line_start += text[line_start..].find('\n').map_or(text.len(), |i| i + 1);
+    }
+    text.len()
 }
