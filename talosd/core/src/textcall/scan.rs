@@ -1,0 +1,581 @@
+//! One left-to-right pass over a model's answer that finds the blocks meaning to be tool
+//! calls: fenced blocks (```` ```json ````, ```` ```tool_call ````, unlabelled), the deprecated
+//! XML wrappers (`<tool_call>`, `<function_call>`, `<tool>`, `<function>`) and bare objects at
+//! a line start (or right after another such object). Whichever opens first is read first,
+//! and a block is read string-aware, so a fence or tag inside a JSON string never ends it.
+//! A block that merely shows code or data is not returned: it stays prose.
+
+use std::ops::Range;
+
+use super::ParsedCall;
+use super::lenient::{
+    container_end, looks_like_call, opens_like_call, parse as parse_json, unclosed_extent,
+};
+use super::shape::{Shape, classify};
+
+/// The deprecated XML wrappers, matched exactly as `<tag>`.
+const XML_TAGS: [&str; 4] = ["tool_call", "function_call", "tool", "function"];
+/// Fence languages whose body may be a tool call.
+const CALL_LANGS: [&str; 5] = ["", "json", "jsonc", "json5", "tool_call"];
+
+/// Where a block was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    Fence,
+    Xml,
+    Bare,
+}
+
+/// What one object in a block turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// A usable call, with the byte range of the JSON it was read from.
+    Call(ParsedCall, Range<usize>),
+    /// A call attempt that cannot be used, with the reason.
+    Malformed(String),
+}
+
+/// A stretch of the answer that is tool-call protocol, to be removed from the prose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Block {
+    pub span: Range<usize>,
+    pub source: Source,
+    pub verdicts: Vec<Verdict>,
+}
+
+/// The tag of a deprecated XML wrapper opening at the start of `text`.
+pub(crate) fn xml_tag_at(text: &str) -> Option<&'static str> {
+    let rest = text.strip_prefix('<')?;
+    XML_TAGS.into_iter().find(|tag| {
+        rest.strip_prefix(tag)
+            .is_some_and(|after| after.starts_with('>'))
+    })
+}
+
+/// Every tool-call block of `text`, in order.
+pub(crate) fn blocks(text: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let mut adjacent: Option<usize> = None;
+    let mut fence = Lookahead::default();
+    let mut xml = Lookahead::default();
+    let mut bare = Lookahead::default();
+    while pos < text.len() {
+        let next_fence = fence.get(pos, |from| next_fence(text, from));
+        let next_xml = xml.get(pos, |from| next_xml(text, from));
+        let next_bare = adjacent
+            .take()
+            .or_else(|| bare.get(pos, |from| next_bare(text, from)));
+        let starts = [next_fence.map(|f| f.start), next_xml, next_bare];
+        let Some(first) = starts.iter().flatten().min().copied() else {
+            break;
+        };
+        if next_fence.is_some_and(|f| f.start == first) {
+            let Some(open) = next_fence else { break };
+            let (block, end) = read_fence(text, open);
+            out.extend(block);
+            pos = end.max(first + 1);
+        } else if next_xml == Some(first) {
+            match read_xml(text, first) {
+                XmlRead::Block(block) => {
+                    pos = block.span.end.max(first + 1);
+                    out.push(block);
+                }
+                XmlRead::Text(end) => pos = end.max(first + 1),
+            }
+        } else {
+            let (block, end) = read_bare(text, first);
+            if let Some(block) = block {
+                let after = skip_whitespace(text, block.span.end);
+                if text[after..].starts_with('{') {
+                    adjacent = Some(after);
+                }
+                out.push(block);
+            }
+            pos = end.max(first + 1);
+        }
+    }
+    out
+}
+
+/// The next occurrence of something, remembered until the scan passes it.
+#[derive(Debug)]
+struct Lookahead<T> {
+    found: Option<T>,
+    searched_from: Option<usize>,
+}
+
+impl<T> Default for Lookahead<T> {
+    fn default() -> Self {
+        Lookahead {
+            found: None,
+            searched_from: None,
+        }
+    }
+}
+
+trait At {
+    fn at(&self) -> usize;
+}
+
+impl At for usize {
+    fn at(&self) -> usize {
+        *self
+    }
+}
+
+impl At for FenceOpen {
+    fn at(&self) -> usize {
+        self.start
+    }
+}
+
+impl<T: At + Copy> Lookahead<T> {
+    fn get(&mut self, pos: usize, search: impl FnOnce(usize) -> Option<T>) -> Option<T> {
+        let stale = match (self.searched_from, self.found) {
+            (None, _) => true,
+            (Some(_), Some(found)) => found.at() < pos,
+            (Some(_), None) => false,
+        };
+        if stale {
+            self.found = search(pos);
+            self.searched_from = Some(pos);
+        }
+        self.found
+    }
+}
+
+/// An opening fence: where it starts, how many backticks, and where its info line ends.
+#[derive(Debug, Clone, Copy)]
+struct FenceOpen {
+    start: usize,
+    ticks: usize,
+    info: (usize, usize),
+}
+
+fn next_fence(text: &str, from: usize) -> Option<FenceOpen> {
+    let mut search = from;
+    while let Some(found) = text[search..].find("```") {
+        let start = search + found;
+        let ticks = text[start..].bytes().take_while(|b| *b == b'`').count();
+        let info_start = start + ticks;
+        let line_end = text[info_start..]
+            .find('\n')
+            .map_or(text.len(), |i| info_start + i);
+        let info = &text[info_start..line_end];
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let at_line_start = text[line_start..start].trim_matches([' ', '\t']).is_empty();
+        // Mid-line, a fence must follow a space and hold a language word, or nothing, before
+        // its line ends.
+        let after_space = text[..start].ends_with([' ', '\t']);
+        let single_word = info
+            .trim()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '.'))
+            && line_end < text.len();
+        if !info.contains('`') && (at_line_start || (after_space && single_word)) {
+            return Some(FenceOpen {
+                start,
+                ticks,
+                info: (info_start, line_end),
+            });
+        }
+        search = info_start;
+    }
+    None
+}
+
+fn next_xml(text: &str, from: usize) -> Option<usize> {
+    text[from..]
+        .match_indices('<')
+        .map(|(i, _)| from + i)
+        .find(|at| xml_tag_at(&text[*at..]).is_some())
+}
+
+fn next_bare(text: &str, from: usize) -> Option<usize> {
+    let mut line_start = if from == 0 || text.as_bytes().get(from - 1) == Some(&b'\n') {
+        from
+    } else {
+        from + text[from..].find('\n')? + 1
+    };
+    loop {
+        let rest = &text[line_start..];
+        let indent = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        if rest[indent..].starts_with('{') {
+            return Some(line_start + indent);
+        }
+        line_start += rest.find('\n')? + 1;
+    }
+}
+
+fn skip_whitespace(text: &str, from: usize) -> usize {
+    let rest = &text[from..];
+    from + rest.len() - rest.trim_start().len()
+}
+
+/// Objects one after another from `from`, with only whitespace between them: their ranges,
+/// where the run stopped, and whether it stopped at an object that never closes.
+fn object_run(text: &str, from: usize) -> (Vec<Range<usize>>, usize, bool) {
+    let mut objects = Vec::new();
+    let mut at = skip_whitespace(text, from);
+    while text[at..].starts_with('{') {
+        match container_end(text, at) {
+            Some(end) => {
+                objects.push(at..end);
+                at = skip_whitespace(text, end);
+            }
+            None => return (objects, at, true),
+        }
+    }
+    (objects, at, false)
+}
+
+fn all_parse(text: &str, objects: &[Range<usize>]) -> bool {
+    objects
+        .iter()
+        .all(|range| parse_json(&text[range.clone()]).is_ok())
+}
+
+/// What one complete object is, when `insistent` says the block can only be a call.
+fn object_verdict(text: &str, range: Range<usize>, insistent: bool) -> Option<Verdict> {
+    let slice = &text[range.clone()];
+    match parse_json(slice) {
+        Ok(value) => match classify(value) {
+            Shape::Call(call) => Some(Verdict::Call(call, range)),
+            Shape::Broken(reason) => Some(Verdict::Malformed(reason)),
+            Shape::NotACall if insistent => Some(Verdict::Malformed(
+                "the tool-call object names no tool".into(),
+            )),
+            Shape::NotACall => None,
+        },
+        Err(e) if insistent || looks_like_call(slice) => Some(Verdict::Malformed(format!(
+            "the tool-call JSON is not valid: {e}"
+        ))),
+        Err(_) => None,
+    }
+}
+
+fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
+    let (info_start, info_end) = open.info;
+    let lang = text[info_start..info_end]
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let body_start = (info_end + 1).min(text.len());
+    let closing = "`".repeat(open.ticks);
+    // A valid body (objects, or wrappers holding calls) closes at the fence right after it,
+    // wherever that fence sits; any other body at the next fence line, since a lost quote
+    // makes strings unreliable.
+    let (objects, stop, unclosed) = object_run(text, body_start);
+    let structural = if !objects.is_empty() && !unclosed && all_parse(text, &objects) {
+        Some(stop)
+    } else {
+        xml_run(text, body_start)
+    };
+    let (body_end, end) = match structural.filter(|stop| text[*stop..].starts_with(&closing)) {
+        Some(stop) => (
+            stop,
+            stop + text[stop..].bytes().take_while(|b| *b == b'`').count(),
+        ),
+        None => {
+            closing_fence_line(text, body_start, open.ticks).unwrap_or((text.len(), text.len()))
+        }
+    };
+    if !CALL_LANGS.contains(&lang.as_str()) {
+        return (None, end);
+    }
+    let insistent = lang == "tool_call";
+    let verdicts = fence_verdicts(text, body_start..body_end, insistent);
+    if verdicts.is_empty() {
+        return (None, end);
+    }
+    let block = Block {
+        span: open.start..end,
+        source: Source::Fence,
+        verdicts,
+    };
+    (Some(block), end)
+}
+
+/// Wrappers one after another from `from`, each holding only usable calls: where they stop.
+fn xml_run(text: &str, from: usize) -> Option<usize> {
+    let mut at = skip_whitespace(text, from);
+    let mut any = false;
+    while xml_tag_at(&text[at..]).is_some() {
+        match read_xml(text, at) {
+            XmlRead::Block(block)
+                if block
+                    .verdicts
+                    .iter()
+                    .all(|verdict| matches!(verdict, Verdict::Call(..))) =>
+            {
+                at = skip_whitespace(text, block.span.end);
+                any = true;
+            }
+            XmlRead::Block(_) | XmlRead::Text(_) => return None,
+        }
+    }
+    any.then_some(at)
+}
+
+/// The next line made only of at least `ticks` backticks: where it starts and ends.
+fn closing_fence_line(text: &str, from: usize, ticks: usize) -> Option<(usize, usize)> {
+    let mut line_start = from;
+    while line_start < text.len() {
+        let line_end = text[line_start..]
+            .find('\n')
+            .map_or(text.len(), |i| line_start + i);
+        let line = text[line_start..line_end].trim();
+        if line.len() >= ticks && line.bytes().all(|b| b == b'`') {
+            return Some((line_start, line_end));
+        }
+        line_start = line_end + 1;
+    }
+    None
+}
+
+fn fence_verdicts(text: &str, body: Range<usize>, insistent: bool) -> Vec<Verdict> {
+    let inner = &text[body.clone()];
+    let trimmed = inner.trim();
+    let offset = body.start + (inner.len() - inner.trim_start().len());
+    if trimmed.is_empty() {
+        return Vec::new();
+    }
+    if xml_tag_at(trimmed).is_some() {
+        return wrapped_verdicts(trimmed)
+            .into_iter()
+            .map(|verdict| match verdict {
+                Verdict::Call(call, range) => {
+                    Verdict::Call(call, range.start + offset..range.end + offset)
+                }
+                Verdict::Malformed(reason) => Verdict::Malformed(reason),
+            })
+            .collect();
+    }
+    let (objects, stop, unclosed) = object_run(text, body.start);
+    if !objects.is_empty() && !unclosed && stop >= body.end {
+        let verdicts: Vec<Verdict> = objects
+            .into_iter()
+            .filter_map(|range| object_verdict(text, range, insistent))
+            .collect();
+        return verdicts;
+    }
+    let whole = offset..offset + trimmed.len();
+    if trimmed.starts_with('[') {
+        return array_verdicts(text, whole, insistent);
+    }
+    if trimmed.starts_with('{') {
+        return object_verdict(text, whole, insistent).into_iter().collect();
+    }
+    if insistent {
+        return vec![Verdict::Malformed(
+            "a tool_call block that holds no JSON object".into(),
+        )];
+    }
+    Vec::new()
+}
+
+/// The verdicts of the wrappers in a fenced body, read one after another (text between them
+/// is dropped with the block); nothing here reads fences, so nesting stays one level deep.
+fn wrapped_verdicts(body: &str) -> Vec<Verdict> {
+    let mut verdicts = Vec::new();
+    let mut at = 0;
+    while let Some(found) = next_xml(body, at) {
+        match read_xml(body, found) {
+            XmlRead::Block(block) => {
+                at = block.span.end.max(found + 1);
+                verdicts.extend(block.verdicts);
+            }
+            XmlRead::Text(end) => at = end.max(found + 1),
+        }
+    }
+    verdicts
+}
+
+/// A fenced array is a list of calls only when every element is one.
+fn array_verdicts(text: &str, range: Range<usize>, insistent: bool) -> Vec<Verdict> {
+    let slice = &text[range.clone()];
+    let intent =
+        insistent || looks_like_call(slice.trim_start_matches(['[', ' ', '\t', '\r', '\n']));
+    let items = match parse_json(slice) {
+        Ok(serde_json::Value::Array(items)) => items,
+        Ok(_) => return Vec::new(),
+        Err(e) if intent => {
+            return vec![Verdict::Malformed(format!(
+                "the tool-call JSON is not valid: {e}"
+            ))];
+        }
+        Err(_) => return Vec::new(),
+    };
+    let shapes: Vec<Shape> = items.into_iter().map(classify).collect();
+    if shapes.is_empty() || shapes.iter().all(|s| matches!(s, Shape::NotACall)) {
+        return Vec::new();
+    }
+    let mut verdicts = Vec::new();
+    for shape in shapes {
+        match shape {
+            Shape::Call(call) => verdicts.push(Verdict::Call(call, range.clone())),
+            Shape::Broken(reason) => return vec![Verdict::Malformed(reason)],
+            Shape::NotACall => {
+                return vec![Verdict::Malformed(
+                    "a list of tool calls holds an entry that is not a call".into(),
+                )];
+            }
+        }
+    }
+    verdicts
+}
+
+/// What an XML wrapper turned out to be.
+enum XmlRead {
+    Block(Block),
+    /// Plain text up to this position.
+    Text(usize),
+}
+
+fn read_xml(text: &str, start: usize) -> XmlRead {
+    let Some(tag) = xml_tag_at(&text[start..]) else {
+        return XmlRead::Text(start + 1);
+    };
+    let content_start = start + tag.len() + 2;
+    let close = format!("</{tag}>");
+    // A closing tag found by plain search, unless another wrapper or call opens first.
+    let close_after = |from: usize| {
+        let at = from + text[from..].find(&close)?;
+        let limit = next_call_line(text, from).min(next_xml(text, from).unwrap_or(text.len()));
+        (at < limit).then_some(at)
+    };
+    let explicit = matches!(tag, "tool_call" | "function_call");
+    let (objects, stop, unclosed) = object_run(text, content_start);
+    let first = skip_whitespace(text, content_start);
+    let (verdicts, end) = if !objects.is_empty() && !unclosed && all_parse(text, &objects) {
+        let mut verdicts: Vec<Verdict> = objects
+            .iter()
+            .filter_map(|range| object_verdict(text, range.clone(), true))
+            .collect();
+        let junk_until = close_after(stop);
+        let end = match (text[stop..].starts_with(&close), junk_until, objects.last()) {
+            (true, _, _) => stop + close.len(),
+            (false, Some(at), _) => {
+                verdicts.push(Verdict::Malformed(format!(
+                    "a <{tag}> block that holds text that is not a JSON object"
+                )));
+                at + close.len()
+            }
+            (false, None, last) => last.map_or(stop, |last| last.end),
+        };
+        (verdicts, end)
+    } else if objects.is_empty() && !unclosed {
+        // Not JSON at all: a call attempt only inside an explicit, closed wrapper; plain
+        // text (skipped whole when it closes) otherwise.
+        return match (close_after(first), explicit) {
+            (Some(at), true) => XmlRead::Block(Block {
+                span: start..at + close.len(),
+                source: Source::Xml,
+                verdicts: vec![Verdict::Malformed(format!(
+                    "a <{tag}> block that holds no JSON object"
+                ))],
+            }),
+            (Some(at), false) => XmlRead::Text(at + close.len()),
+            (None, _) => XmlRead::Text(start + 1),
+        };
+    } else {
+        // Broken JSON: the first closing tag bounds it, since a lost quote makes strings
+        // unreliable; without one, the next wrapper or call, or as far as an unclosed object
+        // reaches.
+        let (body_end, end) = match close_after(first) {
+            Some(at) => (at, at + close.len()),
+            None => {
+                let extent = unclosed_extent(text, first)
+                    .min(next_call_line(text, first))
+                    .min(next_xml(text, content_start).unwrap_or(text.len()));
+                (extent, extent)
+            }
+        };
+        let reason = match parse_json(text[content_start..body_end].trim()) {
+            Err(e) => format!("the tool-call JSON is not valid: {e}"),
+            Ok(_) => format!("a <{tag}> block that holds no single JSON object"),
+        };
+        (vec![Verdict::Malformed(reason)], end)
+    };
+    XmlRead::Block(Block {
+        span: start..end,
+        source: Source::Xml,
+        verdicts,
+    })
+}
+
+fn read_bare(text: &str, start: usize) -> (Option<Block>, usize) {
+    let end = container_end(text, start);
+    if let Some(end) = end
+        && let Ok(value) = parse_json(&text[start..end])
+    {
+        let verdict = match classify(value) {
+            Shape::Call(call) => Verdict::Call(call, start..end),
+            Shape::Broken(reason) => Verdict::Malformed(reason),
+            // Valid data is skipped whole.
+            Shape::NotACall => return (None, end),
+        };
+        let block = Block {
+            span: start..end,
+            source: Source::Bare,
+            verdicts: vec![verdict],
+        };
+        return (Some(block), end);
+    }
+    // Broken: it reaches to its end, or as far as an unclosed object does, but never past a
+    // line that plainly opens another call, since a lost quote makes strings unreliable.
+    let extent = end
+        .unwrap_or_else(|| unclosed_extent(text, start))
+        .min(next_call_line(text, start));
+    if !looks_like_call(&text[start..extent]) {
+        // Broken text that is no call may hide one on a later line.
+        return (None, start + 1);
+    }
+    let reason = match parse_json(&text[start..extent]) {
+        Err(e) => format!("the tool-call JSON is not valid: {e}"),
+        Ok(_) => "the tool-call object never closes".into(),
+    };
+    let block = Block {
+        span: start..extent,
+        source: Source::Bare,
+        verdicts: vec![Verdict::Malformed(reason)],
+    };
+    (Some(block), extent)
+}
+
+/// The start of the first line after the one holding `from` that plainly opens a call,
+/// strings or not: a fence labelled for calls, a wrapper tag, or an object whose first key
+/// is a protocol key. The end of the text when there is none.
+fn next_call_line(text: &str, from: usize) -> usize {
+    let mut line_start = match text[from..].find('\n') {
+        Some(i) => from + i + 1,
+        None => return text.len(),
+    };
+    while line_start < text.len() {
+        let line = text[line_start..].trim_start_matches([' ', '\t']);
+        let fence_lang = line.strip_prefix("```").map(|rest| {
+            rest.lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+        let next_line = line
+            .split_once('\n')
+            .map_or("", |(_, next)| next)
+            .trim_start();
+        let call_follows = xml_tag_at(next_line).is_some()
+            || (next_line.starts_with('{') && opens_like_call(next_line));
+        let opens = fence_lang.is_some_and(|lang| {
+            CALL_LANGS.contains(&lang.as_str()) && (!lang.is_empty() || call_follows)
+        }) || xml_tag_at(line).is_some()
+            || (line.starts_with('{') && opens_like_call(line));
+        if opens {
+            return line_start;
+        }
+        line_start += text[line_start..].find('\n').map_or(text.len(), |i| i + 1);
+    }
+    text.len()
+}
