@@ -365,3 +365,35 @@ async fn an_unanswered_approval_times_out_as_a_denial() {
     assert!(!c.ws.path().join("hello.txt").exists());
     let _ = c.turn("hello", "deny").await;
 }
+
+#[tokio::test]
+async fn trailing_commentary_is_stripped_before_the_approval_so_approved_bytes_are_written_bytes() {
+    let content = "def f():\n    return 1\n\n```\n\n**Explanation:**\n1. `f` returns one.\n\nLet me know if you need more!\n";
+    let mut c = case(
+        vec![
+            call(
+                "talos.write_file",
+                json!({"path": "app.py", "content": content}),
+            ),
+            Reply::Text("Done.".into()),
+        ],
+        "",
+    )
+    .await;
+    let (outcome, asked) = c
+        .turn("Create app.py with a function f that returns 1", "approve")
+        .await;
+    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED", "{outcome}");
+    let diff = asked[0]["diff"]["text"].as_str().unwrap();
+    assert!(
+        !diff.contains("Explanation") && diff.contains("+    return 1"),
+        "{diff}"
+    );
+    assert_eq!(c.read("app.py"), "def f():\n    return 1\n");
+    let trace = c.daemon.traces().pop().unwrap();
+    assert!(
+        trace["warnings"]
+            .to_string()
+            .contains("TOOL_CONTENT_SANITIZED")
+    );
+}

@@ -74,7 +74,8 @@ pub async fn run(
     };
     let (after, check) = match args {
         ToolArgs::WriteFile { content, .. } => {
-            (content.clone(), WriteCheck::Exact(content.clone()))
+            let content = sanitized(ctx, call_id, &shown, "content", content);
+            (content.clone(), WriteCheck::Exact(content))
         }
         ToolArgs::EditFile {
             old_string,
@@ -90,11 +91,12 @@ pub async fn run(
                     ),
                 );
             };
-            match edit::apply_edit(current, old_string, new_string) {
+            let new_string = sanitized(ctx, call_id, &shown, "new_string", new_string);
+            match edit::apply_edit(current, old_string, &new_string) {
                 Ok(after) => (
                     after.clone(),
                     WriteCheck::Contains {
-                        replacement: new_string.clone(),
+                        replacement: new_string,
                         approved: after,
                     },
                 ),
@@ -435,4 +437,24 @@ fn format_override(
             remember_eligible: false,
         });
     asked
+}
+
+/// The proposed text without trailing commentary or stray fences: what the approval shows is
+/// exactly what is written. A change is recorded in the trace (as digests, never the text).
+fn sanitized(ctx: &mut TurnCtx, call_id: &str, path: &str, field: &str, text: &str) -> String {
+    let result = talos_core::sanitize::strip_commentary(path, text);
+    if result.changed {
+        ctx.trace
+            .warnings
+            .push(talos_protocol::trace::TraceWarning {
+                code: "TOOL_CONTENT_SANITIZED".into(),
+                message: format!(
+                    "{call_id}: {field} of {path}: removed {} ({} -> {} bytes)",
+                    result.removed.join(", "),
+                    text.len(),
+                    result.content.len()
+                ),
+            });
+    }
+    result.content
 }
