@@ -122,41 +122,6 @@ pub async fn dispatch(
             return report(format!("[error] {message}"), stop);
         }
     };
-    match guard.before_call(tool, &args) {
-        Verdict::Proceed => {}
-        Verdict::Refuse(message) => {
-            record(
-                ctx,
-                &call_id,
-                proposal,
-                Some(tool),
-                raw,
-                args.path().map(str::to_string),
-                "rejected",
-                Some(format!("discipline: {message}")),
-            );
-            ctx.emit(TurnEvent::ToolProgress {
-                tool: tool.name().into(),
-                call_id,
-                message: format!("refused: {message}"),
-            })
-            .await;
-            return report(format!("[error] {message}"), guard.should_stop());
-        }
-        Verdict::Stop(message) => {
-            record(
-                ctx,
-                &call_id,
-                proposal,
-                Some(tool),
-                raw,
-                args.path().map(str::to_string),
-                "rejected",
-                Some(format!("discipline: {message}")),
-            );
-            return report(format!("[error] {message}"), Some(message));
-        }
-    }
     let workspace = ctx.session.workspace.clone();
     let all: Vec<Resolved> = args
         .paths()
@@ -238,6 +203,41 @@ pub async fn dispatch(
         }
         guard.after_call(tool, &args, CallEnd::Failed);
         return report(format!("[error] {message}"), guard.should_stop());
+    }
+    match guard.before_call(tool, &args) {
+        Verdict::Proceed => {}
+        Verdict::Refuse(message) => {
+            record(
+                ctx,
+                &call_id,
+                proposal,
+                Some(tool),
+                raw,
+                args.path().map(str::to_string),
+                "rejected",
+                Some(format!("discipline: {message}")),
+            );
+            ctx.emit(TurnEvent::ToolProgress {
+                tool: tool.name().into(),
+                call_id,
+                message: format!("refused: {message}"),
+            })
+            .await;
+            return report(format!("[error] {message}"), guard.should_stop());
+        }
+        Verdict::Stop(message) => {
+            record(
+                ctx,
+                &call_id,
+                proposal,
+                Some(tool),
+                raw,
+                args.path().map(str::to_string),
+                "rejected",
+                Some(format!("discipline: {message}")),
+            );
+            return report(format!("[error] {message}"), Some(message));
+        }
     }
     ctx.emit(TurnEvent::ToolProgress {
         tool: tool.name().into(),
