@@ -149,7 +149,7 @@ impl Clauses {
             let Some(verb_word) = lex.words.get(verb) else {
                 continue;
             };
-            if NON_FORBIDDING.contains(&verb_word.text) {
+            if NON_FORBIDDING.contains(&verb_word.text) || verb_word.end > c.end {
                 continue;
             }
             let (from, to) =
