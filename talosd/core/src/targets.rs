@@ -239,7 +239,11 @@ pub(crate) fn directory_targets(lex: &Lex<'_>) -> Vec<String> {
 /// `Some((next word, plural))` when a directory-creation phrase starts at word `i`.
 fn directory_opener(lex: &Lex<'_>, i: usize) -> Option<(usize, bool)> {
     if lex.word(i) == "mkdir" {
-        return Some((i + 1, false));
+        return match lex.word(i + 1) {
+            "directories" | "folders" | "dirs" => Some((i + 2, true)),
+            "directory" | "folder" | "dir" => Some((i + 2, false)),
+            _ => Some((i + 1, false)),
+        };
     }
     if !matches!(lex.word(i), "make" | "create") {
         return None;
