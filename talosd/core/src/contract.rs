@@ -1,7 +1,22 @@
 //! The task contract: what a turn may do, resolved from the request by deterministic code,
 //! before the model is asked anything. "Not a planner and not an LLM classifier."
+//!
+//! [`resolve`] runs the reference's pipeline: blank or synthetic input is UNKNOWN; checkpoint
+//! restore, workspace switch and tool-alias questions are answered directly; the mutation
+//! intent (`contract/mutation.rs`) decides whether the person asked for a change and why; the
+//! task type follows (`contract/classify.rs`); targets are extracted with their negations and
+//! evidence roles (`targets`); the roleful intent (`intent`) may sharpen the contract, and the
+//! contract's target lists are always compiled back from that roleful list.
 
-use crate::targets;
+mod classify;
+mod direct;
+pub(crate) mod lexical;
+mod mutation;
+mod questions;
+
+use crate::intent::{self, TargetRef};
+use crate::targets::{self, dedup};
+use lexical::Lex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskType {
@@ -32,9 +47,34 @@ impl TaskType {
             TaskType::Unknown => "UNKNOWN",
         }
     }
+
+    /// Whether a contract of this type may change files when change is requested.
+    pub fn mutates(self) -> bool {
+        match self {
+            TaskType::FileEdit | TaskType::FileCreate => true,
+            TaskType::SmallTalk
+            | TaskType::DirectoryListing
+            | TaskType::ReadOnlyQa
+            | TaskType::WorkspaceExplain
+            | TaskType::DiagnoseOnly
+            | TaskType::CheckpointRestore
+            | TaskType::VerifyOnly
+            | TaskType::Unknown => false,
+        }
+    }
 }
 
-/// What a turn may do. Built only by [`resolve`] and rewritten only by the posture.
+/// What a static page must keep and must not grow (reference 2.1, component 10).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StaticWebRequirements {
+    /// Facts listed after "preserve|keep|retain … facts|details|content:" (≤40, ≤120 chars).
+    pub required_visible_facts: Vec<String>,
+    /// The forbidden targets, as artifacts the page must not reference or create.
+    pub forbidden_artifacts: Vec<String>,
+}
+
+/// What a turn may do. Built only by [`resolve`] (or `history::resolve_in_context`) and
+/// rewritten only by the posture. The three target lists are compiled from `roleful_targets`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskContract {
     pub task_type: TaskType,
@@ -46,470 +86,298 @@ pub struct TaskContract {
     pub forbidden_targets: Vec<String>,
     pub original_request: String,
     pub classification_reason: String,
+    pub static_web: StaticWebRequirements,
+    pub roleful_targets: Vec<TargetRef>,
 }
 
-const MUTATION_VERBS: &[&str] = &[
-    "edit",
-    "modify",
-    "change",
-    "update",
-    "fix",
-    "repair",
-    "overwrite",
-    "rewrite",
-    "replace",
-    "write",
-    "create",
-    "save",
-    "apply",
-    "append",
-    "add",
-    "remove",
-    "delete",
-    "rename",
-    "refactor",
-    "put",
-    "implement",
-    "make",
-    "set",
-    "insert",
-    "generate",
-    "build",
-    "scaffold",
-    "restyle",
-];
-const CREATE_MARKERS: &[&str] = &[
-    "create",
-    "write a",
-    "write the",
-    "save as",
-    "add a new",
-    "new file",
-    "generate",
-    "scaffold",
-    "make a",
-    "make an",
-    "make me",
-];
-const STATUS_QUESTION_MARKERS: &[&str] = &[
-    "did you",
-    "have you",
-    "is it done",
-    "is it working",
-    "is it fixed",
-    "was it",
-    "were the",
-    "what did you change",
-    "what did you do",
-    "why did nothing change",
-    "did it work",
-];
-const ADVISORY_OPENERS: &[&str] = &[
-    "should i",
-    "should we",
-    "could i",
-    "can i",
-    "may i",
-    "how do i",
-    "how would",
-    "how should",
-    "how to",
-    "what would",
-    "explain how",
-];
-const READ_ONLY_NEGATIONS: &[&str] = &[
-    "do not change anything",
-    "don't change anything",
-    "do not modify anything",
-    "don't modify anything",
-    "leave files unchanged",
-    "no file changes",
-    "without changing anything",
-    "do not edit anything",
-    "don't edit anything",
-    "do not make changes",
-    "don't make changes",
-    "do not change any file",
-    "don't change any file",
-];
-const SMALL_TALK: &[&str] = &[
-    "hi",
-    "hello",
-    "hey",
-    "yo",
-    "good morning",
-    "good afternoon",
-    "good evening",
-    "thanks",
-    "thank you",
-    "thx",
-    "ok",
-    "okay",
-    "cool",
-    "nice",
-    "great",
-    "hmm",
-    "huh",
-    "who are you",
-    "what are you",
-    "what is talos",
-    "what can you do",
-    "how are you",
-];
-const LISTING_MARKERS: &[&str] = &[
-    "list files",
-    "list the files",
-    "list all files",
-    "list directory",
-    "list the directory",
-    "what files are",
-    "which files are",
-    "show files",
-    "show the files",
-    "ls",
-    "dir",
-    "list the contents",
-    "list contents",
-];
-const DIAGNOSE_MARKERS: &[&str] = &[
-    "inspect",
-    "diagnose",
-    "check whether",
-    "check if",
-    "mismatch",
-    "selector",
-    "broken",
-    "what is wrong",
-    "what's wrong",
-    "why does",
-    "why is",
-];
-const WORKSPACE_MARKERS: &[&str] = &[
-    "workspace",
-    "repo",
-    "repository",
-    "project",
-    "codebase",
-    "what is in this",
-    "explain this",
-    "this folder",
-    "this directory",
-];
-const RESTORE_VERBS: &[&str] = &["revert", "undo", "rollback", "roll back", "restore"];
-const RESTORE_REFERENCES: &[&str] = &[
-    "your change",
-    "talos change",
-    "previous change",
-    "last change",
-    "last turn",
-    "previous turn",
-    "what you changed",
-    "what you did",
-];
+impl TaskContract {
+    /// A contract whose target lists are compiled from `roleful_targets`, with the flags
+    /// derived from the type: allowed = requested and FILE_EDIT|FILE_CREATE, verification =
+    /// allowed or VERIFY_ONLY.
+    pub(crate) fn compiled(
+        task_type: TaskType,
+        mutation_requested: bool,
+        original_request: String,
+        reason: &str,
+        static_web_facts: Vec<String>,
+        roleful_targets: Vec<TargetRef>,
+    ) -> TaskContract {
+        let mutation_allowed = mutation_requested && task_type.mutates();
+        let compiled = intent::compile(&roleful_targets, mutation_requested);
+        TaskContract {
+            task_type,
+            mutation_requested,
+            mutation_allowed,
+            verification_required: mutation_allowed || task_type == TaskType::VerifyOnly,
+            static_web: StaticWebRequirements {
+                required_visible_facts: static_web_facts,
+                forbidden_artifacts: compiled.forbidden.clone(),
+            },
+            expected_targets: compiled.expected,
+            source_evidence_targets: compiled.source_evidence,
+            forbidden_targets: compiled.forbidden,
+            original_request,
+            classification_reason: reason.to_string(),
+            roleful_targets,
+        }
+    }
+}
+
+/// Why a contract is what it is. Closed; the contract carries its string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    Unknown,
+    CheckpointRestore,
+    WorkspaceSwitch,
+    ToolAlias,
+    SessionMetaEvidence,
+    SessionUncertainty,
+    CommandVerification,
+    UnsupportedCommand,
+    GlobalReadOnlyNegation,
+    PriorChangeStatusQuestion,
+    AdvisoryMutationQuestion,
+    InstructionalMutationQuestion,
+    CapabilityOnlyArtifactQuestion,
+    InlineOutputRequest,
+    FileScopedDefectFix,
+    FixProblemInFileTarget,
+    ReviewAndFix,
+    BatchWorkspaceApply,
+    SourceToTargetArtifact,
+    ReadThenMutation,
+    RequestPattern,
+    TerminalBuildArtifact,
+    NaturalArtifact,
+    MutationVerbWithFileTarget,
+    MutationMarker,
+    NonMutating,
+    ScopedOutputConstraint,
+    ConfirmationInherited,
+    RepairInherited,
+    CorrectionInherited,
+    DeicticInherited,
+}
+
+impl Reason {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Reason::Unknown => "unknown",
+            Reason::CheckpointRestore => "checkpoint-restore-request",
+            Reason::WorkspaceSwitch => "workspace-switch-unsupported",
+            Reason::ToolAlias => "tool-alias-capability-question",
+            Reason::SessionMetaEvidence => "session-meta-evidence-question",
+            Reason::SessionUncertainty => "session-uncertainty-question",
+            Reason::CommandVerification => "explicit-command-verification-request",
+            Reason::UnsupportedCommand => "unsupported-command-verification-request",
+            Reason::GlobalReadOnlyNegation => "global-read-only-negation",
+            Reason::PriorChangeStatusQuestion => "prior-change-status-question",
+            Reason::AdvisoryMutationQuestion => "advisory-mutation-question",
+            Reason::InstructionalMutationQuestion => "instructional-mutation-question",
+            Reason::CapabilityOnlyArtifactQuestion => "capability-only-artifact-question",
+            Reason::InlineOutputRequest => "inline-output-request",
+            Reason::FileScopedDefectFix => "explicit-file-scoped-defect-fix-request",
+            Reason::FixProblemInFileTarget => "explicit-fix-problem-in-file-target",
+            Reason::ReviewAndFix => "explicit-review-and-fix-request",
+            Reason::BatchWorkspaceApply => "explicit-batch-workspace-apply-request",
+            Reason::SourceToTargetArtifact => "explicit-source-to-target-artifact-request",
+            Reason::ReadThenMutation => "explicit-read-then-mutation-request",
+            Reason::RequestPattern => "explicit-request-pattern",
+            Reason::TerminalBuildArtifact => "explicit-terminal-build-artifact-request",
+            Reason::NaturalArtifact => "natural-artifact-request",
+            Reason::MutationVerbWithFileTarget => "explicit-mutation-verb-with-file-target",
+            Reason::MutationMarker => "explicit-mutation-marker",
+            Reason::NonMutating => "non-mutating",
+            Reason::ScopedOutputConstraint => "explicit-mutation-with-scoped-output-constraint",
+            Reason::ConfirmationInherited => "confirmation-follow-up-inherited",
+            Reason::RepairInherited => "repair-follow-up-inherited",
+            Reason::CorrectionInherited => "correction-follow-up-inherited",
+            Reason::DeicticInherited => "deictic-follow-up-inherited",
+        }
+    }
+
+    /// The reference's rule: a mutation reason starts with `explicit-` or is the natural
+    /// artifact request.
+    pub(crate) fn is_mutation(self) -> bool {
+        let text = self.as_str();
+        text.starts_with("explicit-") || self == Reason::NaturalArtifact
+    }
+}
+
+/// The contract before roles: what the lexical pipeline found (reference "legacy" contract).
+#[derive(Debug, Clone)]
+pub(crate) struct Legacy {
+    pub(crate) task_type: TaskType,
+    pub(crate) requested: bool,
+    pub(crate) allowed: bool,
+    pub(crate) reason: Reason,
+    /// Named targets that must change (mutation turns) or be read (read-only turns).
+    pub(crate) expected: Vec<String>,
+    /// Outputs of a source-to-output request.
+    pub(crate) outputs: Vec<String>,
+    /// Conventional static-web targets supplied by the runtime.
+    pub(crate) defaults: Vec<String>,
+    pub(crate) sources: Vec<String>,
+    pub(crate) forbidden: Vec<String>,
+    /// The forbidden targets that came from "leave|keep|preserve X unchanged".
+    pub(crate) preserved: Vec<String>,
+    /// Every target named in the request, in order of appearance.
+    pub(crate) named: Vec<String>,
+}
 
 /// Resolves a request into a task contract.
 pub fn resolve(request: &str) -> TaskContract {
-    let text = request.trim();
-    let lower = text.to_lowercase();
-    let words = words(&lower);
-    let mut contract = TaskContract {
-        task_type: TaskType::Unknown,
-        mutation_requested: false,
-        mutation_allowed: false,
-        verification_required: false,
-        expected_targets: Vec::new(),
-        source_evidence_targets: Vec::new(),
-        forbidden_targets: Vec::new(),
-        original_request: request.to_string(),
-        classification_reason: "unknown".into(),
-    };
-    if text.is_empty() {
-        contract.classification_reason = "empty-user-request".into();
-        return contract;
+    let text = lexical::normalise(request);
+    if text.is_empty() || is_synthetic(&text) {
+        return TaskContract::compiled(
+            TaskType::Unknown,
+            false,
+            request.to_string(),
+            Reason::Unknown.as_str(),
+            Vec::new(),
+            Vec::new(),
+        );
     }
-    let targets = targets::file_targets(text);
-    let forbidden = targets::forbidden_targets(text);
-    let (task_type, reason) = classify(&lower, &words, &targets, &forbidden);
-    contract.task_type = task_type;
-    contract.classification_reason = reason.into();
-    contract.mutation_requested = matches!(task_type, TaskType::FileEdit | TaskType::FileCreate);
-    contract.mutation_allowed = contract.mutation_requested;
-    contract.verification_required = contract.mutation_allowed || task_type == TaskType::VerifyOnly;
-    contract.expected_targets = if contract.mutation_allowed {
-        targets
-            .into_iter()
-            .filter(|t| !forbidden.contains(t))
-            .collect()
-    } else {
-        targets
-    };
-    contract.forbidden_targets = forbidden;
-    contract
+    let lower = text.to_ascii_lowercase();
+    let unquoted = lexical::blank_quotes(&lower);
+    let lex = Lex::new(&text, &lower);
+    let intent_lex = Lex::new(&text, &unquoted);
+    let spans = targets::target_spans(&lex);
+    let legacy = legacy(&lex, &intent_lex, &spans);
+    let derived = intent::derive(&legacy, &lex, &spans);
+    TaskContract::compiled(
+        derived.task_type,
+        derived.requested,
+        request.to_string(),
+        derived.reason.as_str(),
+        targets::required_visible_facts(&lex),
+        derived.targets,
+    )
 }
 
-fn classify(
-    lower: &str,
-    words: &[&str],
-    targets: &[String],
-    forbidden: &[String],
-) -> (TaskType, &'static str) {
-    let starts_with_question = ["how ", "what ", "why ", "explain ", "tell me "]
+/// Synthetic tool-result messages are never user requests.
+fn is_synthetic(text: &str) -> bool {
+    ["[tool_result:", "[compacted:", "[tool_result]"]
         .iter()
-        .any(|p| lower.starts_with(p));
-    if !starts_with_question
-        && RESTORE_VERBS.iter().any(|v| contains_phrase(lower, v))
-        && RESTORE_REFERENCES.iter().any(|r| lower.contains(r))
-    {
-        return (TaskType::CheckpointRestore, "checkpoint-restore-request");
-    }
-    if STATUS_QUESTION_MARKERS
-        .iter()
-        .any(|m| contains_phrase(lower, m))
-    {
-        return (TaskType::VerifyOnly, "prior-change-status-question");
-    }
-    let bare = lower.trim_end_matches(['!', '?', '.', ' ']);
-    if SMALL_TALK.contains(&bare) {
-        return (TaskType::SmallTalk, "small-talk");
-    }
-    if READ_ONLY_NEGATIONS.iter().any(|m| lower.contains(m)) {
-        return read_only_kind(lower, words, targets, "global-read-only-negation");
-    }
-    if ADVISORY_OPENERS.iter().any(|m| lower.starts_with(m)) {
-        return read_only_kind(lower, words, targets, "advisory-mutation-question");
-    }
-    let first_verb = words.iter().position(|w| MUTATION_VERBS.contains(w));
-    let live_targets = targets.iter().any(|t| !forbidden.contains(t));
-    let explicit = first_verb.is_some_and(|i| verb_is_imperative(words, i));
-    if let Some(index) = first_verb
-        && (live_targets || explicit)
-        && !is_question_about(lower)
-    {
-        let verb = words[index];
-        let create = CREATE_MARKERS.iter().any(|m| contains_phrase(lower, m))
-            || ["create", "write", "generate", "scaffold"].contains(&verb);
-        let edit_first = [
-            "edit", "modify", "change", "update", "fix", "rewrite", "replace", "append", "remove",
-            "delete", "refactor",
-        ]
-        .contains(&verb);
-        let task = if create && !edit_first {
-            TaskType::FileCreate
-        } else {
-            TaskType::FileEdit
-        };
-        let reason = if live_targets {
-            "explicit-mutation-verb-with-file-target"
-        } else {
-            "explicit-request-pattern"
-        };
-        return (task, reason);
-    }
-    read_only_kind(lower, words, targets, "non-mutating")
+        .any(|p| text.starts_with(p))
 }
 
-fn read_only_kind(
-    lower: &str,
-    words: &[&str],
-    targets: &[String],
-    reason: &'static str,
-) -> (TaskType, &'static str) {
-    if LISTING_MARKERS.iter().any(|m| contains_phrase(lower, m)) && targets.is_empty() {
-        return (
-            TaskType::DirectoryListing,
-            reason_or(reason, "directory-listing"),
-        );
-    }
-    if words.iter().any(|w| *w == "verify" || *w == "confirm") {
-        return (TaskType::VerifyOnly, reason_or(reason, "verify-request"));
-    }
-    if DIAGNOSE_MARKERS.iter().any(|m| contains_phrase(lower, m)) {
-        return (
-            TaskType::DiagnoseOnly,
-            reason_or(reason, "diagnose-request"),
-        );
-    }
-    if WORKSPACE_MARKERS.iter().any(|m| contains_phrase(lower, m)) && targets.is_empty() {
-        return (
-            TaskType::WorkspaceExplain,
-            reason_or(reason, "workspace-explain"),
-        );
-    }
-    (TaskType::ReadOnlyQa, reason)
-}
-
-fn reason_or(reason: &'static str, specific: &'static str) -> &'static str {
-    if reason == "non-mutating" {
-        specific
+fn legacy(lex: &Lex<'_>, intent_lex: &Lex<'_>, spans: &[targets::TargetSpan]) -> Legacy {
+    let named = dedup(spans.iter().map(|s| s.path.clone()));
+    let mut out = Legacy {
+        task_type: TaskType::SmallTalk,
+        requested: false,
+        allowed: false,
+        reason: Reason::NonMutating,
+        expected: Vec::new(),
+        outputs: Vec::new(),
+        defaults: Vec::new(),
+        sources: Vec::new(),
+        forbidden: Vec::new(),
+        preserved: Vec::new(),
+        named: named.clone(),
+    };
+    let direct = if classify::checkpoint_restore(lex) {
+        Some((TaskType::CheckpointRestore, Reason::CheckpointRestore))
+    } else if classify::workspace_switch(lex) {
+        Some((TaskType::SmallTalk, Reason::WorkspaceSwitch))
+    } else if classify::tool_alias_question(lex) {
+        Some((TaskType::SmallTalk, Reason::ToolAlias))
     } else {
-        reason
+        None
+    };
+    if let Some((task_type, reason)) = direct {
+        out.task_type = task_type;
+        out.reason = reason;
+        return out;
     }
+    let meta = classify::session_meta_evidence(lex, !spans.is_empty());
+    let uncertainty = classify::session_uncertainty(lex);
+    let status = questions::is_status_question(intent_lex);
+    let reason = mutation::reason(intent_lex, spans);
+    let requested = !meta && !uncertainty && !status && reason.is_mutation();
+    let command = (!meta && !uncertainty && !status && !requested)
+        .then(|| classify::command_verification(lex, spans))
+        .flatten();
+    (out.task_type, out.reason) = if meta {
+        (TaskType::VerifyOnly, Reason::SessionMetaEvidence)
+    } else if uncertainty {
+        (TaskType::VerifyOnly, Reason::SessionUncertainty)
+    } else if status {
+        (TaskType::VerifyOnly, reason)
+    } else if let Some(command) = command {
+        (TaskType::VerifyOnly, command)
+    } else if requested {
+        (classify::mutation_type(intent_lex, reason), reason)
+    } else {
+        (classify::read_only_type(lex, spans), reason)
+    };
+    out.requested = requested;
+    out.allowed = requested && out.task_type.mutates();
+    out.forbidden = targets::forbidden_in(lex, spans);
+    out.preserved = targets::preserved_in(lex, spans);
+    out.expected = dedup(named.into_iter().chain(targets::directory_targets(lex)));
+    if requested {
+        mutation_targets(&mut out, lex, spans);
+    }
+    let read_forbidden = targets::read_forbidden_in(lex, spans);
+    out.expected.retain(|t| !read_forbidden.contains(t));
+    out.sources.retain(|t| !read_forbidden.contains(t));
+    out
 }
 
-/// A mutation verb counts without a file target only when it opens the request (after an
-/// optional polite or chatty prefix), as in "please add a test".
-fn verb_is_imperative(words: &[&str], index: usize) -> bool {
-    const PREFIX: &[&str] = &[
-        "please", "now", "ok", "okay", "so", "then", "and", "can", "could", "would", "will", "you",
-        "i", "want", "need", "to", "let's", "lets", "just", "only", "also", "hey", "hi",
-    ];
-    words[..index].iter().all(|w| PREFIX.contains(w))
-}
-
-fn is_question_about(lower: &str) -> bool {
-    [
-        "what does",
-        "what is",
-        "what's",
-        "where is",
-        "which ",
-        "who ",
-    ]
-    .iter()
-    .any(|p| lower.starts_with(p))
-}
-
-fn words(lower: &str) -> Vec<&str> {
-    lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_'))
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Whether `phrase` occurs in `text` on word boundaries.
-pub(crate) fn contains_phrase(text: &str, phrase: &str) -> bool {
-    let mut from = 0;
-    while let Some(found) = text[from..].find(phrase) {
-        let start = from + found;
-        let end = start + phrase.len();
-        let before_ok = start == 0
-            || !text[..start]
-                .chars()
-                .next_back()
-                .is_some_and(char::is_alphanumeric);
-        let after_ok = end == text.len()
-            || !text[end..]
-                .chars()
-                .next()
-                .is_some_and(char::is_alphanumeric);
-        if before_ok && after_ok {
-            return true;
+/// Outputs, batch destinations, source evidence and conventional targets of a mutation turn.
+fn mutation_targets(out: &mut Legacy, lex: &Lex<'_>, spans: &[targets::TargetSpan]) {
+    if let Some(artifact) = targets::source_to_outputs(lex, spans) {
+        out.expected.retain(|t| !artifact.sources.contains(t));
+        out.expected.retain(|t| !artifact.outputs.contains(t));
+        out.sources = artifact.sources;
+        out.outputs = artifact.outputs;
+    }
+    let destinations = targets::operation_destinations(lex);
+    if out.reason == Reason::BatchWorkspaceApply {
+        let batch = dedup(
+            targets::directory_targets(lex)
+                .into_iter()
+                .chain(destinations),
+        );
+        if !batch.is_empty() {
+            out.expected = batch;
         }
-        from = start + phrase.len().max(1);
+    } else {
+        out.expected = dedup(out.expected.drain(..).chain(destinations));
     }
-    false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    fn check(request: &str, task: TaskType, allowed: bool, expected: &[&str], forbidden: &[&str]) {
-        let c = resolve(request);
-        assert_eq!(
-            (
-                c.task_type,
-                c.mutation_allowed,
-                c.expected_targets.clone(),
-                c.forbidden_targets.clone()
-            ),
-            (
-                task,
-                allowed,
-                expected.iter().map(|s| s.to_string()).collect(),
-                forbidden.iter().map(|s| s.to_string()).collect()
-            ),
-            "{request:?} -> {}",
-            c.classification_reason
-        );
-        assert_eq!(
-            c.verification_required,
-            allowed || task == TaskType::VerifyOnly
-        );
+    if !out.allowed {
+        return;
     }
-
-    #[test]
-    fn contract_rows() {
-        use TaskType::*;
-        check(
-            "In settings.py, change TIMEOUT from 30 to 60.",
-            FileEdit,
-            true,
-            &["settings.py"],
-            &[],
-        );
-        check("hello", SmallTalk, false, &[], &[]);
-        check("Thanks!", SmallTalk, false, &[], &[]);
-        check("list files", DirectoryListing, false, &[], &[]);
-        check(
-            "What files are in this folder?",
-            DirectoryListing,
-            false,
-            &[],
-            &[],
-        );
-        check(
-            "What does settings.py configure?",
-            ReadOnlyQa,
-            false,
-            &["settings.py"],
-            &[],
-        );
-        check(
-            "Create notes.md with a todo list",
-            FileCreate,
-            true,
-            &["notes.md"],
-            &[],
-        );
-        check(
-            "Write a new file hello.py that prints hi",
-            FileCreate,
-            true,
-            &["hello.py"],
-            &[],
-        );
-        check(
-            "Fix only styles.css. Do not change index.html or scripts.js.",
-            FileEdit,
-            true,
-            &["styles.css"],
-            &["index.html", "scripts.js"],
-        );
-        check("did you make the changes?", VerifyOnly, false, &[], &[]);
-        check("is it working now?", VerifyOnly, false, &[], &[]);
-        check(
-            "Explain settings.py but do not change anything",
-            ReadOnlyQa,
-            false,
-            &["settings.py"],
-            &[],
-        );
-        check(
-            "How do I change the port in server.py?",
-            ReadOnlyQa,
-            false,
-            &["server.py"],
-            &[],
-        );
-        check("Explain this repository", WorkspaceExplain, false, &[], &[]);
-        check(
-            "Inspect app.js and tell me what is wrong",
-            DiagnoseOnly,
-            false,
-            &["app.js"],
-            &[],
-        );
-        check("undo your last change", CheckpointRestore, false, &[], &[]);
-        check("please add a test for parsing", FileEdit, true, &[], &[]);
-        check(
-            "Write ../outside.txt with hello",
-            FileCreate,
-            true,
-            &["../outside.txt"],
-            &[],
-        );
-        check("", Unknown, false, &[], &[]);
+    let also_targets = targets::sources_are_also_targets(lex);
+    let lexical_sources = targets::lexical_source_evidence(lex, spans);
+    let writes_remain = |sources: &[String], forbidden: &[String], expected: &[String]| {
+        expected
+            .iter()
+            .any(|t| !sources.contains(t) && !forbidden.contains(t))
+    };
+    if !lexical_sources.is_empty()
+        && (!out.outputs.is_empty()
+            || writes_remain(&lexical_sources, &out.forbidden, &out.expected))
+    {
+        out.sources = dedup(out.sources.drain(..).chain(lexical_sources.iter().cloned()));
+        if !also_targets {
+            out.expected.retain(|t| !lexical_sources.contains(t));
+        }
+    }
+    if out.reason == Reason::ReadThenMutation && !also_targets {
+        let reads = targets::read_then_mutation_sources(lex, spans);
+        if !reads.is_empty() && writes_remain(&reads, &out.forbidden, &out.expected) {
+            out.expected.retain(|t| !reads.contains(t));
+            out.sources = dedup(out.sources.drain(..).chain(reads));
+        }
+    }
+    let forbidden = out.forbidden.clone();
+    out.expected.retain(|t| !forbidden.contains(t));
+    if out.expected.is_empty() && out.outputs.is_empty() {
+        out.defaults =
+            targets::conventional_static_web_targets(lex, out.task_type == TaskType::FileCreate);
+        out.defaults.retain(|t| !forbidden.contains(t));
     }
 }
