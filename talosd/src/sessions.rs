@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use talos_core::history::PriorTurn;
 use talos_core::ladder::Grants;
 use talos_protocol::{Mode, SessionInfo};
 
@@ -16,8 +17,13 @@ pub struct Session {
     pub mode: Mode,
     turns: AtomicU64,
     grants: Mutex<Grants>,
+    /// The contracts and outcomes of earlier turns, oldest first (at most [`HISTORY_TURNS`]).
+    history: Mutex<Vec<PriorTurn>>,
     busy: AtomicBool,
 }
+
+/// How many earlier turns a session remembers for follow-ups.
+pub const HISTORY_TURNS: usize = 16;
 
 /// Marks the session busy for as long as it lives.
 #[derive(Debug)]
@@ -37,6 +43,7 @@ impl Session {
             mode,
             turns: AtomicU64::new(0),
             grants: Mutex::new(Grants::default()),
+            history: Mutex::new(Vec::new()),
             busy: AtomicBool::new(false),
         }
     }
@@ -62,6 +69,18 @@ impl Session {
     pub fn remember_writes(&self) {
         if let Ok(mut g) = self.grants.lock() {
             g.remember_writes = true;
+        }
+    }
+
+    pub fn history(&self) -> Vec<PriorTurn> {
+        self.history.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    pub fn remember_turn(&self, turn: PriorTurn) {
+        if let Ok(mut h) = self.history.lock() {
+            h.push(turn);
+            let excess = h.len().saturating_sub(HISTORY_TURNS);
+            h.drain(..excess);
         }
     }
 

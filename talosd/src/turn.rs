@@ -13,7 +13,7 @@ mod workspace_ops;
 
 use std::sync::Arc;
 
-use talos_core::contract::{self, TaskType};
+use talos_core::contract::TaskType;
 use talos_core::modes::{self, SessionMode};
 use talos_core::outcome::{self, MutationResult};
 use talos_core::plan::{Expectation, PlanSettings, RequestedResult, TurnPlan};
@@ -59,11 +59,22 @@ pub async fn run(
     let turn_id = crate::ids::new_id("turn");
     let trace_id = crate::ids::new_id("trc");
     let mode = session_mode(session.mode);
-    let effective = posture::apply(mode.posture(), contract::resolve(&request.prompt));
+    let history = session.history();
+    let resolved = talos_core::history::resolve_in_context(&history, &request.prompt);
+    let inherited = resolved
+        .classification_reason
+        .contains("inherited")
+        .then(|| {
+            format!(
+                "continues the previous turn's contract ({})",
+                resolved.classification_reason
+            )
+        });
+    let effective = posture::apply(mode.posture(), resolved.clone());
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
         pinned: request.pins.clone(),
-        active_task_context: None,
+        active_task_context: inherited,
     };
     let plan = match TurnPlan::new(
         effective.clone(),
@@ -103,7 +114,32 @@ pub async fn run(
     } else {
         model_loop::run(&mut ctx, &plan).await
     };
-    finish(ctx, &plan, answer).await
+    let session = ctx.session.clone();
+    let outcome = finish(ctx, &plan, answer).await;
+    // A status question ("did you make the changes?") is answered from the records; it does
+    // not become the turn a later "try again" continues.
+    if resolved.classification_reason != "prior-change-status-question" {
+        session.remember_turn(talos_core::history::PriorTurn {
+            contract: resolved,
+            outcome: prior_outcome(outcome.classification),
+        });
+    }
+    outcome
+}
+
+fn prior_outcome(classification: proto::Classification) -> talos_core::history::PriorOutcome {
+    use talos_core::history::PriorOutcome;
+    match classification {
+        proto::Classification::CompletedVerified => PriorOutcome::Verified,
+        proto::Classification::CompletedUnverified => PriorOutcome::Unverified,
+        proto::Classification::ReadOnlyAnswered => PriorOutcome::ReadOnly,
+        proto::Classification::Partial
+        | proto::Classification::AdvisoryOnly
+        | proto::Classification::Cancelled => PriorOutcome::Incomplete,
+        proto::Classification::BlockedByApproval => PriorOutcome::Denied,
+        proto::Classification::BlockedByPolicy => PriorOutcome::Blocked,
+        proto::Classification::Failed => PriorOutcome::Failed,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -410,3 +410,84 @@ async fn read_until_response(client: &mut talos_tests::harness::Client, id: u64)
         }
     }
 }
+
+#[tokio::test]
+async fn a_follow_up_inherits_the_previous_turns_targets_and_a_status_question_never_mutates() {
+    let (_llama, daemon) = setup(true, native_edit_model()).await;
+    let ws = timeout_workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (first, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            approve_all("deny"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        first.result.unwrap()["classification"],
+        "BLOCKED_BY_APPROVAL"
+    );
+    let (status, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "did you make the changes?"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let status = status.result.unwrap();
+    assert_eq!(
+        daemon
+            .traces()
+            .iter()
+            .find(|t| t["turnNumber"] == 2)
+            .unwrap()["taskContract"]["type"],
+        "VERIFY_ONLY",
+        "{status}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n",
+        "a status question changes nothing"
+    );
+    let (retry, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "nothing changed, try one more time"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let retry = retry.result.unwrap();
+    assert_eq!(retry["classification"], "COMPLETED_VERIFIED", "{retry}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
+    let traces = daemon.traces();
+    let by_turn = |n: u64| {
+        traces
+            .iter()
+            .find(|t| t["turnNumber"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_turn(2)["taskContract"]["mutationAllowed"], false);
+    assert_eq!(
+        by_turn(3)["taskContract"]["classificationReason"],
+        "repair-follow-up-inherited"
+    );
+    assert_eq!(
+        by_turn(3)["taskContract"]["expectedTargets"],
+        json!(["settings.py"])
+    );
+    assert!(
+        by_turn(3)["turnPlan"]["activeTaskContext"]
+            .as_str()
+            .unwrap()
+            .contains("repair-follow-up-inherited")
+    );
+    daemon.stop().await;
+}

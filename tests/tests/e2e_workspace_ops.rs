@@ -207,7 +207,7 @@ async fn hostile_and_invalid_operations_are_refused_before_approval() {
             "Destination already exists",
         ),
         (
-            "Move old.txt into the folder build",
+            "Move old.txt into build and delete the folder ../etc",
             call(
                 "talos.apply_workspace_batch",
                 json!({"operations": [{"op": "move", "from": "old.txt", "to": "build/old.txt"}, {"op": "delete", "path": "../etc"}]}),

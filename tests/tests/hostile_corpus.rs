@@ -33,8 +33,14 @@ fn rows(kind: &str) -> Vec<Row> {
             let mut parts = l.splitn(3, '\t');
             let kind = parts.next().unwrap().to_string();
             let body = parts.next().unwrap();
-            let input: String = serde_json::from_str(&format!("\"{body}\"")).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
-            Row { line: i + 1, kind, input, expected: parts.next().unwrap().to_string() }
+            let input: String = serde_json::from_str(&format!("\"{body}\""))
+                .unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+            Row {
+                line: i + 1,
+                kind,
+                input,
+                expected: parts.next().unwrap().to_string(),
+            }
         })
         .filter(|r| r.kind == kind)
         .collect()
@@ -64,7 +70,11 @@ fn fixture() -> Fixture {
     std::os::unix::fs::symlink("sub", ws.join("link-in")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", ws.join("passwd")).unwrap();
     std::os::unix::fs::symlink("nowhere", ws.join("dangling")).unwrap();
-    Fixture { _tmp: tmp, ws, canary }
+    Fixture {
+        _tmp: tmp,
+        ws,
+        canary,
+    }
 }
 
 /// Every file under `dir` (not following links) with its bytes.
@@ -78,7 +88,14 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                 stack.push(entry.path());
                 out.insert(entry.path(), b"<dir>".to_vec());
             } else if kind.is_symlink() {
-                out.insert(entry.path(), std::fs::read_link(entry.path()).unwrap().to_string_lossy().as_bytes().to_vec());
+                out.insert(
+                    entry.path(),
+                    std::fs::read_link(entry.path())
+                        .unwrap()
+                        .to_string_lossy()
+                        .as_bytes()
+                        .to_vec(),
+                );
             } else {
                 out.insert(entry.path(), std::fs::read(entry.path()).unwrap());
             }
@@ -96,12 +113,27 @@ fn hostile_paths_resolve_as_the_corpus_says() {
     for row in &rows {
         let r = talosd::boundary::resolve(&f.ws, &row.input);
         let ok = match row.expected.split_once(':') {
-            Some(("escape", problem)) => r.facts.escapes && r.facts.problem.as_deref().unwrap_or_default().contains(problem) && r.absolute.is_none(),
-            Some(("inside", rel)) => !r.facts.escapes && r.facts.relative.as_deref() == Some(rel) && r.absolute.as_ref().is_some_and(|a| a.starts_with(&f.ws)),
+            Some(("escape", problem)) => {
+                r.facts.escapes
+                    && r.facts
+                        .problem
+                        .as_deref()
+                        .unwrap_or_default()
+                        .contains(problem)
+                    && r.absolute.is_none()
+            }
+            Some(("inside", rel)) => {
+                !r.facts.escapes
+                    && r.facts.relative.as_deref() == Some(rel)
+                    && r.absolute.as_ref().is_some_and(|a| a.starts_with(&f.ws))
+            }
             _ => false,
         };
         if !ok {
-            failures.push(format!("line {}: {:?} expected {} got {:?}", row.line, row.input, row.expected, r.facts));
+            failures.push(format!(
+                "line {}: {:?} expected {} got {:?}",
+                row.line, row.input, row.expected, r.facts
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -115,7 +147,9 @@ fn bad_configs_are_refused_with_a_message_naming_the_problem() {
     for row in &rows {
         match talosd::config::Config::parse(&row.input, "config.yaml") {
             Ok(_) => failures.push(format!("line {}: {:?} was accepted", row.line, row.input)),
-            Err(e) if !e.to_string().contains(&row.expected) => failures.push(format!("line {}: {:?}: {e}", row.line, row.input)),
+            Err(e) if !e.to_string().contains(&row.expected) => {
+                failures.push(format!("line {}: {:?}: {e}", row.line, row.input))
+            }
             Err(_) => {}
         }
     }
@@ -132,9 +166,16 @@ async fn malformed_protocol_lines_get_their_error_and_the_connection_survives() 
     for row in &rows {
         client.send_line(&row.input).await;
         let reply = client.read().await.expect("the daemon answers every line");
-        let code = reply.error.as_ref().map(|e| e.code.to_string()).unwrap_or_else(|| "ok".into());
+        let code = reply
+            .error
+            .as_ref()
+            .map(|e| e.code.to_string())
+            .unwrap_or_else(|| "ok".into());
         if code != row.expected {
-            failures.push(format!("line {}: {:?} expected {} got {code} ({:?})", row.line, row.input, row.expected, reply.error));
+            failures.push(format!(
+                "line {}: {:?} expected {} got {code} ({:?})",
+                row.line, row.input, row.expected, reply.error
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -150,7 +191,9 @@ fn prompt_for(name: &str) -> &'static str {
         "talos.move_path" => "Move the requested file",
         "talos.copy_path" => "Copy the requested file",
         "talos.mkdir" => "Create a folder as requested",
-        "talos.apply_workspace_batch" => "Use apply_workspace_batch for the requested operations",
+        "talos.apply_workspace_batch" => {
+            "Create the requested folders and move the requested files into them"
+        }
         _ => "please make the requested change",
     }
 }
@@ -184,17 +227,36 @@ async fn hostile_tool_payloads_are_refused_and_nothing_changes() {
         };
         *current.lock().unwrap() = (name.clone(), args);
         // Approve anything asked: a payload that reached approval would then do its damage.
-        let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": prompt_for(&name)}), approve_all("approve")).await.unwrap();
+        let (response, _) = client
+            .call_with(
+                "turn/start",
+                json!({"sessionId": session, "prompt": prompt_for(&name)}),
+                approve_all("approve"),
+            )
+            .await
+            .unwrap();
         let outcome = response.result.unwrap_or_default();
-        let trace = daemon.traces().into_iter().max_by_key(|t| t["turnNumber"].as_u64()).unwrap();
+        let trace = daemon
+            .traces()
+            .into_iter()
+            .max_by_key(|t| t["turnNumber"].as_u64())
+            .unwrap();
         let record = format!("{} {}", trace["permissionDecisions"], trace["toolCalls"]);
         if !record.contains(&row.expected) {
-            failures.push(format!("line {}: {name} expected {:?} in {record}", row.line, row.expected));
+            failures.push(format!(
+                "line {}: {name} expected {:?} in {record}",
+                row.line, row.expected
+            ));
         }
         if outcome["status"] == "COMPLETE" && outcome["classification"] != "READ_ONLY_ANSWERED" {
             failures.push(format!("line {}: {name} completed: {outcome}", row.line));
         }
-        assert_eq!(std::fs::read_to_string(&f.canary).unwrap(), "canary\n", "line {}: the canary outside changed", row.line);
+        assert_eq!(
+            std::fs::read_to_string(&f.canary).unwrap(),
+            "canary\n",
+            "line {}: the canary outside changed",
+            row.line
+        );
         if snapshot(f.ws.parent().unwrap()) != before {
             failures.push(format!("line {}: {name}: files changed", row.line));
             break;
@@ -217,7 +279,15 @@ impl XorShift {
     fn bytes(&mut self, max: usize) -> Vec<u8> {
         let len = (self.next() as usize) % max;
         let alphabet = b"{}[]\":,\\ \n\tabc./talos_writefilecontentpathname0123456789`\x00\xff\xc3";
-        (0..len).map(|_| if self.next() % 4 == 0 { (self.next() & 0xff) as u8 } else { alphabet[(self.next() as usize) % alphabet.len()] }).collect()
+        (0..len)
+            .map(|_| {
+                if self.next().is_multiple_of(4) {
+                    (self.next() & 0xff) as u8
+                } else {
+                    alphabet[(self.next() as usize) % alphabet.len()]
+                }
+            })
+            .collect()
     }
 }
 
@@ -233,8 +303,19 @@ async fn random_model_output_and_random_protocol_lines_neither_crash_nor_write()
         }
         match r.next() % 3 {
             0 => Reply::Text(text),
-            1 => Reply::Text(format!("```json\n{{\"name\": \"talos.write_file\", \"parameters\": {text}\n```")),
-            _ => Reply::ToolCalls(vec![(["talos.write_file", "talos.edit_file", "talos.delete_path", "x"][(r.next() % 4) as usize].into(), text)]),
+            1 => Reply::Text(format!(
+                "```json\n{{\"name\": \"talos.write_file\", \"parameters\": {text}\n```"
+            )),
+            _ => Reply::ToolCalls(vec![(
+                [
+                    "talos.write_file",
+                    "talos.edit_file",
+                    "talos.delete_path",
+                    "x",
+                ][(r.next() % 4) as usize]
+                    .into(),
+                text,
+            )]),
         }
     });
     for native in [true, false] {
@@ -245,19 +326,38 @@ async fn random_model_output_and_random_protocol_lines_neither_crash_nor_write()
         let mut client = daemon.client().await;
         let session = client.open_session(&f.ws, "agent").await;
         for _ in 0..60 {
-            let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "please make the requested change"}), approve_all("deny")).await.unwrap();
+            let (response, _) = client
+                .call_with(
+                    "turn/start",
+                    json!({"sessionId": session, "prompt": "please make the requested change"}),
+                    approve_all("deny"),
+                )
+                .await
+                .unwrap();
             assert!(response.result.is_some(), "{:?}", response.error);
         }
-        let mut raw = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
+        let mut raw = tokio::net::UnixStream::connect(&daemon.socket)
+            .await
+            .unwrap();
         let mut lines = XorShift(0x1234_5678_9abc_def1);
         for _ in 0..500 {
             let mut line = lines.bytes(300);
             line.retain(|b| *b != b'\n');
             line.push(b'\n');
-            tokio::io::AsyncWriteExt::write_all(&mut raw, &line).await.unwrap();
+            tokio::io::AsyncWriteExt::write_all(&mut raw, &line)
+                .await
+                .unwrap();
         }
-        assert_eq!(client.call("daemon/status", json!({})).await["pid"], std::process::id(), "the daemon still answers");
-        assert_eq!(snapshot(f.ws.parent().unwrap()), before, "random output wrote nothing");
+        assert_eq!(
+            client.call("daemon/status", json!({})).await["pid"],
+            std::process::id(),
+            "the daemon still answers"
+        );
+        assert_eq!(
+            snapshot(f.ws.parent().unwrap()),
+            before,
+            "random output wrote nothing"
+        );
         daemon.stop().await;
     }
 }

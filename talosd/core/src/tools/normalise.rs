@@ -72,9 +72,16 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
         ToolId::EditFile => {
             let old_string = fields.text("old_string");
             if old_string.is_empty() && fields.canonical.contains_key("old_string") {
-                return Err(format!("Invalid {} call: old_string is empty; give the exact text to replace.", tool.name()));
+                return Err(format!(
+                    "Invalid {} call: old_string is empty; give the exact text to replace.",
+                    tool.name()
+                ));
             }
-            ToolArgs::EditFile { path: fields.text("path"), old_string, new_string: fields.text("new_string") }
+            ToolArgs::EditFile {
+                path: fields.text("path"),
+                old_string,
+                new_string: fields.text("new_string"),
+            }
         }
         ToolId::MkDir => ToolArgs::MkDir {
             path: fields.required("path")?,
