@@ -191,7 +191,12 @@ pub(crate) fn derive(legacy: &Legacy, lex: &Lex<'_>, spans: &[TargetSpan]) -> De
     let mutation = clauses.mutation_targets(lex, spans, legacy);
     let verify = clauses.verify_targets(spans, legacy);
     let negated = clauses.negated_targets(lex, spans, legacy);
-    let optional = clauses.optional_targets(lex, spans, &mutation);
+    let mut optional = clauses.optional_targets(lex, spans, &mutation);
+    if optional.len() == mutation.len() {
+        // Every target optional would leave no expected target, and no expected target
+        // means no restriction downstream: keep them must-mutate instead.
+        optional.clear();
+    }
     let mut forbidden = legacy.forbidden.clone();
     forbidden.extend(
         negated

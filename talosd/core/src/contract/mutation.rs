@@ -10,13 +10,14 @@ use super::questions::{
 };
 use crate::targets::{self, TargetSpan};
 
-/// Core mutation verbs (the reference's list plus set, insert, improve, polish, adjust, tweak).
+/// Core mutation verbs (the reference's list plus set, insert, improve, polish, adjust, tweak,
+/// bump, convert).
 #[rustfmt::skip]
 pub(crate) const CORE_VERBS: &[&str] = &[
     "edit", "modify", "change", "update", "fix", "repair", "overwrite", "rewrite", "replace",
     "redesign", "restyle", "re-style", "re-design", "write", "create", "save", "apply", "append",
     "add", "remove", "delete", "move", "copy", "rename", "mkdir", "refactor", "put", "implement",
-    "set", "insert", "improve", "polish", "adjust", "tweak",
+    "set", "insert", "improve", "polish", "adjust", "tweak", "bump", "convert",
 ];
 
 pub(super) const BUILD_VERBS: &[&str] =
@@ -77,7 +78,8 @@ const SCOPED_TAILS: &[&str] = &[
     "anything else", "everything else", "anything outside", "anything beyond", "any other",
     "other file", "other files", "other parts", "other things", "private file", "private files",
     "protected file", "protected files", "secret file", "secret files", "secrets", "credentials",
-    "else", "the rest", "unrelated",
+    "else", "the rest", "unrelated", "anything except", "everything except", "anything but",
+    "anything other than", "anything apart from",
 ];
 
 /// Objects of a negated verb that make the whole turn read-only.
@@ -106,7 +108,12 @@ const LOCAL_QUALIFIERS: &[&str] = &[
 /// The request's mutation reason, first rule wins.
 pub(crate) fn reason(lex: &Lex<'_>, spans: &[TargetSpan]) -> Reason {
     let starts = lex.clause_starts();
-    let first_request = starts.iter().copied().find(|&s| request_at(lex, s));
+    let first_request = starts
+        .iter()
+        .copied()
+        .filter(|&s| request_at(lex, s))
+        .chain(comma_starts(lex).filter(|&s| comma_request(lex, spans, s)))
+        .min();
     let unsuppressed = |at: usize| first_request.is_none_or(|r| r > lex.clause_of(&starts, at));
     if global_read_only_negation(lex, spans) {
         return Reason::GlobalReadOnlyNegation;
@@ -169,6 +176,41 @@ pub(crate) fn reason(lex: &Lex<'_>, spans: &[TargetSpan]) -> Reason {
     Reason::NonMutating
 }
 
+/// Words right after a comma ("Don't delete index.html, rename it …"): an imperative there is a
+/// request too.
+fn comma_starts<'a>(lex: &'a Lex<'_>) -> impl Iterator<Item = usize> + 'a {
+    (1..lex.words.len()).filter(|&i| {
+        let gap = &lex.lower[lex.words[i - 1].end..lex.words[i].start];
+        gap.contains(',') && gap.chars().all(|c| c == ',' || c.is_whitespace())
+    })
+}
+
+/// An imperative after a comma counts when its object follows ("…, rename it to home.html",
+/// "…, fix app.js"), not in a list of nouns ("the parts, change log and copy").
+fn comma_request(lex: &Lex<'_>, spans: &[TargetSpan], s: usize) -> bool {
+    const OBJECTS: &[&str] = &[
+        "it",
+        "them",
+        "this",
+        "that",
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "all",
+        "everything",
+        "only",
+    ];
+    let j = after_prefix(lex, s);
+    request_at(lex, s)
+        && (OBJECTS.contains(&lex.word(j + 1))
+            || lex
+                .words
+                .get(j + 1)
+                .is_some_and(|w| targets::inside_span(spans, w.start)))
+}
+
 pub(super) fn is_core(word: &str) -> bool {
     CORE_VERBS.contains(&word)
 }
@@ -188,7 +230,7 @@ pub(super) fn after_prefix(lex: &Lex<'_>, i: usize) -> usize {
             j += 1;
         } else if lex.seq(j, "thank you") {
             j += 2;
-        } else if w == "please" {
+        } else if matches!(w, "please" | "just" | "also" | "then") {
             j += 1;
         } else {
             return j;
@@ -256,7 +298,8 @@ fn action_at(lex: &Lex<'_>, j: usize) -> bool {
         || make_object
         || is_core(lex.word(j))
         || build_artifact_at(lex, j)
-        || (lex.word(j) == "make" && matches!(lex.word(j + 1), "it" | "this" | "that" | "the"))
+        || (lex.word(j) == "make"
+            && matches!(lex.word(j + 1), "it" | "this" | "that" | "the" | "them"))
         || directory_creation_at(lex, j)
 }
 
@@ -325,6 +368,12 @@ fn global_read_only_negation(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
         "stay read-only", "stay read only", "keep it read-only", "keep it read only",
     ];
     if lex.has_any(PHRASES) {
+        return true;
+    }
+    let nothing = lex.positions("nothing").into_iter().any(|k| {
+        k > 0 && lex.tight(k - 1) && (is_core(lex.word(k - 1)) || lex.word(k - 1) == "touch")
+    });
+    if nothing || lex.has_any(&["make no changes", "make no edits", "with no changes"]) {
         return true;
     }
     for i in 0..lex.words.len() {
@@ -403,6 +452,15 @@ fn scoped_limiter(lex: &Lex<'_>, spans: &[TargetSpan], after: usize) -> bool {
         noun += 1;
     }
     let w = lex.word(noun);
+    let in_named_file = matches!(w, "anything" | "everything" | "code" | "file" | "files")
+        && matches!(lex.word(noun + 1), "in" | "inside" | "within")
+        && lex
+            .words
+            .get(noun + 1)
+            .is_some_and(|inw| next_is_target(lex, spans, inw.end));
+    if in_named_file {
+        return true;
+    }
     let qualified_files =
         LOCAL_QUALIFIERS.contains(&w) && matches!(lex.word(noun + 1), "file" | "files");
     !(w.is_empty() || GLOBAL_OBJECTS.contains(&w) || qualified_files)

@@ -55,10 +55,13 @@ fn pair(source: &TargetSpan, output: &TargetSpan) -> Option<SourceToOutputs> {
     })
 }
 
-/// "summarize|condense|write a summary of X into|to|as|in Y".
+/// "summarize|condense|convert|translate|write a summary of X into|to|as|in Y".
 fn summarize_into(lex: &Lex<'_>, spans: &[TargetSpan]) -> Option<SourceToOutputs> {
     for i in 0..lex.words.len() {
-        let after = if matches!(lex.word(i), "summarize" | "summarise" | "condense") {
+        let after = if matches!(
+            lex.word(i),
+            "summarize" | "summarise" | "condense" | "convert" | "translate"
+        ) {
             lex.words[i].end
         } else if let Some(p) = ["write", "create", "make"]
             .iter()
