@@ -274,12 +274,21 @@ fn negated_verb_index(lex: &Lex<'_>, i: usize) -> Option<usize> {
     lex.words.get(verb).map(|_| verb)
 }
 
-/// The byte offset after a forbidding verb ("do not change", "without touching") at word `i`.
+/// The byte offset after a forbidding verb ("do not change", "without touching", "please not
+/// touch") at word `i`.
 fn negated_verb_end(lex: &Lex<'_>, i: usize) -> Option<usize> {
     if lex.word(i) == "without" && lex.tight(i) && WITHOUT_VERBS.contains(&lex.word(i + 1)) {
         return Some(lex.words[i + 1].end);
     }
-    let verb = negated_verb_index(lex, i)?;
+    let polite_not = lex.word(i) == "not"
+        && i > 0
+        && matches!(lex.word(i - 1), "please" | "and" | "but" | "rather")
+        && lex.tight(i);
+    let verb = if polite_not {
+        i + 1
+    } else {
+        negated_verb_index(lex, i)?
+    };
     NEGATED_VERBS
         .contains(&lex.word(verb))
         .then(|| lex.words[verb].end)
