@@ -417,7 +417,10 @@ fn is_tailwind_file(path: &str) -> bool {
 fn framework_bans(lex: &Lex<'_>) -> Vec<String> {
     let generic_ban = (0..lex.words.len()).any(|i| {
         ban_object(lex, i).is_some_and(|mut j| {
-            if matches!(lex.word(j), "frontend" | "framework" | "cdn") {
+            let framework = FRAMEWORK_ARTIFACTS
+                .iter()
+                .any(|(name, _)| *name == lex.word(j));
+            if framework || matches!(lex.word(j), "frontend" | "framework" | "cdn") {
                 j += 1;
             }
             is_files_noun(lex, j)
