@@ -13,6 +13,7 @@ mod direct;
 pub(crate) mod lexical;
 mod mutation;
 mod questions;
+mod read_only;
 
 use crate::intent::{self, TargetRef};
 use crate::targets::{self, dedup};

@@ -191,7 +191,12 @@ pub(crate) fn derive(legacy: &Legacy, lex: &Lex<'_>, spans: &[TargetSpan]) -> De
     let mutation = clauses.mutation_targets(lex, spans, legacy);
     let verify = clauses.verify_targets(spans, legacy);
     let negated = clauses.negated_targets(lex, spans, legacy);
-    let optional = clauses.optional_targets(lex, spans, &mutation);
+    let mut optional = clauses.optional_targets(lex, spans, &mutation);
+    if optional.len() == mutation.len() {
+        // Every target optional would leave no expected target, and no expected target
+        // means no restriction downstream: keep them must-mutate instead.
+        optional.clear();
+    }
     let mut forbidden = legacy.forbidden.clone();
     forbidden.extend(
         negated
@@ -304,5 +309,54 @@ pub(crate) fn derive(legacy: &Legacy, lex: &Lex<'_>, spans: &[TargetSpan]) -> De
         requested,
         reason,
         targets: merged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn user(path: &str, role: TargetRole) -> TargetRef {
+        TargetRef::user(path, role, "test")
+    }
+
+    /// One entry per path survives, the strongest role kept, in first-seen order.
+    #[test]
+    fn merge_keeps_the_strongest_role_per_path() {
+        let merged = merge([
+            user("a.css", TargetRole::VerifyOnly),
+            user("b.html", TargetRole::MentionedOnly),
+            user("a.css", TargetRole::MustMutate),
+            user("b.html", TargetRole::Forbidden),
+            user("a.css", TargetRole::SourceEvidence),
+        ]);
+        let roles: Vec<(&str, TargetRole)> =
+            merged.iter().map(|t| (t.path.as_str(), t.role)).collect();
+        assert_eq!(
+            roles,
+            vec![
+                ("a.css", TargetRole::MustMutate),
+                ("b.html", TargetRole::Forbidden)
+            ]
+        );
+    }
+
+    /// MUST_READ is evidence on a change turn and the expected read on a read-only turn.
+    #[test]
+    fn compile_places_must_read_by_turn_kind() {
+        let refs = [
+            user("out.md", TargetRole::OutputDestination),
+            user("in.md", TargetRole::MustRead),
+            user("x.md", TargetRole::MayMutate),
+            user("y.md", TargetRole::Forbidden),
+        ];
+        let change = compile(&refs, true);
+        assert_eq!(change.expected, vec!["out.md"]);
+        assert_eq!(change.source_evidence, vec!["in.md"]);
+        assert_eq!(change.forbidden, vec!["y.md"]);
+        let read = compile(&refs, false);
+        assert_eq!(read.expected, vec!["out.md", "in.md"]);
+        assert!(read.source_evidence.is_empty());
     }
 }

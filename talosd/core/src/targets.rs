@@ -11,7 +11,7 @@ pub(crate) use evidence::{
     conventional_static_web_targets, lexical_source_evidence, read_then_mutation_sources,
     required_visible_facts, source_to_outputs, sources_are_also_targets,
 };
-pub(crate) use negation::{forbidden_in, negation_span, preserved_in, read_forbidden_in};
+pub(crate) use negation::{forbidden_in, negated_targets, preserved_in, read_forbidden_in};
 
 use crate::contract::lexical::{self, Lex};
 

@@ -197,6 +197,11 @@ fn required_visible_facts_are_bounded() {
     assert_eq!(c.static_web.required_visible_facts.len(), 40);
     let c = resolve(&format!("Build the page. Keep the content: {long}"));
     assert_eq!(c.static_web.required_visible_facts, ["y".repeat(120)]);
+    let c = resolve("Create the site. Keep these facts: Founded 1999; Based in Oslo; 12 staff.");
+    assert_eq!(
+        c.static_web.required_visible_facts,
+        ["Founded 1999", "Based in Oslo", "12 staff"]
+    );
     let c = resolve("Create the site. Do not create tailwind.css");
     assert_eq!(c.static_web.forbidden_artifacts, ["tailwind.css"]);
 }

@@ -285,13 +285,8 @@ pub(crate) fn is_sentence_gap(gap: &str) -> bool {
     })
 }
 
-/// The byte offset where the sentence that contains `from` ends: the first `.`, `!`, `?` or `;`
-/// followed by whitespace or the end of the text, or a newline.
-pub(crate) fn sentence_end(text: &str, from: usize) -> usize {
-    sentence_end_before(text, from, text.len())
-}
-
-/// [`sentence_end`], looking no further than byte `limit`.
+/// The byte offset where the sentence that contains `from` ends, looking no further than
+/// `limit`: the first `.`, `!`, `?` or `;` followed by whitespace or the end, or a newline.
 fn sentence_end_before(text: &str, from: usize, limit: usize) -> usize {
     let bytes = &text.as_bytes()[..limit.min(text.len())];
     let mut i = from.min(bytes.len());

@@ -8,15 +8,17 @@ use super::lexical::Lex;
 use super::questions::{
     advisory_at, capability_only, inline_output, instructional_at, status_question,
 };
+use super::read_only::global_read_only_negation;
 use crate::targets::{self, TargetSpan};
 
-/// Core mutation verbs (the reference's list plus set, insert, improve, polish, adjust, tweak).
+/// Core mutation verbs (the reference's list plus set, insert, improve, polish, adjust, tweak,
+/// bump, convert).
 #[rustfmt::skip]
 pub(crate) const CORE_VERBS: &[&str] = &[
     "edit", "modify", "change", "update", "fix", "repair", "overwrite", "rewrite", "replace",
     "redesign", "restyle", "re-style", "re-design", "write", "create", "save", "apply", "append",
     "add", "remove", "delete", "move", "copy", "rename", "mkdir", "refactor", "put", "implement",
-    "set", "insert", "improve", "polish", "adjust", "tweak",
+    "set", "insert", "improve", "polish", "adjust", "tweak", "bump", "convert",
 ];
 
 pub(super) const BUILD_VERBS: &[&str] =
@@ -67,46 +69,20 @@ const OPEN_MARKERS: &[&str] = &[
 ];
 
 #[rustfmt::skip]
-const GLOBAL_NEGATION_VERBS: &[&str] = &[
-    "change", "edit", "modify", "write", "create", "save", "apply", "touch", "mutate", "fix",
-];
-
-/// What may follow a negated verb and still only limit the scope of a requested change.
-#[rustfmt::skip]
-const SCOPED_TAILS: &[&str] = &[
-    "anything else", "everything else", "anything outside", "anything beyond", "any other",
-    "other file", "other files", "other parts", "other things", "private file", "private files",
-    "protected file", "protected files", "secret file", "secret files", "secrets", "credentials",
-    "else", "the rest", "unrelated",
-];
-
-/// Objects of a negated verb that make the whole turn read-only.
-#[rustfmt::skip]
-const GLOBAL_OBJECTS: &[&str] = &[
-    "anything", "everything", "something", "nothing", "file", "files", "code", "codebase",
-    "workspace", "repo", "repository", "project", "folder", "folders", "directory", "directories",
-    "it", "them", "this", "that", "things", "thing", "stuff", "content", "contents", "site",
-    "website", "of", "yet", "now", "anymore", "until", "unless", "before", "while", "just",
-    "please", "and", "or", "but", "so", "any", "single", "to", "in", "on", "into", "with", "at",
-    "for", "from", "there", "here", "anywhere", "disk",
-];
-
-#[rustfmt::skip]
 pub(super) const DETERMINERS: &[&str] = &[
     "a", "an", "the", "any", "my", "your", "our", "this", "that", "these", "those", "its", "their",
     "some", "all", "every",
 ];
 
-#[rustfmt::skip]
-const LOCAL_QUALIFIERS: &[&str] = &[
-    "local", "broken", "placeholder", "fake", "stub", "orphan", "orphaned", "extra", "new",
-    "separate", "unlinked",
-];
-
 /// The request's mutation reason, first rule wins.
 pub(crate) fn reason(lex: &Lex<'_>, spans: &[TargetSpan]) -> Reason {
     let starts = lex.clause_starts();
-    let first_request = starts.iter().copied().find(|&s| request_at(lex, s));
+    let first_request = starts
+        .iter()
+        .copied()
+        .filter(|&s| request_at(lex, s))
+        .chain(comma_starts(lex).filter(|&s| comma_request(lex, spans, s)))
+        .min();
     let unsuppressed = |at: usize| first_request.is_none_or(|r| r > lex.clause_of(&starts, at));
     if global_read_only_negation(lex, spans) {
         return Reason::GlobalReadOnlyNegation;
@@ -169,6 +145,41 @@ pub(crate) fn reason(lex: &Lex<'_>, spans: &[TargetSpan]) -> Reason {
     Reason::NonMutating
 }
 
+/// Words right after a comma ("Don't delete index.html, rename it …"): an imperative there is a
+/// request too.
+fn comma_starts<'a>(lex: &'a Lex<'_>) -> impl Iterator<Item = usize> + 'a {
+    (1..lex.words.len()).filter(|&i| {
+        let gap = &lex.lower[lex.words[i - 1].end..lex.words[i].start];
+        gap.contains(',') && gap.chars().all(|c| c == ',' || c.is_whitespace())
+    })
+}
+
+/// An imperative after a comma counts when its object follows ("…, rename it to home.html",
+/// "…, fix app.js"), not in a list of nouns ("the parts, change log and copy").
+fn comma_request(lex: &Lex<'_>, spans: &[TargetSpan], s: usize) -> bool {
+    const OBJECTS: &[&str] = &[
+        "it",
+        "them",
+        "this",
+        "that",
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "all",
+        "everything",
+        "only",
+    ];
+    let j = after_prefix(lex, s);
+    request_at(lex, s)
+        && (OBJECTS.contains(&lex.word(j + 1))
+            || lex
+                .words
+                .get(j + 1)
+                .is_some_and(|w| targets::inside_span(spans, w.start)))
+}
+
 pub(super) fn is_core(word: &str) -> bool {
     CORE_VERBS.contains(&word)
 }
@@ -188,7 +199,7 @@ pub(super) fn after_prefix(lex: &Lex<'_>, i: usize) -> usize {
             j += 1;
         } else if lex.seq(j, "thank you") {
             j += 2;
-        } else if w == "please" {
+        } else if matches!(w, "please" | "just" | "also" | "then") {
             j += 1;
         } else {
             return j;
@@ -256,7 +267,8 @@ fn action_at(lex: &Lex<'_>, j: usize) -> bool {
         || make_object
         || is_core(lex.word(j))
         || build_artifact_at(lex, j)
-        || (lex.word(j) == "make" && matches!(lex.word(j + 1), "it" | "this" | "that" | "the"))
+        || (lex.word(j) == "make"
+            && matches!(lex.word(j + 1), "it" | "this" | "that" | "the" | "them"))
         || directory_creation_at(lex, j)
 }
 
@@ -317,97 +329,6 @@ fn build_me_anywhere(lex: &Lex<'_>) -> bool {
     })
 }
 
-fn global_read_only_negation(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
-    #[rustfmt::skip]
-    const PHRASES: &[&str] = &[
-        "leave files unchanged", "leave the files unchanged", "leave everything unchanged",
-        "leave everything as is", "no file changes", "read-only mode", "read only mode",
-        "stay read-only", "stay read only", "keep it read-only", "keep it read only",
-    ];
-    if lex.has_any(PHRASES) {
-        return true;
-    }
-    for i in 0..lex.words.len() {
-        if lex.word(i) == "without" && lex.word(i + 1) == "changing" && lex.tight(i) {
-            if !scoped_limiter(lex, spans, lex.words[i + 1].end) {
-                return true;
-            }
-            continue;
-        }
-        let Some(negator) = lex.seq_any(i, &["do not", "don't", "dont", "never"]) else {
-            continue;
-        };
-        let verb = i + Lex::len_of(negator);
-        if !lex.tight(verb - 1) {
-            continue;
-        }
-        let w = lex.word(verb);
-        let object = lex.word(verb + 1);
-        let change_nouns = ["changes", "change", "edits", "edit", "modifications"];
-        if w == "make"
-            && (change_nouns.contains(&object)
-                || (matches!(object, "any" | "a") && change_nouns.contains(&lex.word(verb + 2))))
-        {
-            return true;
-        }
-        if GLOBAL_NEGATION_VERBS.contains(&w) && !scoped_limiter(lex, spans, lex.words[verb].end) {
-            return true;
-        }
-    }
-    false
-}
-
-/// Whether what follows a negated verb (from byte `after`) only limits the change: "anything
-/// else", a named file, a qualified named file, a Tailwind file, or a specific thing ("the
-/// color scheme"). "anything", "files", "it" or nothing at all make it global.
-fn scoped_limiter(lex: &Lex<'_>, spans: &[TargetSpan], after: usize) -> bool {
-    let rest = &lex.lower[after..];
-    let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '`' | '"'));
-    let tail_start = after + (rest.len() - trimmed.len());
-    let next_span = spans.partition_point(|s| s.start < tail_start);
-    if spans
-        .get(next_span)
-        .is_some_and(|s| s.start <= tail_start + 4)
-    {
-        return true;
-    }
-    if trimmed.is_empty() || trimmed.starts_with([',', '.', ';', ':', '!', '?', ')']) {
-        return false;
-    }
-    let phrase_start = |s: &&str| {
-        trimmed.starts_with(*s)
-            && !trimmed[s.len()..]
-                .chars()
-                .next()
-                .is_some_and(char::is_alphanumeric)
-    };
-    if SCOPED_TAILS.iter().any(phrase_start) {
-        return true;
-    }
-    let first = lex.word_at_or_after(tail_start);
-    let mut k = first;
-    while matches!(lex.word(k), "a" | "an" | "the" | "any" | "my")
-        || LOCAL_QUALIFIERS.contains(&lex.word(k))
-    {
-        k += 1;
-    }
-    let names_target = lex
-        .words
-        .get(k)
-        .is_some_and(|w| targets::inside_span(spans, w.start));
-    if names_target || lex.word(k) == "tailwind" {
-        return true;
-    }
-    let mut noun = first;
-    if DETERMINERS.contains(&lex.word(noun)) {
-        noun += 1;
-    }
-    let w = lex.word(noun);
-    let qualified_files =
-        LOCAL_QUALIFIERS.contains(&w) && matches!(lex.word(noun + 1), "file" | "files");
-    !(w.is_empty() || GLOBAL_OBJECTS.contains(&w) || qualified_files)
-}
-
 /// "There is a bug in calc.py … Fix multiply …" (a defect named with a file, then a fix).
 fn defect_then_fix(lex: &Lex<'_>, starts: &[usize]) -> bool {
     #[rustfmt::skip]
@@ -442,7 +363,7 @@ fn fix_problem_in_file(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
     })
 }
 
-fn next_is_target(lex: &Lex<'_>, spans: &[TargetSpan], offset: usize) -> bool {
+pub(super) fn next_is_target(lex: &Lex<'_>, spans: &[TargetSpan], offset: usize) -> bool {
     let rest = &lex.lower[offset..];
     let mut at = offset + (rest.len() - rest.trim_start_matches([' ', '`', '\t']).len());
     if lex.lower[at..].starts_with("the ") {

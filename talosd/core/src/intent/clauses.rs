@@ -152,12 +152,10 @@ impl Clauses {
             if NON_FORBIDDING.contains(&verb_word.text) || verb_word.end > c.end {
                 continue;
             }
-            let (from, to) =
-                targets::negation_span(lex, spans, verb_word.end, c.end - verb_word.end);
             out.extend(
-                targets::spans_within(spans, from, to)
-                    .filter(|s| legacy.expected.contains(&s.path))
-                    .map(|s| s.path.clone()),
+                targets::negated_targets(lex, spans, verb_word.end, c.end - verb_word.end)
+                    .into_iter()
+                    .filter(|p| legacy.expected.contains(p)),
             );
         }
         dedup(out)

@@ -55,10 +55,13 @@ fn pair(source: &TargetSpan, output: &TargetSpan) -> Option<SourceToOutputs> {
     })
 }
 
-/// "summarize|condense|write a summary of X into|to|as|in Y".
+/// "summarize|condense|convert|translate|write a summary of X into|to|as|in Y".
 fn summarize_into(lex: &Lex<'_>, spans: &[TargetSpan]) -> Option<SourceToOutputs> {
     for i in 0..lex.words.len() {
-        let after = if matches!(lex.word(i), "summarize" | "summarise" | "condense") {
+        let after = if matches!(
+            lex.word(i),
+            "summarize" | "summarise" | "condense" | "convert" | "translate"
+        ) {
             lex.words[i].end
         } else if let Some(p) = ["write", "create", "make"]
             .iter()
@@ -372,7 +375,7 @@ pub(crate) fn required_visible_facts(lex: &Lex<'_>) -> Vec<String> {
             continue;
         };
         let list_start = lex.text.len() - list.len();
-        let list_end = lexical::sentence_end(lex.text, list_start);
+        let list_end = list_end(lex.text, list_start);
         for piece in lex.text[list_start..list_end].split([',', ';']) {
             let piece = piece.trim();
             let piece = piece.strip_prefix("and ").unwrap_or(piece).trim();
@@ -386,4 +389,17 @@ pub(crate) fn required_visible_facts(lex: &Lex<'_>) -> Vec<String> {
         }
     }
     facts
+}
+
+/// Where a facts list ends: a `.`, `!` or `?` followed by whitespace or the end, or a newline
+/// (a `;` separates facts instead of ending the list).
+fn list_end(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    (from..bytes.len())
+        .find(|&i| {
+            bytes[i] == b'\n'
+                || (matches!(bytes[i], b'.' | b'!' | b'?')
+                    && bytes.get(i + 1).is_none_or(u8::is_ascii_whitespace))
+        })
+        .unwrap_or(bytes.len())
 }

@@ -31,7 +31,7 @@ const SPAN_BREAKS: &[&str] = &[
     "please", "fix", "edit", "update", "change", "modify", "write", "create", "rewrite", "replace",
     "add", "remove", "delete", "explain", "tell", "show", "describe", "what", "how", "why", "make",
     "improve", "polish", "restyle", "refactor", "rename", "move", "use", "keep", "focus",
-    "summarize", "review", "read",
+    "summarize", "review", "read", "excluding",
 ];
 
 /// Negators, each with its length in words.
@@ -115,12 +115,75 @@ pub(crate) fn negation_span(
     (from, to)
 }
 
+/// The targets a negated verb ending at byte `after` forbids. When its object is something
+/// specific ("do not change the footer in index.html") and the file named as the place of that
+/// thing is also named outside the negation ("Change the title in index.html"), the file is
+/// not forbidden; "do not change anything in config.yml" forbids config.yml.
+pub(crate) fn negated_targets(
+    lex: &Lex<'_>,
+    spans: &[TargetSpan],
+    after: usize,
+    max: usize,
+) -> Vec<String> {
+    const GLOBAL: &[&str] = &[
+        "anything",
+        "everything",
+        "something",
+        "any",
+        "all",
+        "files",
+        "file",
+        "code",
+        "nothing",
+        "it",
+        "them",
+        "this",
+        "that",
+        "stuff",
+        "things",
+    ];
+    let (from, to) = negation_span(lex, spans, after, max);
+    let mut object = lex.word_at_or_after(from);
+    if matches!(lex.word(object), "a" | "an" | "the" | "my" | "your" | "our") {
+        object += 1;
+    }
+    let specific = lex.words.get(object).is_some_and(|w| {
+        w.start < to && !GLOBAL.contains(&w.text) && !super::inside_span(spans, w.start)
+    });
+    let located = |span: &TargetSpan| {
+        lex.word_before(span.start).is_some_and(|w| {
+            matches!(
+                lex.word(w),
+                "in" | "inside" | "within" | "of" | "from" | "on"
+            )
+        })
+    };
+    let named_elsewhere = |span: &TargetSpan| {
+        spans
+            .iter()
+            .any(|o| o.path == span.path && (o.start < from || o.start >= to))
+    };
+    dedup(
+        super::spans_within(spans, from, to)
+            .filter(|s| !(specific && located(s) && named_elsewhere(s)))
+            .map(|s| s.path.clone()),
+    )
+}
+
+/// Whether a negation governs word `i` ("do not touch anything except app.js").
+fn negation_before(lex: &Lex<'_>, i: usize) -> bool {
+    (i.saturating_sub(6)..i).any(|k| negated_verb_end(lex, k).is_some())
+}
+
 /// The targets the person excluded, in order of discovery.
 pub(crate) fn forbidden_in(lex: &Lex<'_>, spans: &[TargetSpan]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in 0..lex.words.len() {
         if let Some(after) = negated_verb_end(lex, i) {
-            let (from, to) = negation_span(lex, spans, after, 240);
+            out.extend(negated_targets(lex, spans, after, 240));
+        }
+        if matches!(lex.word(i), "except" | "excluding") && !negation_before(lex, i) {
+            let (from, to) = negation_span(lex, spans, lex.words[i].end, 160);
             out.extend(paths_within(spans, from, to));
         }
         match lex.word(i) {
@@ -211,12 +274,21 @@ fn negated_verb_index(lex: &Lex<'_>, i: usize) -> Option<usize> {
     lex.words.get(verb).map(|_| verb)
 }
 
-/// The byte offset after a forbidding verb ("do not change", "without touching") at word `i`.
+/// The byte offset after a forbidding verb ("do not change", "without touching", "please not
+/// touch") at word `i`.
 fn negated_verb_end(lex: &Lex<'_>, i: usize) -> Option<usize> {
     if lex.word(i) == "without" && lex.tight(i) && WITHOUT_VERBS.contains(&lex.word(i + 1)) {
         return Some(lex.words[i + 1].end);
     }
-    let verb = negated_verb_index(lex, i)?;
+    let polite_not = lex.word(i) == "not"
+        && i > 0
+        && matches!(lex.word(i - 1), "please" | "and" | "but" | "rather")
+        && lex.tight(i);
+    let verb = if polite_not {
+        i + 1
+    } else {
+        negated_verb_index(lex, i)?
+    };
     NEGATED_VERBS
         .contains(&lex.word(verb))
         .then(|| lex.words[verb].end)
@@ -345,7 +417,10 @@ fn is_tailwind_file(path: &str) -> bool {
 fn framework_bans(lex: &Lex<'_>) -> Vec<String> {
     let generic_ban = (0..lex.words.len()).any(|i| {
         ban_object(lex, i).is_some_and(|mut j| {
-            if matches!(lex.word(j), "frontend" | "framework" | "cdn") {
+            let framework = FRAMEWORK_ARTIFACTS
+                .iter()
+                .any(|(name, _)| *name == lex.word(j));
+            if framework || matches!(lex.word(j), "frontend" | "framework" | "cdn") {
                 j += 1;
             }
             is_files_noun(lex, j)
