@@ -163,7 +163,10 @@ fn fences() {
 /// Proves content that could be file content is never stripped.
 #[test]
 fn content_stays() {
-    let rows: [(&str, &str); 20] = [
+    let rows: [(&str, &str); 23] = [
+        ("app.py", "```python\nx = 1\n```\ny = 2\n"),
+        ("app.py", "  ```python\nx = 1\n"),
+        ("app.py", "x = 1\n  ```\n"),
         ("app.py", "def f():\n    return 1\n"),
         ("app.py", "x = 1\n\n# This code sets x.\n"),
         ("app.py", "x = 1\n\n# Note: keep this.\n"),

@@ -13,8 +13,11 @@ use super::lenient::{
 };
 use super::shape::{Shape, classify};
 
-/// The deprecated XML wrappers, matched exactly as `<tag>`.
-const XML_TAGS: [&str; 4] = ["tool_call", "function_call", "tool", "function"];
+mod wrapper;
+
+pub(crate) use wrapper::xml_tag_at;
+use wrapper::{XmlRead, next_xml, read_xml, wrapped_verdicts, xml_run};
+
 /// Fence languages whose body may be a tool call.
 const CALL_LANGS: [&str; 5] = ["", "json", "jsonc", "json5", "tool_call"];
 
@@ -41,15 +44,6 @@ pub(crate) struct Block {
     pub span: Range<usize>,
     pub source: Source,
     pub verdicts: Vec<Verdict>,
-}
-
-/// The tag of a deprecated XML wrapper opening at the start of `text`.
-pub(crate) fn xml_tag_at(text: &str) -> Option<&'static str> {
-    let rest = text.strip_prefix('<')?;
-    XML_TAGS.into_iter().find(|tag| {
-        rest.strip_prefix(tag)
-            .is_some_and(|after| after.starts_with('>'))
-    })
 }
 
 /// Every tool-call block of `text`, in order.
@@ -185,13 +179,6 @@ fn next_fence(text: &str, from: usize) -> Option<FenceOpen> {
     None
 }
 
-fn next_xml(text: &str, from: usize) -> Option<usize> {
-    text[from..]
-        .match_indices('<')
-        .map(|(i, _)| from + i)
-        .find(|at| xml_tag_at(&text[*at..]).is_some())
-}
-
 fn next_bare(text: &str, from: usize) -> Option<usize> {
     let mut line_start = if from == 0 || text.as_bytes().get(from - 1) == Some(&b'\n') {
         from
@@ -298,27 +285,6 @@ fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
     (Some(block), end)
 }
 
-/// Wrappers one after another from `from`, each holding only usable calls: where they stop.
-fn xml_run(text: &str, from: usize) -> Option<usize> {
-    let mut at = skip_whitespace(text, from);
-    let mut any = false;
-    while xml_tag_at(&text[at..]).is_some() {
-        match read_xml(text, at) {
-            XmlRead::Block(block)
-                if block
-                    .verdicts
-                    .iter()
-                    .all(|verdict| matches!(verdict, Verdict::Call(..))) =>
-            {
-                at = skip_whitespace(text, block.span.end);
-                any = true;
-            }
-            XmlRead::Block(_) | XmlRead::Text(_) => return None,
-        }
-    }
-    any.then_some(at)
-}
-
 /// The next line made only of at least `ticks` backticks: where it starts and ends.
 fn closing_fence_line(text: &str, from: usize, ticks: usize) -> Option<(usize, usize)> {
     let mut line_start = from;
@@ -353,13 +319,16 @@ fn fence_verdicts(text: &str, body: Range<usize>, insistent: bool) -> Vec<Verdic
             })
             .collect();
     }
-    let (objects, stop, unclosed) = object_run(text, body.start);
-    if !objects.is_empty() && !unclosed && stop >= body.end {
-        let verdicts: Vec<Verdict> = objects
+    // Objects filling the body, and not running past its closing fence, are read one by one.
+    let (objects, _, unclosed) = object_run(text, body.start);
+    let fills_body = objects
+        .last()
+        .is_some_and(|last| last.end <= body.end && text[last.end..body.end].trim().is_empty());
+    if !unclosed && fills_body {
+        return objects
             .into_iter()
             .filter_map(|range| object_verdict(text, range, insistent))
             .collect();
-        return verdicts;
     }
     let whole = offset..offset + trimmed.len();
     if trimmed.starts_with('[') {
@@ -374,23 +343,6 @@ fn fence_verdicts(text: &str, body: Range<usize>, insistent: bool) -> Vec<Verdic
         )];
     }
     Vec::new()
-}
-
-/// The verdicts of the wrappers in a fenced body, read one after another (text between them
-/// is dropped with the block); nothing here reads fences, so nesting stays one level deep.
-fn wrapped_verdicts(body: &str) -> Vec<Verdict> {
-    let mut verdicts = Vec::new();
-    let mut at = 0;
-    while let Some(found) = next_xml(body, at) {
-        match read_xml(body, found) {
-            XmlRead::Block(block) => {
-                at = block.span.end.max(found + 1);
-                verdicts.extend(block.verdicts);
-            }
-            XmlRead::Text(end) => at = end.max(found + 1),
-        }
-    }
-    verdicts
 }
 
 /// A fenced array is a list of calls only when every element is one.
@@ -425,85 +377,6 @@ fn array_verdicts(text: &str, range: Range<usize>, insistent: bool) -> Vec<Verdi
         }
     }
     verdicts
-}
-
-/// What an XML wrapper turned out to be.
-enum XmlRead {
-    Block(Block),
-    /// Plain text up to this position.
-    Text(usize),
-}
-
-fn read_xml(text: &str, start: usize) -> XmlRead {
-    let Some(tag) = xml_tag_at(&text[start..]) else {
-        return XmlRead::Text(start + 1);
-    };
-    let content_start = start + tag.len() + 2;
-    let close = format!("</{tag}>");
-    // A closing tag found by plain search, unless another wrapper or call opens first.
-    let close_after = |from: usize| {
-        let at = from + text[from..].find(&close)?;
-        let limit = next_call_line(text, from).min(next_xml(text, from).unwrap_or(text.len()));
-        (at < limit).then_some(at)
-    };
-    let explicit = matches!(tag, "tool_call" | "function_call");
-    let (objects, stop, unclosed) = object_run(text, content_start);
-    let first = skip_whitespace(text, content_start);
-    let (verdicts, end) = if !objects.is_empty() && !unclosed && all_parse(text, &objects) {
-        let mut verdicts: Vec<Verdict> = objects
-            .iter()
-            .filter_map(|range| object_verdict(text, range.clone(), true))
-            .collect();
-        let junk_until = close_after(stop);
-        let end = match (text[stop..].starts_with(&close), junk_until, objects.last()) {
-            (true, _, _) => stop + close.len(),
-            (false, Some(at), _) => {
-                verdicts.push(Verdict::Malformed(format!(
-                    "a <{tag}> block that holds text that is not a JSON object"
-                )));
-                at + close.len()
-            }
-            (false, None, last) => last.map_or(stop, |last| last.end),
-        };
-        (verdicts, end)
-    } else if objects.is_empty() && !unclosed {
-        // Not JSON at all: a call attempt only inside an explicit, closed wrapper; plain
-        // text (skipped whole when it closes) otherwise.
-        return match (close_after(first), explicit) {
-            (Some(at), true) => XmlRead::Block(Block {
-                span: start..at + close.len(),
-                source: Source::Xml,
-                verdicts: vec![Verdict::Malformed(format!(
-                    "a <{tag}> block that holds no JSON object"
-                ))],
-            }),
-            (Some(at), false) => XmlRead::Text(at + close.len()),
-            (None, _) => XmlRead::Text(start + 1),
-        };
-    } else {
-        // Broken JSON: the first closing tag bounds it, since a lost quote makes strings
-        // unreliable; without one, the next wrapper or call, or as far as an unclosed object
-        // reaches.
-        let (body_end, end) = match close_after(first) {
-            Some(at) => (at, at + close.len()),
-            None => {
-                let extent = unclosed_extent(text, first)
-                    .min(next_call_line(text, first))
-                    .min(next_xml(text, content_start).unwrap_or(text.len()));
-                (extent, extent)
-            }
-        };
-        let reason = match parse_json(text[content_start..body_end].trim()) {
-            Err(e) => format!("the tool-call JSON is not valid: {e}"),
-            Ok(_) => format!("a <{tag}> block that holds no single JSON object"),
-        };
-        (vec![Verdict::Malformed(reason)], end)
-    };
-    XmlRead::Block(Block {
-        span: start..end,
-        source: Source::Xml,
-        verdicts,
-    })
 }
 
 fn read_bare(text: &str, start: usize) -> (Option<Block>, usize) {
