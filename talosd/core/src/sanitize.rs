@@ -53,6 +53,8 @@ const MARKUP: [&str; 6] = ["html", "htm", "xml", "svg", "vue", "svelte"];
 /// Rules stop after this many passes; content that still changes is returned unchanged.
 const MAX_PASSES: usize = 64;
 const WINDOW_MIN_CHARS: usize = 2000;
+/// More fence lines than this in the window: rule 1 declines.
+const MAX_FENCES_IN_WINDOW: usize = 64;
 
 /// Strips a wrapping fence, a stray trailing fence and trailing markdown commentary from
 /// content proposed for `path`.
@@ -163,21 +165,27 @@ fn window_start(content: &str) -> usize {
 }
 
 /// Rule 1: the earliest fence in the window followed only by commentary; returns where the
-/// kept content ends (after the last non-blank line before that fence).
+/// kept content ends (after the last non-blank line before that fence). A window crowded
+/// with fences is not commentary, and checking each would cost too much: the rule declines.
 fn commentary_after_fence(
     lines: &[Line<'_>],
     fences: &[usize],
     window_start: usize,
 ) -> Option<usize> {
-    fences
+    let in_window: Vec<usize> = fences
         .iter()
-        .filter(|at| lines[**at].start >= window_start)
-        .find_map(|at| {
-            let kept = lines[..*at]
-                .iter()
-                .rposition(|l| !l.text.trim().is_empty())?;
-            commentary_follows(&lines[at + 1..]).then_some(lines[kept].next)
-        })
+        .copied()
+        .filter(|at| lines[*at].start >= window_start)
+        .collect();
+    if in_window.len() > MAX_FENCES_IN_WINDOW {
+        return None;
+    }
+    in_window.into_iter().find_map(|at| {
+        let kept = lines[..at]
+            .iter()
+            .rposition(|l| !l.text.trim().is_empty())?;
+        commentary_follows(&lines[at + 1..]).then_some(lines[kept].next)
+    })
 }
 
 /// Whether these lines are markdown commentary: the first non-blank one is markdown, plain

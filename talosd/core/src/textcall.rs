@@ -7,8 +7,10 @@
 //! another one. Bare objects are not proposed when a fenced block holds a call attempt (the
 //! model wrapped and also bare-emitted): they are set aside in [`TextCalls::ignored`]. The JSON
 //! is lenient in one way only (`lenient`): raw control characters inside strings. The shapes
-//! a call may take are in `shape`. A block that means to be a call but cannot be used makes
-//! the answer `malformed` and is removed from the prose, so raw protocol is never echoed.
+//! a call may take are in `shape`: an object with a name key is a call only when it holds
+//! nothing but protocol keys or names a `talos.` tool, so JSON data stays prose. A block that
+//! means to be a call but cannot be used makes the answer `malformed` and is removed from the
+//! prose, so raw protocol is never echoed.
 
 mod lenient;
 mod scan;

@@ -236,3 +236,17 @@ fn window() {
         &["trailing-commentary"],
     );
 }
+
+/// Proves a window crowded with fences (more than 64) is never read as commentary.
+#[test]
+fn crowded_window() {
+    let examples = "```\n- an example item\n".repeat(65);
+    unchanged("a.rs", &format!("fn f() {{}}\n{examples}"));
+    let examples = "```\n- an example item\n".repeat(63);
+    check(
+        "a.rs",
+        &format!("fn f() {{}}\n{examples}```\n"),
+        "fn f() {}\n",
+        &["trailing-commentary"],
+    );
+}

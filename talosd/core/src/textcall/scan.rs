@@ -2,8 +2,12 @@
 //! calls: fenced blocks (```` ```json ````, ```` ```tool_call ````, unlabelled), the deprecated
 //! XML wrappers (`<tool_call>`, `<function_call>`, `<tool>`, `<function>`) and bare objects at
 //! a line start (or right after another such object). Whichever opens first is read first,
-//! and a block is read string-aware, so a fence or tag inside a JSON string never ends it.
-//! A block that merely shows code or data is not returned: it stays prose.
+//! and a valid block is read string-aware, so a fence or tag inside a JSON string never ends
+//! it. Broken JSON cannot be read that way (a lost quote turns strings inside out), so a
+//! broken block ends at its closing fence or tag by plain search, and never reaches past a
+//! line that plainly opens another call. A block that merely shows code or data is not
+//! returned: it stays prose. After 64 costly misses the rest of the answer is prose, which
+//! keeps degenerate output (thousands of unclosed braces) linear.
 
 use std::ops::Range;
 
@@ -46,6 +50,11 @@ pub(crate) struct Block {
     pub verdicts: Vec<Verdict>,
 }
 
+/// How many costly misses (broken or unclosed JSON, unclosed wrappers: each may cost a scan
+/// to the end of the text) the scan allows before it leaves the rest of the answer as prose.
+/// Valid data and ordinary code blocks are cheap and do not count.
+const MAX_COSTLY_MISSES: usize = 64;
+
 /// Every tool-call block of `text`, in order.
 pub(crate) fn blocks(text: &str) -> Vec<Block> {
     let mut out = Vec::new();
@@ -54,7 +63,8 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
     let mut fence = Lookahead::default();
     let mut xml = Lookahead::default();
     let mut bare = Lookahead::default();
-    while pos < text.len() {
+    let mut misses = 0;
+    while pos < text.len() && misses <= MAX_COSTLY_MISSES {
         let next_fence = fence.get(pos, |from| next_fence(text, from));
         let next_xml = xml.get(pos, |from| next_xml(text, from));
         let next_bare = adjacent
@@ -64,32 +74,50 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
         let Some(first) = starts.iter().flatten().min().copied() else {
             break;
         };
-        if next_fence.is_some_and(|f| f.start == first) {
-            let Some(open) = next_fence else { break };
-            let (block, end) = read_fence(text, open);
-            out.extend(block);
+        let costly_miss = if let Some(open) = next_fence.filter(|f| f.start == first) {
+            let (block, end, costly) = read_fence(text, open);
             pos = end.max(first + 1);
+            out.extend(block);
+            costly
         } else if next_xml == Some(first) {
             match read_xml(text, first) {
                 XmlRead::Block(block) => {
                     pos = block.span.end.max(first + 1);
+                    let miss = !has_call(&block);
                     out.push(block);
+                    miss
                 }
-                XmlRead::Text(end) => pos = end.max(first + 1),
+                XmlRead::Text(end) => {
+                    pos = end.max(first + 1);
+                    end <= first + 1
+                }
             }
         } else {
             let (block, end) = read_bare(text, first);
-            if let Some(block) = block {
-                let after = skip_whitespace(text, block.span.end);
-                if text[after..].starts_with('{') {
-                    adjacent = Some(after);
-                }
-                out.push(block);
-            }
             pos = end.max(first + 1);
-        }
+            match block {
+                Some(block) => {
+                    let after = skip_whitespace(text, block.span.end);
+                    if text[after..].starts_with('{') {
+                        adjacent = Some(after);
+                    }
+                    let miss = !has_call(&block);
+                    out.push(block);
+                    miss
+                }
+                None => end <= first + 1,
+            }
+        };
+        misses += usize::from(costly_miss);
     }
     out
+}
+
+fn has_call(block: &Block) -> bool {
+    block
+        .verdicts
+        .iter()
+        .any(|verdict| matches!(verdict, Verdict::Call(..)))
 }
 
 /// The next occurrence of something, remembered until the scan passes it.
@@ -242,7 +270,9 @@ fn object_verdict(text: &str, range: Range<usize>, insistent: bool) -> Option<Ve
     }
 }
 
-fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
+/// A fenced block: the block when it holds a call attempt, where it ends, and whether it was
+/// a costly miss (a call-language body that opens like JSON but yields no call).
+fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize, bool) {
     let (info_start, info_end) = open.info;
     let lang = text[info_start..info_end]
         .split_whitespace()
@@ -250,6 +280,11 @@ fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
         .unwrap_or("")
         .to_ascii_lowercase();
     let body_start = (info_end + 1).min(text.len());
+    let prose_end =
+        || closing_fence_line(text, body_start, open.ticks).map_or(text.len(), |(_, end)| end);
+    if !CALL_LANGS.contains(&lang.as_str()) {
+        return (None, prose_end(), false);
+    }
     let closing = "`".repeat(open.ticks);
     // A valid body (objects, or wrappers holding calls) closes at the fence right after it,
     // wherever that fence sits; any other body at the next fence line, since a lost quote
@@ -269,20 +304,20 @@ fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
             closing_fence_line(text, body_start, open.ticks).unwrap_or((text.len(), text.len()))
         }
     };
-    if !CALL_LANGS.contains(&lang.as_str()) {
-        return (None, end);
-    }
-    let insistent = lang == "tool_call";
-    let verdicts = fence_verdicts(text, body_start..body_end, insistent);
+    let verdicts = fence_verdicts(text, body_start..body_end, lang == "tool_call");
+    let opens_json = text[body_start..body_end]
+        .trim_start()
+        .starts_with(['{', '[', '<']);
     if verdicts.is_empty() {
-        return (None, end);
+        return (None, end, opens_json);
     }
     let block = Block {
         span: open.start..end,
         source: Source::Fence,
         verdicts,
     };
-    (Some(block), end)
+    let miss = !has_call(&block);
+    (Some(block), end, miss)
 }
 
 /// The next line made only of at least `ticks` backticks: where it starts and ends.
