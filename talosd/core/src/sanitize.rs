@@ -1,4 +1,5 @@
-//! Sanitising proposed content before approval: trailing commentary and stray fences stripped, so the approved bytes are the written bytes.
+//! Sanitising proposed content before approval: trailing commentary and stray fences
+//! stripped, so the approved bytes are the written bytes.
 //!
 //! [`strip_commentary`] runs once on `write_file.content` and `edit_file.new_string`, before
 //! the approval preview, and its result is exactly what will be written. Rules, each
@@ -42,11 +43,12 @@ pub struct Sanitized {
 const EXEMPT: [&str; 9] = [
     "md", "markdown", "mdx", "txt", "text", "rst", "adoc", "asciidoc", "org",
 ];
-/// Code files: an English sentence after the code would be a syntax error there.
-const CODE: [&str; 38] = [
+/// Code files: an English sentence after the code would be a syntax error there. Not PHP
+/// (text outside `<?php ?>` is output) nor Ruby (`__END__` starts a data section).
+const CODE: [&str; 36] = [
     "py", "pyi", "rs", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "java", "kt", "kts",
-    "scala", "go", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "swift", "rb", "php", "css",
-    "scss", "less", "json", "sql", "html", "htm", "xml", "svg", "vue", "svelte",
+    "scala", "go", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "swift", "css", "scss", "less",
+    "json", "sql", "html", "htm", "xml", "svg", "vue", "svelte",
 ];
 /// Markup files: real content ends with a tag.
 const MARKUP: [&str; 6] = ["html", "htm", "xml", "svg", "vue", "svelte"];
