@@ -163,7 +163,8 @@ fn fences() {
 /// Proves content that could be file content is never stripped.
 #[test]
 fn content_stays() {
-    let rows: [(&str, &str); 25] = [
+    let rows: [(&str, &str); 26] = [
+        ("src/lib.rs", "x = 1\n\n# Note: keep this.\n"),
         ("index.php", "<?php echo 1; ?>\n\nThis page shows one.\n"),
         ("data.rb", "puts DATA.read\n__END__\n\nThis text is data.\n"),
         ("app.py", "```python\nx = 1\n```\ny = 2\n"),
