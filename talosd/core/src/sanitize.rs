@@ -13,9 +13,11 @@
 //!    with everything after it.
 //! 2. `trailing-commentary` without a fence, in code files only (where an English sentence
 //!    after the code cannot be file content), when no fence is in the window: after a blank
-//!    line, a block in the same window that opens with a rule, an opener sentence or bold
-//!    text and holds only commentary lines (never `# ...` lines, which are comments in many
-//!    languages).
+//!    line, a block in the same window that opens with assistant-speak ("Explanation:",
+//!    "I have updated ...", "Let me know ...", "This code ...", plain, bold, or after a `---`
+//!    rule) and holds only commentary lines (never `# ...` lines, which are comments in many
+//!    languages). Generic openers ("This module ...", "Note:", "Usage:") also start
+//!    docstrings, and `edit_file.new_string` may end inside one: they need a fence.
 //! 3. `trailing-fence`: a bare closing fence as the last line, when the content's fences do
 //!    not pair up.
 //! 4. `leading-fence` + `trailing-fence`: content wrapped whole in one fenced block.
@@ -246,14 +248,22 @@ fn commentary_without_fence(
         return None;
     }
     let block = &lines[content_line + 1..];
-    let opener_at = block.iter().position(|l| !l.text.trim().is_empty())?;
-    let opener = block[opener_at];
+    let mut non_blank = block
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.text.trim().is_empty());
+    let (opener_at, opener) = non_blank.next()?;
     let set_off = opener_at > 0 || lines::is_rule(opener.text);
+    // The block opens with assistant-speak, or with a rule right before it.
+    let speaks = lines::opens_assistant_commentary(opener.text)
+        || (lines::is_rule(opener.text)
+            && non_blank
+                .next()
+                .is_some_and(|(_, next)| lines::opens_assistant_commentary(next.text)));
     let ends_right = if target.markup {
         real.text.trim_end().ends_with('>')
     } else {
         true
     };
-    (set_off && ends_right && opener.start >= window_start && lines::opens_commentary(opener.text))
-        .then_some(real.next)
+    (set_off && ends_right && speaks && opener.start >= window_start).then_some(real.next)
 }
