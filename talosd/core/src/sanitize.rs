@@ -1,4 +1,5 @@
-//! Sanitising proposed content before approval: trailing commentary and stray fences stripped, so the approved bytes are the written bytes.
+//! Sanitising proposed content before approval: trailing commentary and stray fences
+//! stripped, so the approved bytes are the written bytes.
 //!
 //! [`strip_commentary`] runs once on `write_file.content` and `edit_file.new_string`, before
 //! the approval preview, and its result is exactly what will be written. Rules, each
@@ -12,9 +13,11 @@
 //!    with everything after it.
 //! 2. `trailing-commentary` without a fence, in code files only (where an English sentence
 //!    after the code cannot be file content), when no fence is in the window: after a blank
-//!    line, a block in the same window that opens with a rule, an opener sentence or bold
-//!    text and holds only commentary lines (never `# ...` lines, which are comments in many
-//!    languages).
+//!    line, a block in the same window that opens with assistant-speak ("Explanation:",
+//!    "I have updated ...", "Let me know ...", "This code ...", plain, bold, or after a `---`
+//!    rule) and holds only commentary lines (never `# ...` lines, which are comments in many
+//!    languages). Generic openers ("This module ...", "Note:", "Usage:") also start
+//!    docstrings, and `edit_file.new_string` may end inside one: they need a fence.
 //! 3. `trailing-fence`: a bare closing fence as the last line, when the content's fences do
 //!    not pair up.
 //! 4. `leading-fence` + `trailing-fence`: content wrapped whole in one fenced block.
@@ -42,17 +45,20 @@ pub struct Sanitized {
 const EXEMPT: [&str; 9] = [
     "md", "markdown", "mdx", "txt", "text", "rst", "adoc", "asciidoc", "org",
 ];
-/// Code files: an English sentence after the code would be a syntax error there.
-const CODE: [&str; 38] = [
+/// Code files: an English sentence after the code would be a syntax error there. Not PHP
+/// (text outside `<?php ?>` is output) nor Ruby (`__END__` starts a data section).
+const CODE: [&str; 36] = [
     "py", "pyi", "rs", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "java", "kt", "kts",
-    "scala", "go", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "swift", "rb", "php", "css",
-    "scss", "less", "json", "sql", "html", "htm", "xml", "svg", "vue", "svelte",
+    "scala", "go", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "swift", "css", "scss", "less",
+    "json", "sql", "html", "htm", "xml", "svg", "vue", "svelte",
 ];
 /// Markup files: real content ends with a tag.
 const MARKUP: [&str; 6] = ["html", "htm", "xml", "svg", "vue", "svelte"];
 /// Rules stop after this many passes; content that still changes is returned unchanged.
 const MAX_PASSES: usize = 64;
 const WINDOW_MIN_CHARS: usize = 2000;
+/// More fence lines than this in the window: rule 1 declines.
+const MAX_FENCES_IN_WINDOW: usize = 64;
 
 /// Strips a wrapping fence, a stray trailing fence and trailing markdown commentary from
 /// content proposed for `path`.
@@ -163,21 +169,27 @@ fn window_start(content: &str) -> usize {
 }
 
 /// Rule 1: the earliest fence in the window followed only by commentary; returns where the
-/// kept content ends (after the last non-blank line before that fence).
+/// kept content ends (after the last non-blank line before that fence). A window crowded
+/// with fences is not commentary, and checking each would cost too much: the rule declines.
 fn commentary_after_fence(
     lines: &[Line<'_>],
     fences: &[usize],
     window_start: usize,
 ) -> Option<usize> {
-    fences
+    let in_window: Vec<usize> = fences
         .iter()
-        .filter(|at| lines[**at].start >= window_start)
-        .find_map(|at| {
-            let kept = lines[..*at]
-                .iter()
-                .rposition(|l| !l.text.trim().is_empty())?;
-            commentary_follows(&lines[at + 1..]).then_some(lines[kept].next)
-        })
+        .copied()
+        .filter(|at| lines[*at].start >= window_start)
+        .collect();
+    if in_window.len() > MAX_FENCES_IN_WINDOW {
+        return None;
+    }
+    in_window.into_iter().find_map(|at| {
+        let kept = lines[..at]
+            .iter()
+            .rposition(|l| !l.text.trim().is_empty())?;
+        commentary_follows(&lines[at + 1..]).then_some(lines[kept].next)
+    })
 }
 
 /// Whether these lines are markdown commentary: the first non-blank one is markdown, plain
@@ -236,14 +248,22 @@ fn commentary_without_fence(
         return None;
     }
     let block = &lines[content_line + 1..];
-    let opener_at = block.iter().position(|l| !l.text.trim().is_empty())?;
-    let opener = block[opener_at];
+    let mut non_blank = block
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.text.trim().is_empty());
+    let (opener_at, opener) = non_blank.next()?;
     let set_off = opener_at > 0 || lines::is_rule(opener.text);
+    // The block opens with assistant-speak, or with a rule right before it.
+    let speaks = lines::opens_assistant_commentary(opener.text)
+        || (lines::is_rule(opener.text)
+            && non_blank
+                .next()
+                .is_some_and(|(_, next)| lines::opens_assistant_commentary(next.text)));
     let ends_right = if target.markup {
         real.text.trim_end().ends_with('>')
     } else {
         true
     };
-    (set_off && ends_right && opener.start >= window_start && lines::opens_commentary(opener.text))
-        .then_some(real.next)
+    (set_off && ends_right && speaks && opener.start >= window_start).then_some(real.next)
 }

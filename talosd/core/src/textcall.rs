@@ -1,14 +1,16 @@
 //! Tool calls: arguments from native `tool_calls`, and calls written as text in a model's
 //! answer. Either way the result is only a proposal.
 //!
-//! Text calls are found in one left-to-right pass ([`scan`]): fenced blocks (```` ```json ````,
+//! Text calls are found in one left-to-right pass (`scan`): fenced blocks (```` ```json ````,
 //! ```` ```tool_call ````, unlabelled), the deprecated XML wrappers (`<tool_call>`,
 //! `<function_call>`, `<tool>`, `<function>`), and bare objects at a line start or right after
 //! another one. Bare objects are not proposed when a fenced block holds a call attempt (the
 //! model wrapped and also bare-emitted): they are set aside in [`TextCalls::ignored`]. The JSON
-//! is lenient in one way only ([`lenient`]): raw control characters inside strings. The shapes
-//! a call may take are in [`shape`]. A block that means to be a call but cannot be used makes
-//! the answer `malformed` and is removed from the prose, so raw protocol is never echoed.
+//! is lenient in one way only (`lenient`): raw control characters inside strings. The shapes
+//! a call may take are in `shape`: an object with a name key is a call only when it holds
+//! nothing but protocol keys or names a `talos.` tool, so JSON data stays prose. A block that
+//! means to be a call but cannot be used makes the answer `malformed` and is removed from the
+//! prose, so raw protocol is never echoed.
 
 mod lenient;
 mod scan;

@@ -90,9 +90,13 @@ fn commentary_without_a_fence() {
     );
     check(
         "main.go",
-        "package main\n\n**Changes:**\n- Added the package line\n",
+        "package main\n\n**Key changes:**\n- Added the package line\n",
         "package main\n",
         &["trailing-commentary"],
+    );
+    unchanged(
+        "main.go",
+        "package main\n\n**Changes:**\n- Added the package line\n",
     );
     unchanged(
         "main.go",
@@ -106,7 +110,7 @@ fn commentary_without_a_fence() {
     );
     check(
         "config.json",
-        "{\"a\": 1}\n\nThis JSON sets a to one.\n",
+        "{\"a\": 1}\n\nHere is the config: it sets a to one.\n",
         "{\"a\": 1}\n",
         &["trailing-commentary"],
     );
@@ -163,7 +167,19 @@ fn fences() {
 /// Proves content that could be file content is never stripped.
 #[test]
 fn content_stays() {
-    let rows: [(&str, &str); 20] = [
+    let rows: [(&str, &str); 29] = [
+        ("app.py", "\"\"\"\n\nThis module is stable.\n"),
+        (
+            "app.py",
+            "Returns\n-------\n\nThis function returns the value.\n",
+        ),
+        ("app.py", "x = 1\n\nNote: keep x small.\n"),
+        ("src/lib.rs", "x = 1\n\n# Note: keep this.\n"),
+        ("index.php", "<?php echo 1; ?>\n\nThis page shows one.\n"),
+        ("data.rb", "puts DATA.read\n__END__\n\nThis text is data.\n"),
+        ("app.py", "```python\nx = 1\n```\ny = 2\n"),
+        ("app.py", "  ```python\nx = 1\n"),
+        ("app.py", "x = 1\n  ```\n"),
         ("app.py", "def f():\n    return 1\n"),
         ("app.py", "x = 1\n\n# This code sets x.\n"),
         ("app.py", "x = 1\n\n# Note: keep this.\n"),
@@ -230,6 +246,20 @@ fn window() {
         "big.py",
         &format!("{code}```\n## Summary\n{long_commentary}"),
         &code,
+        &["trailing-commentary"],
+    );
+}
+
+/// Proves a window crowded with fences (more than 64) is never read as commentary.
+#[test]
+fn crowded_window() {
+    let examples = "```\n- an example item\n".repeat(65);
+    unchanged("a.rs", &format!("fn f() {{}}\n{examples}"));
+    let examples = "```\n- an example item\n".repeat(63);
+    check(
+        "a.rs",
+        &format!("fn f() {{}}\n{examples}```\n"),
+        "fn f() {}\n",
         &["trailing-commentary"],
     );
 }

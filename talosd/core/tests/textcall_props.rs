@@ -431,6 +431,11 @@ proptest! {
         prop_assert_eq!(parsed.prose, prose);
     }
 
+}
+
+proptest! {
+    #![proptest_config(Config::with_cases(1000))]
+
     /// Proves a call whose JSON is truncated or loses a brace is never returned; in fences
     /// and tags the other calls are all still found, and bare ones are never mangled.
     #[test]

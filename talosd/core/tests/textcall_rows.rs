@@ -414,3 +414,24 @@ fn broken_neighbours() {
         "",
     );
 }
+
+/// Proves the scan budget: broken attempts are each costly, so after 64 of them the rest of
+/// the answer is prose; valid data and code blocks do not count.
+#[test]
+fn costly_misses_budget() {
+    let broken = "{ not json\n".repeat(64);
+    let parsed = parse(&format!("{broken}{READ_A}"));
+    assert_eq!(
+        parsed.calls,
+        vec![call("talos.read_file", &[("path", "a.py")])]
+    );
+    let too_many = "{ not json\n".repeat(65);
+    let parsed = parse(&format!("{too_many}{READ_A}"));
+    assert_eq!(parsed.calls, vec![]);
+    let data = "{\"a\": 1}\n```python\n{\n```\n".repeat(200);
+    let parsed = parse(&format!("{data}{READ_A}"));
+    assert_eq!(
+        parsed.calls,
+        vec![call("talos.read_file", &[("path", "a.py")])]
+    );
+}

@@ -156,12 +156,53 @@ pub(super) fn classify(text: &str, headings: bool) -> Kind {
     Kind::Content
 }
 
-/// Whether a line opens an explanation written without a fence: a rule, bold text, or an
-/// opener phrase (never a `# Title`, which is a comment in many languages).
-pub(super) fn opens_commentary(text: &str) -> bool {
+/// Phrases only an assistant writes after file content: they may open commentary that has
+/// no fence before it. Generic ones ("This ...", "Note:", "Usage:") also open docstrings.
+const ASSISTANT_OPENERS: [&str; 31] = [
+    "Explanation",
+    "Explanations",
+    "Key changes",
+    "Key Changes",
+    "What changed",
+    "What's changed",
+    "Changes made",
+    "This code",
+    "This version",
+    "This updated",
+    "This implementation",
+    "The above",
+    "The updated",
+    "The changes",
+    "Here is",
+    "Here's",
+    "Here are",
+    "I have",
+    "I've",
+    "I updated",
+    "I added",
+    "I changed",
+    "I made",
+    "I fixed",
+    "I removed",
+    "I replaced",
+    "I hope",
+    "Hope this",
+    "Let me know",
+    "Feel free",
+    "Summary of changes",
+];
+
+/// Whether a line opens commentary written without a fence: assistant-speak, plain or in
+/// bold (`**Explanation:**`), shaped as a sentence or a label and not like code.
+pub(super) fn opens_assistant_commentary(text: &str) -> bool {
     let body = text.trim_end();
+    let inner = body.strip_prefix("**").unwrap_or(body);
     classify(body, false) == Kind::Markdown
-        && (is_rule(body) || body.starts_with("**") || opener(body))
+        && ASSISTANT_OPENERS.iter().any(|phrase| {
+            inner.strip_prefix(phrase).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with([' ', ':', ',', '*', '.', '!'])
+            })
+        })
 }
 
 /// A horizontal rule: `---`, `***` or `___`.

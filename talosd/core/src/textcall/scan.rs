@@ -2,8 +2,12 @@
 //! calls: fenced blocks (```` ```json ````, ```` ```tool_call ````, unlabelled), the deprecated
 //! XML wrappers (`<tool_call>`, `<function_call>`, `<tool>`, `<function>`) and bare objects at
 //! a line start (or right after another such object). Whichever opens first is read first,
-//! and a block is read string-aware, so a fence or tag inside a JSON string never ends it.
-//! A block that merely shows code or data is not returned: it stays prose.
+//! and a valid block is read string-aware, so a fence or tag inside a JSON string never ends
+//! it. Broken JSON cannot be read that way (a lost quote turns strings inside out), so a
+//! broken block ends at its closing fence or tag by plain search, and never reaches past a
+//! line that plainly opens another call. A block that merely shows code or data is not
+//! returned: it stays prose. After 64 costly misses the rest of the answer is prose, which
+//! keeps degenerate output (thousands of unclosed braces) linear.
 
 use std::ops::Range;
 
@@ -13,8 +17,11 @@ use super::lenient::{
 };
 use super::shape::{Shape, classify};
 
-/// The deprecated XML wrappers, matched exactly as `<tag>`.
-const XML_TAGS: [&str; 4] = ["tool_call", "function_call", "tool", "function"];
+mod wrapper;
+
+pub(crate) use wrapper::xml_tag_at;
+use wrapper::{XmlRead, next_xml, read_xml, wrapped_verdicts, xml_run};
+
 /// Fence languages whose body may be a tool call.
 const CALL_LANGS: [&str; 5] = ["", "json", "jsonc", "json5", "tool_call"];
 
@@ -43,14 +50,10 @@ pub(crate) struct Block {
     pub verdicts: Vec<Verdict>,
 }
 
-/// The tag of a deprecated XML wrapper opening at the start of `text`.
-pub(crate) fn xml_tag_at(text: &str) -> Option<&'static str> {
-    let rest = text.strip_prefix('<')?;
-    XML_TAGS.into_iter().find(|tag| {
-        rest.strip_prefix(tag)
-            .is_some_and(|after| after.starts_with('>'))
-    })
-}
+/// How many costly misses (broken or unclosed JSON, unclosed wrappers: each may cost a scan
+/// to the end of the text) the scan allows before it leaves the rest of the answer as prose.
+/// Valid data and ordinary code blocks are cheap and do not count.
+const MAX_COSTLY_MISSES: usize = 64;
 
 /// Every tool-call block of `text`, in order.
 pub(crate) fn blocks(text: &str) -> Vec<Block> {
@@ -60,7 +63,8 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
     let mut fence = Lookahead::default();
     let mut xml = Lookahead::default();
     let mut bare = Lookahead::default();
-    while pos < text.len() {
+    let mut misses = 0;
+    while pos < text.len() && misses <= MAX_COSTLY_MISSES {
         let next_fence = fence.get(pos, |from| next_fence(text, from));
         let next_xml = xml.get(pos, |from| next_xml(text, from));
         let next_bare = adjacent
@@ -70,32 +74,50 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
         let Some(first) = starts.iter().flatten().min().copied() else {
             break;
         };
-        if next_fence.is_some_and(|f| f.start == first) {
-            let Some(open) = next_fence else { break };
-            let (block, end) = read_fence(text, open);
-            out.extend(block);
+        let costly_miss = if let Some(open) = next_fence.filter(|f| f.start == first) {
+            let (block, end, costly) = read_fence(text, open);
             pos = end.max(first + 1);
+            out.extend(block);
+            costly
         } else if next_xml == Some(first) {
             match read_xml(text, first) {
                 XmlRead::Block(block) => {
                     pos = block.span.end.max(first + 1);
+                    let miss = !has_call(&block);
                     out.push(block);
+                    miss
                 }
-                XmlRead::Text(end) => pos = end.max(first + 1),
+                XmlRead::Text(end) => {
+                    pos = end.max(first + 1);
+                    end <= first + 1
+                }
             }
         } else {
             let (block, end) = read_bare(text, first);
-            if let Some(block) = block {
-                let after = skip_whitespace(text, block.span.end);
-                if text[after..].starts_with('{') {
-                    adjacent = Some(after);
-                }
-                out.push(block);
-            }
             pos = end.max(first + 1);
-        }
+            match block {
+                Some(block) => {
+                    let after = skip_whitespace(text, block.span.end);
+                    if text[after..].starts_with('{') {
+                        adjacent = Some(after);
+                    }
+                    let miss = !has_call(&block);
+                    out.push(block);
+                    miss
+                }
+                None => end <= first + 1,
+            }
+        };
+        misses += usize::from(costly_miss);
     }
     out
+}
+
+fn has_call(block: &Block) -> bool {
+    block
+        .verdicts
+        .iter()
+        .any(|verdict| matches!(verdict, Verdict::Call(..)))
 }
 
 /// The next occurrence of something, remembered until the scan passes it.
@@ -185,13 +207,6 @@ fn next_fence(text: &str, from: usize) -> Option<FenceOpen> {
     None
 }
 
-fn next_xml(text: &str, from: usize) -> Option<usize> {
-    text[from..]
-        .match_indices('<')
-        .map(|(i, _)| from + i)
-        .find(|at| xml_tag_at(&text[*at..]).is_some())
-}
-
 fn next_bare(text: &str, from: usize) -> Option<usize> {
     let mut line_start = if from == 0 || text.as_bytes().get(from - 1) == Some(&b'\n') {
         from
@@ -255,7 +270,9 @@ fn object_verdict(text: &str, range: Range<usize>, insistent: bool) -> Option<Ve
     }
 }
 
-fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
+/// A fenced block: the block when it holds a call attempt, where it ends, and whether it was
+/// a costly miss (a call-language body that opens like JSON but yields no call).
+fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize, bool) {
     let (info_start, info_end) = open.info;
     let lang = text[info_start..info_end]
         .split_whitespace()
@@ -263,6 +280,11 @@ fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
         .unwrap_or("")
         .to_ascii_lowercase();
     let body_start = (info_end + 1).min(text.len());
+    let prose_end =
+        || closing_fence_line(text, body_start, open.ticks).map_or(text.len(), |(_, end)| end);
+    if !CALL_LANGS.contains(&lang.as_str()) {
+        return (None, prose_end(), false);
+    }
     let closing = "`".repeat(open.ticks);
     // A valid body (objects, or wrappers holding calls) closes at the fence right after it,
     // wherever that fence sits; any other body at the next fence line, since a lost quote
@@ -282,41 +304,20 @@ fn read_fence(text: &str, open: FenceOpen) -> (Option<Block>, usize) {
             closing_fence_line(text, body_start, open.ticks).unwrap_or((text.len(), text.len()))
         }
     };
-    if !CALL_LANGS.contains(&lang.as_str()) {
-        return (None, end);
-    }
-    let insistent = lang == "tool_call";
-    let verdicts = fence_verdicts(text, body_start..body_end, insistent);
+    let verdicts = fence_verdicts(text, body_start..body_end, lang == "tool_call");
+    let opens_json = text[body_start..body_end]
+        .trim_start()
+        .starts_with(['{', '[', '<']);
     if verdicts.is_empty() {
-        return (None, end);
+        return (None, end, opens_json);
     }
     let block = Block {
         span: open.start..end,
         source: Source::Fence,
         verdicts,
     };
-    (Some(block), end)
-}
-
-/// Wrappers one after another from `from`, each holding only usable calls: where they stop.
-fn xml_run(text: &str, from: usize) -> Option<usize> {
-    let mut at = skip_whitespace(text, from);
-    let mut any = false;
-    while xml_tag_at(&text[at..]).is_some() {
-        match read_xml(text, at) {
-            XmlRead::Block(block)
-                if block
-                    .verdicts
-                    .iter()
-                    .all(|verdict| matches!(verdict, Verdict::Call(..))) =>
-            {
-                at = skip_whitespace(text, block.span.end);
-                any = true;
-            }
-            XmlRead::Block(_) | XmlRead::Text(_) => return None,
-        }
-    }
-    any.then_some(at)
+    let miss = !has_call(&block);
+    (Some(block), end, miss)
 }
 
 /// The next line made only of at least `ticks` backticks: where it starts and ends.
@@ -353,13 +354,16 @@ fn fence_verdicts(text: &str, body: Range<usize>, insistent: bool) -> Vec<Verdic
             })
             .collect();
     }
-    let (objects, stop, unclosed) = object_run(text, body.start);
-    if !objects.is_empty() && !unclosed && stop >= body.end {
-        let verdicts: Vec<Verdict> = objects
+    // Objects filling the body, and not running past its closing fence, are read one by one.
+    let (objects, _, unclosed) = object_run(text, body.start);
+    let fills_body = objects
+        .last()
+        .is_some_and(|last| last.end <= body.end && text[last.end..body.end].trim().is_empty());
+    if !unclosed && fills_body {
+        return objects
             .into_iter()
             .filter_map(|range| object_verdict(text, range, insistent))
             .collect();
-        return verdicts;
     }
     let whole = offset..offset + trimmed.len();
     if trimmed.starts_with('[') {
@@ -374,23 +378,6 @@ fn fence_verdicts(text: &str, body: Range<usize>, insistent: bool) -> Vec<Verdic
         )];
     }
     Vec::new()
-}
-
-/// The verdicts of the wrappers in a fenced body, read one after another (text between them
-/// is dropped with the block); nothing here reads fences, so nesting stays one level deep.
-fn wrapped_verdicts(body: &str) -> Vec<Verdict> {
-    let mut verdicts = Vec::new();
-    let mut at = 0;
-    while let Some(found) = next_xml(body, at) {
-        match read_xml(body, found) {
-            XmlRead::Block(block) => {
-                at = block.span.end.max(found + 1);
-                verdicts.extend(block.verdicts);
-            }
-            XmlRead::Text(end) => at = end.max(found + 1),
-        }
-    }
-    verdicts
 }
 
 /// A fenced array is a list of calls only when every element is one.
@@ -425,85 +412,6 @@ fn array_verdicts(text: &str, range: Range<usize>, insistent: bool) -> Vec<Verdi
         }
     }
     verdicts
-}
-
-/// What an XML wrapper turned out to be.
-enum XmlRead {
-    Block(Block),
-    /// Plain text up to this position.
-    Text(usize),
-}
-
-fn read_xml(text: &str, start: usize) -> XmlRead {
-    let Some(tag) = xml_tag_at(&text[start..]) else {
-        return XmlRead::Text(start + 1);
-    };
-    let content_start = start + tag.len() + 2;
-    let close = format!("</{tag}>");
-    // A closing tag found by plain search, unless another wrapper or call opens first.
-    let close_after = |from: usize| {
-        let at = from + text[from..].find(&close)?;
-        let limit = next_call_line(text, from).min(next_xml(text, from).unwrap_or(text.len()));
-        (at < limit).then_some(at)
-    };
-    let explicit = matches!(tag, "tool_call" | "function_call");
-    let (objects, stop, unclosed) = object_run(text, content_start);
-    let first = skip_whitespace(text, content_start);
-    let (verdicts, end) = if !objects.is_empty() && !unclosed && all_parse(text, &objects) {
-        let mut verdicts: Vec<Verdict> = objects
-            .iter()
-            .filter_map(|range| object_verdict(text, range.clone(), true))
-            .collect();
-        let junk_until = close_after(stop);
-        let end = match (text[stop..].starts_with(&close), junk_until, objects.last()) {
-            (true, _, _) => stop + close.len(),
-            (false, Some(at), _) => {
-                verdicts.push(Verdict::Malformed(format!(
-                    "a <{tag}> block that holds text that is not a JSON object"
-                )));
-                at + close.len()
-            }
-            (false, None, last) => last.map_or(stop, |last| last.end),
-        };
-        (verdicts, end)
-    } else if objects.is_empty() && !unclosed {
-        // Not JSON at all: a call attempt only inside an explicit, closed wrapper; plain
-        // text (skipped whole when it closes) otherwise.
-        return match (close_after(first), explicit) {
-            (Some(at), true) => XmlRead::Block(Block {
-                span: start..at + close.len(),
-                source: Source::Xml,
-                verdicts: vec![Verdict::Malformed(format!(
-                    "a <{tag}> block that holds no JSON object"
-                ))],
-            }),
-            (Some(at), false) => XmlRead::Text(at + close.len()),
-            (None, _) => XmlRead::Text(start + 1),
-        };
-    } else {
-        // Broken JSON: the first closing tag bounds it, since a lost quote makes strings
-        // unreliable; without one, the next wrapper or call, or as far as an unclosed object
-        // reaches.
-        let (body_end, end) = match close_after(first) {
-            Some(at) => (at, at + close.len()),
-            None => {
-                let extent = unclosed_extent(text, first)
-                    .min(next_call_line(text, first))
-                    .min(next_xml(text, content_start).unwrap_or(text.len()));
-                (extent, extent)
-            }
-        };
-        let reason = match parse_json(text[content_start..body_end].trim()) {
-            Err(e) => format!("the tool-call JSON is not valid: {e}"),
-            Ok(_) => format!("a <{tag}> block that holds no single JSON object"),
-        };
-        (vec![Verdict::Malformed(reason)], end)
-    };
-    XmlRead::Block(Block {
-        span: start..end,
-        source: Source::Xml,
-        verdicts,
-    })
 }
 
 fn read_bare(text: &str, start: usize) -> (Option<Block>, usize) {
