@@ -397,3 +397,25 @@ async fn trailing_commentary_is_stripped_before_the_approval_so_approved_bytes_a
             .contains("TOOL_CONTENT_SANITIZED")
     );
 }
+
+#[tokio::test]
+async fn grep_and_listing_are_no_side_door_into_protected_content() {
+    let mut c = case(
+        vec![
+            call("talos.grep", json!({"pattern": "SECRET"})),
+            call("talos.list_dir", json!({"path": "."})),
+            Reply::Text("Done.".into()),
+        ],
+        "",
+    )
+    .await;
+    std::fs::write(c.ws.path().join("notes/api_token.txt"), "SECRET=2\n").unwrap();
+    let (_, asked) = c.turn("Search the workspace for SECRET", "approve").await;
+    assert!(asked.is_empty());
+    let requests = c._llama.requests();
+    let grep_result = requests[1]["messages"].to_string();
+    assert!(!grep_result.contains("SECRET=1") && !grep_result.contains("SECRET=2"), "{grep_result}");
+    assert!(grep_result.contains("may exist in protected content"));
+    let listing = requests[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(listing.contains(".env") && !listing.contains("SECRET"), "names only: {listing}");
+}
