@@ -80,6 +80,24 @@ pub struct TraceContract {
     pub source_evidence_targets: Vec<String>,
     pub forbidden_targets: Vec<String>,
     pub classification_reason: String,
+    /// Every target the request named, with its role (`MUST_MUTATE`, `VERIFY_ONLY`, ...).
+    #[serde(default)]
+    pub roleful_targets: Vec<TraceTarget>,
+    /// How many visible facts a static-web request asked to keep (the facts are request text
+    /// and are not kept).
+    #[serde(default)]
+    pub required_visible_facts: usize,
+    #[serde(default)]
+    pub forbidden_artifacts: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceTarget {
+    pub path: String,
+    pub role: String,
+    pub source: String,
+    pub reason: String,
 }
 
 /// The turn plan's components as the trace keeps them.

@@ -11,7 +11,7 @@ use talos_core::plan::{
 };
 use talos_core::tools::{ParamKind, ToolId};
 use talos_protocol as proto;
-use talos_protocol::trace::{TextDigest, TraceContract, TracePlan};
+use talos_protocol::trace::{TextDigest, TraceContract, TracePlan, TraceTarget};
 
 pub fn digest(d: Digested) -> TextDigest {
     TextDigest {
@@ -41,6 +41,18 @@ pub fn contract(c: &TaskContract) -> TraceContract {
         source_evidence_targets: sorted(&c.source_evidence_targets),
         forbidden_targets: sorted(&c.forbidden_targets),
         classification_reason: c.classification_reason.clone(),
+        roleful_targets: c
+            .roleful_targets
+            .iter()
+            .map(|t| TraceTarget {
+                path: t.path.clone(),
+                role: t.role.as_str().into(),
+                source: t.source.as_str().into(),
+                reason: t.reason.into(),
+            })
+            .collect(),
+        required_visible_facts: c.static_web.required_visible_facts.len(),
+        forbidden_artifacts: c.static_web.forbidden_artifacts.clone(),
     }
 }
 

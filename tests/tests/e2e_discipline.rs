@@ -496,3 +496,26 @@ async fn tool_call_text_is_never_streamed_to_the_person() {
         "the call itself still runs through the checks"
     );
 }
+
+#[tokio::test]
+async fn a_broken_call_beside_a_valid_one_is_reported_and_never_run() {
+    let reply = Reply::Text("```json\n{\"name\": \"talos.read_file\", \"parameters\": {\"path\": \"settings.py\"}}\n```\n```json\n{\"name\": \"talos.write_file\", \"parameters\": {\"path\": \"settings.py\", \"content\": \n```".into());
+    let mut s = setup(false, vec![reply, Reply::Text("Done.".into())], "agent", "").await;
+    let (_, seen) = s.turn(EDIT_REQUEST, "approve").await;
+    assert!(
+        approvals(&seen).is_empty(),
+        "the broken write never reached approval"
+    );
+    let second = s.llama.requests()[1].to_string();
+    assert!(
+        second.contains("was not valid JSON and was ignored"),
+        "the model is told"
+    );
+    assert!(warnings(&s.trace()).contains(&"MALFORMED_CALL_IGNORED".to_string()));
+    assert_eq!(s.settings(), "TIMEOUT = 30\nRETRIES = 3\n");
+    let roles = s.trace()["taskContract"]["rolefulTargets"].to_string();
+    assert!(
+        roles.contains("MUST_MUTATE") && roles.contains("settings.py"),
+        "{roles}"
+    );
+}

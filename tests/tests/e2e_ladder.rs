@@ -414,8 +414,17 @@ async fn grep_and_listing_are_no_side_door_into_protected_content() {
     assert!(asked.is_empty());
     let requests = c._llama.requests();
     let grep_result = requests[1]["messages"].to_string();
-    assert!(!grep_result.contains("SECRET=1") && !grep_result.contains("SECRET=2"), "{grep_result}");
+    assert!(
+        !grep_result.contains("SECRET=1") && !grep_result.contains("SECRET=2"),
+        "{grep_result}"
+    );
     assert!(grep_result.contains("may exist in protected content"));
-    let listing = requests[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
-    assert!(listing.contains(".env") && !listing.contains("SECRET"), "names only: {listing}");
+    let listing = requests[2]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        listing.contains(".env") && !listing.contains("SECRET"),
+        "names only: {listing}"
+    );
 }

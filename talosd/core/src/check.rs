@@ -178,10 +178,15 @@ fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String
     }
     for path in acted_on(args) {
         let key = path.replace('\\', "/");
-        let expected = contract
-            .expected_targets
+        let may_mutate = contract
+            .roleful_targets
             .iter()
-            .any(|e| same_target(e, &key))
+            .any(|t| t.role == crate::intent::TargetRole::MayMutate && same_target(&t.path, &key));
+        let expected = may_mutate
+            || contract
+                .expected_targets
+                .iter()
+                .any(|e| same_target(e, &key))
             || (tool.is_workspace_operation()
                 && contract
                     .expected_targets

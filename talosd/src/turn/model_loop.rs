@@ -145,6 +145,17 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
             messages.push(json!({"role": "assistant", "content": reply.content}));
         }
         let mut stop: Option<String> = None;
+        // A broken call beside valid ones is reported with the first result, never run.
+        let mut broken_beside = text.malformed && !native;
+        if broken_beside {
+            ctx.trace.warnings.push(TraceWarning {
+                code: "MALFORMED_CALL_IGNORED".into(),
+                message: text
+                    .malformed_reason
+                    .clone()
+                    .unwrap_or_else(|| "an invalid tool-call block was ignored".into()),
+            });
+        }
         for proposal in proposals {
             let report = calls::dispatch(ctx, plan, &surface, phase, &mut guard, &proposal).await;
             if report.mutated && phase == Phase::Apply && every_target_changed(ctx, plan) {
@@ -155,10 +166,13 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
                 });
                 phase = Phase::Verify;
             }
-            let wrapped = format!(
+            let mut wrapped = format!(
                 "[tool_result: {}]\n{}\n[/tool_result]",
                 proposal.name, report.text
             );
+            if std::mem::take(&mut broken_beside) {
+                wrapped.push_str("\n[note] Another tool-call block in your reply was not valid JSON and was ignored; nothing ran for it.");
+            }
             if native {
                 messages.push(
                     json!({"role": "tool", "tool_call_id": proposal.native_id, "content": wrapped}),
