@@ -19,9 +19,11 @@ pub const APPROVAL_REQUEST: &str = "approval/request";
 pub const APPROVAL_RESPOND: &str = "approval/respond";
 pub const GRANTS_LIST: &str = "grants/list";
 pub const GRANTS_REVOKE: &str = "grants/revoke";
+pub const PROFILE_LIST: &str = "profile/list";
+pub const PROFILE_TRUST: &str = "profile/trust";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 12] = [
+pub const ALL_METHODS: [&str; 14] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -34,6 +36,8 @@ pub const ALL_METHODS: [&str; 12] = [
     APPROVAL_RESPOND,
     GRANTS_LIST,
     GRANTS_REVOKE,
+    PROFILE_LIST,
+    PROFILE_TRUST,
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -321,6 +325,72 @@ pub struct GrantsListResult {
 pub struct GrantsRevokeResult {
     pub session_id: String,
     pub revoked: usize,
+}
+
+/// Params of `profile/list`: the workspace whose profiles to list (absolute path).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProfileListParams {
+    pub workspace: String,
+}
+
+/// One command profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileInfo {
+    /// `cargo_test`, or `ws:<id>` for a workspace profile.
+    pub id: String,
+    /// `builtin` or `workspace`.
+    pub source: String,
+    /// The program and its fixed arguments.
+    pub argv: Vec<String>,
+    pub timeout_ms: u64,
+    /// `network` and/or `writes` when the profile asks for containment.
+    #[serde(default)]
+    pub isolate: Vec<String>,
+}
+
+/// The workspace's `.talos/profiles.yaml` and its trust state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceProfiles {
+    /// `none_declared`, `invalid`, `untrusted_new`, `untrusted_changed` or `trusted`.
+    pub state: String,
+    /// SHA-256 (hex) of the file's raw bytes, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Why the declaration is invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The declared profiles (registered only when trusted).
+    pub profiles: Vec<ProfileInfo>,
+    /// The file's text, so a person can review it before pinning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declaration: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileListResult {
+    pub builtin: Vec<ProfileInfo>,
+    pub workspace: WorkspaceProfiles,
+}
+
+/// Params of `profile/trust`: pins the declaration whose hash the person reviewed. The pin is
+/// refused when the file's bytes no longer hash to `sha256`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProfileTrustParams {
+    pub workspace: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileTrustResult {
+    pub pinned: bool,
+    pub sha256: String,
+    pub profile_count: usize,
 }
 
 #[cfg(test)]

@@ -44,6 +44,9 @@ pub struct TraceRecord {
     pub checkpoints: Vec<TraceCheckpoint>,
     pub executions: Vec<TraceExecution>,
     pub verification: Vec<TraceVerification>,
+    /// Commands run through profiles.
+    #[serde(default)]
+    pub commands: Vec<TraceCommand>,
     pub warnings: Vec<TraceWarning>,
     pub outcome: TraceOutcome,
 }
@@ -252,6 +255,30 @@ pub struct TraceVerification {
     /// `PASS` or `INTEGRITY_FAIL`.
     pub status: String,
     pub summary: String,
+}
+
+/// One profile command: what ran, how it ended, and what containment was in force. Output
+/// appears only as digests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceCommand {
+    pub call_id: String,
+    pub profile: String,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration_ms: u64,
+    pub stdout: TextDigest,
+    pub stderr: TextDigest,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub redaction_applied: bool,
+    pub withheld_from_model: bool,
+    pub network_isolated: bool,
+    pub writes_confined: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

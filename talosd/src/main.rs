@@ -27,6 +27,11 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    let raw: Vec<String> = std::env::args().collect();
+    if raw.get(1).map(String::as_str) == Some(talosd::contain::SHIM_FLAG) {
+        let code = talosd::contain::shim_main(&raw[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let args = Args::parse();
     let talos_home = std::env::var("TALOS_HOME").ok();
     let home = Home::resolve(talos_home.as_deref());

@@ -188,6 +188,7 @@ fn new_trace(
         checkpoints: Vec::new(),
         executions: Vec::new(),
         verification: Vec::new(),
+        commands: Vec::new(),
         warnings: Vec::new(),
         outcome: TraceOutcome {
             status: proto::CompletionStatus::Failed,

@@ -1,0 +1,244 @@
+//! The one module that starts processes for commands. A command reaches the OS as an argument
+//! list (never a shell), with standard input closed, a cleared environment rebuilt from an
+//! allow-list, in its own process group; on timeout, cancellation or a client disconnect the
+//! whole group is killed. Output is drained concurrently, capped, and streamed as lines.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Environment variables a command inherits; everything else is dropped.
+const ENV_ALLOW: &[&str] = &[
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "PATH",
+    "JAVA_HOME",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "GRADLE_USER_HOME",
+    "USER",
+    "TERM",
+];
+
+/// What to run, fully decided before approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunResult {
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub duration_ms: u64,
+    pub pid: u32,
+}
+
+/// Which stream a progress line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Runs `spec`. Progress lines go to `progress` (dropped silently if it is closed).
+pub async fn run(
+    spec: &RunSpec,
+    cancel: &CancellationToken,
+    progress: mpsc::Sender<(Stream, String)>,
+) -> std::io::Result<RunResult> {
+    let mut command = tokio::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for key in ENV_ALLOW {
+        if let Ok(value) = std::env::var(key) {
+            command.env(key, value);
+        }
+    }
+    let started = Instant::now();
+    let mut child = command.spawn()?;
+    let pid = child.id().unwrap_or(0);
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let out_task = tokio::spawn(drain(
+        stdout,
+        spec.stdout_cap,
+        Stream::Stdout,
+        progress.clone(),
+    ));
+    let err_task = tokio::spawn(drain(stderr, spec.stderr_cap, Stream::Stderr, progress));
+    let mut result = RunResult {
+        pid,
+        ..RunResult::default()
+    };
+    tokio::select! {
+        status = child.wait() => result.exit_code = status?.code(),
+        () = tokio::time::sleep(spec.timeout) => {
+            result.timed_out = true;
+            kill_group(pid);
+            let _ = child.wait().await;
+        }
+        () = cancel.cancelled() => {
+            result.cancelled = true;
+            kill_group(pid);
+            let _ = child.wait().await;
+        }
+    }
+    // The group may outlive its leader (a grandchild still holding the pipes): end it too.
+    kill_group(pid);
+    let grace = Duration::from_secs(5);
+    if let Ok(Ok((bytes, truncated))) = tokio::time::timeout(grace, out_task).await {
+        (result.stdout, result.stdout_truncated) = (bytes, truncated);
+    }
+    if let Ok(Ok((bytes, truncated))) = tokio::time::timeout(grace, err_task).await {
+        (result.stderr, result.stderr_truncated) = (bytes, truncated);
+    }
+    result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(result)
+}
+
+/// Sends SIGKILL to the process group `pid` leads. A group that is already gone is fine.
+pub fn kill_group(pid: u32) {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+}
+
+async fn drain<R: tokio::io::AsyncRead + Unpin>(
+    reader: Option<R>,
+    cap: usize,
+    stream: Stream,
+    progress: mpsc::Sender<(Stream, String)>,
+) -> (Vec<u8>, bool) {
+    let Some(mut reader) = reader else {
+        return (Vec::new(), false);
+    };
+    let mut kept = Vec::new();
+    let mut truncated = false;
+    let mut line = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let room = cap.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+        truncated |= n > room;
+        for byte in &buf[..n] {
+            if *byte == b'\n' {
+                let text = String::from_utf8_lossy(&line).into_owned();
+                line.clear();
+                let _ = progress.try_send((stream, text));
+            } else if line.len() < 4096 {
+                line.push(*byte);
+            }
+        }
+    }
+    if !line.is_empty() {
+        let _ = progress.try_send((stream, String::from_utf8_lossy(&line).into_owned()));
+    }
+    (kept, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(script: &str, timeout_ms: u64) -> RunSpec {
+        RunSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: std::env::temp_dir(),
+            timeout: Duration::from_millis(timeout_ms),
+            stdout_cap: 16,
+            stderr_cap: 1024,
+        }
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_and_stdin_is_closed() {
+        let (tx, mut rx) = mpsc::channel(64);
+        let r = run(
+            &spec(
+                "read x || echo stdin-closed; yes abcdefgh | head -c 100",
+                5000,
+            ),
+            &CancellationToken::new(),
+            tx,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        assert_eq!(r.stdout.len(), 16);
+        assert!(r.stdout_truncated);
+        assert_eq!(
+            rx.recv().await.unwrap(),
+            (Stream::Stdout, "stdin-closed".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_group_including_grandchildren() {
+        let marker = tempfile::tempdir().unwrap();
+        let pidfile = marker.path().join("grandchild.pid");
+        let script = format!("sleep 60 & echo $! > {}; wait", pidfile.display());
+        let (tx, _rx) = mpsc::channel(64);
+        let r = run(&spec(&script, 300), &CancellationToken::new(), tx)
+            .await
+            .unwrap();
+        assert!(r.timed_out);
+        let grandchild: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let alive = std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false);
+        assert!(!alive, "grandchild {grandchild} survived");
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_the_group() {
+        let cancel = CancellationToken::new();
+        let (tx, _rx) = mpsc::channel(64);
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            c.cancel();
+        });
+        let r = run(&spec("sleep 30", 60_000), &cancel, tx).await.unwrap();
+        assert!(r.cancelled && r.exit_code.is_none());
+        assert!(r.duration_ms < 10_000);
+    }
+}
