@@ -148,8 +148,7 @@ pub fn shim_main(args: &[String]) -> i32 {
 #[cfg(target_os = "linux")]
 fn confine_writes(allowed: &[PathBuf]) -> Result<(), String> {
     use landlock::{
-        ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-        path_beneath_rules,
+        ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
     };
     let abi = ABI::V3;
     let status = Ruleset::default()
