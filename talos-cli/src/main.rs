@@ -9,6 +9,7 @@ mod approval;
 mod client;
 mod control;
 mod failure;
+mod profiles;
 mod render;
 mod sessions;
 mod socket;
@@ -52,6 +53,17 @@ enum Command {
     },
     /// Ask the running daemon to shut down.
     Stop,
+    /// List the command profiles of a workspace and their trust state; `trust` pins them.
+    Profiles {
+        #[command(subcommand)]
+        action: Option<ProfilesAction>,
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR", global = true)]
+        workspace: Option<PathBuf>,
+        /// Print the daemon's result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
     /// List what the daemon's sessions on a workspace remember ("yes for session"), or revoke it.
     Grants {
         /// The workspace (default: the current directory).
@@ -66,6 +78,16 @@ enum Command {
         /// Print the daemon's results as JSON lines.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ProfilesAction {
+    /// Show `.talos/profiles.yaml` and its hash, and pin it on an explicit yes.
+    Trust {
+        /// Pin without asking (for scripts; review the file first).
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -167,6 +189,26 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
                 json,
                 output,
             )?;
+            Ok(0)
+        }
+        Command::Profiles {
+            action,
+            workspace,
+            json,
+        } => {
+            let workspace = canonical_workspace(&match workspace {
+                Some(dir) => dir,
+                None => std::env::current_dir().map_err(|error| {
+                    Failure::Usage(format!("cannot read the current directory: {error}"))
+                })?,
+            })?;
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            match action {
+                None => profiles::show(&mut client, &workspace, json, output)?,
+                Some(ProfilesAction::Trust { yes }) => {
+                    profiles::trust(&mut client, &workspace, yes, output)?
+                }
+            }
             Ok(0)
         }
         Command::Stop => {

@@ -1,0 +1,140 @@
+//! Workspace command profiles: reading `.talos/profiles.yaml` (raw bytes, never through a
+//! link, at most 64 KiB), parsing it, and the SHA-256 pins that trust it. Pins live under the
+//! Talos home, outside any workspace: `trust/workspace-profiles/<workspaceId>.json`. A pin
+//! that cannot be read or parsed counts as corrupt, which is untrusted.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use talos_core::command::{DeclaredProfile, PinState};
+
+use crate::boundary;
+
+pub const DECLARATION: &str = ".talos/profiles.yaml";
+const MAX_DECLARATION_BYTES: u64 = 64 * 1024;
+
+/// The declaration as found on disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declaration {
+    /// Lower-case hex SHA-256 of the raw bytes.
+    pub sha256: String,
+    pub text: String,
+    pub parsed: Result<Vec<DeclaredProfile>, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeclarationFile {
+    profiles: Vec<RawProfile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    id: String,
+    executable: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    #[serde(default)]
+    expected_writes: Vec<String>,
+    #[serde(default)]
+    isolate: Vec<String>,
+}
+
+/// Reads the workspace's declaration. `Ok(None)` when there is none.
+pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String> {
+    let resolved = boundary::resolve(workspace, DECLARATION);
+    let Some(absolute) = resolved.absolute.filter(|_| !resolved.facts.escapes) else {
+        return Err(format!("{DECLARATION} cannot be read: {}", resolved.facts.problem.unwrap_or_default()));
+    };
+    if resolved.final_is_symlink {
+        return Err(format!("{DECLARATION} is a symlink; Talos reads declarations only from a regular file"));
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(&absolute)
+        && meta.len() > MAX_DECLARATION_BYTES
+    {
+        return Ok(Some(Declaration { sha256: String::new(), text: String::new(), parsed: Err(format!("declaration exceeds {MAX_DECLARATION_BYTES} bytes")) }));
+    }
+    let Some(bytes) = boundary::read_bytes(&absolute, DECLARATION).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let sha256 = talos_core::digest::sha256_hex(&bytes);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let parsed = if text.trim().is_empty() {
+        Err("declaration is empty".to_string())
+    } else {
+        serde_yaml_ng::from_str::<DeclarationFile>(&text).map_err(|e| format!("YAML parse failed: {e}")).map(|file| {
+            file.profiles
+                .into_iter()
+                .map(|p| DeclaredProfile { id: p.id, executable: p.executable, args: p.args, timeout_ms: p.timeout_ms, expected_writes: p.expected_writes, isolate: p.isolate })
+                .collect()
+        })
+    };
+    Ok(Some(Declaration { sha256, text, parsed }))
+}
+
+/// Pins under `<home>/trust/workspace-profiles/`.
+#[derive(Debug, Clone)]
+pub struct PinStore {
+    dir: PathBuf,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Pin {
+    schema_version: u32,
+    workspace: String,
+    declaration_sha256: String,
+    pinned_at_ms: u64,
+    profile_count: usize,
+}
+
+impl PinStore {
+    pub fn new(home_state: &Path) -> PinStore {
+        PinStore { dir: home_state.join("trust").join("workspace-profiles") }
+    }
+
+    fn path(&self, workspace: &Path) -> PathBuf {
+        let id = talos_core::digest::sha256_hex(workspace.to_string_lossy().as_bytes());
+        self.dir.join(format!("{}.json", &id[..32]))
+    }
+
+    /// The pin for `workspace`: absent, corrupt (fails closed), or the pinned hash.
+    pub fn load(&self, workspace: &Path) -> PinState {
+        let text = match std::fs::read_to_string(self.path(workspace)) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return PinState::Absent,
+            Err(_) => return PinState::Corrupt,
+        };
+        match serde_json::from_str::<Pin>(&text) {
+            Ok(pin) if pin.schema_version == 1 && pin.workspace == workspace.display().to_string() && pin.declaration_sha256.len() == 64 && pin.declaration_sha256.chars().all(|c| c.is_ascii_hexdigit()) => PinState::Pinned(pin.declaration_sha256),
+            Ok(_) | Err(_) => PinState::Corrupt,
+        }
+    }
+
+    pub fn pin(&self, workspace: &Path, sha256: &str, profile_count: usize, now_ms: u64) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
+        let pin = Pin { schema_version: 1, workspace: workspace.display().to_string(), declaration_sha256: sha256.to_string(), pinned_at_ms: now_ms, profile_count };
+        let json = serde_json::to_vec_pretty(&pin).map_err(std::io::Error::other)?;
+        let path = self.path(workspace);
+        let temp = path.with_extension("json.tmp");
+        std::fs::write(&temp, json)?;
+        std::fs::rename(temp, path)
+    }
+
+    pub fn revoke(&self, workspace: &Path) -> std::io::Result<bool> {
+        match std::fs::remove_file(self.path(workspace)) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// For tests and tooling: where the pin of `workspace` lives.
+    pub fn pin_path(&self, workspace: &Path) -> PathBuf {
+        self.path(workspace)
+    }
+}
