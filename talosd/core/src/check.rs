@@ -1,7 +1,10 @@
 //! The pre-approval check sequence, in the seed's fixed order: unknown tool, current-turn
-//! surface, payload normalisation, phase policy, validation. A call that fails any step is
-//! rejected before approval and before any IO. The permission ladder ([`crate::ladder`]) runs
-//! after, once the daemon has resolved the target path.
+//! surface, payload normalisation, phase policy, read-only contract, validation. A call that
+//! fails any step is rejected before approval and before any IO. The permission ladder
+//! ([`crate::ladder`]) runs after, once the daemon has resolved the target path. For
+//! `talos.run_command` the command plan ([`crate::command::plan`], against the session's
+//! profile registry) comes between validation and the ladder; its refusals are reported at
+//! [`Stage::CommandPlan`].
 
 use std::collections::BTreeMap;
 
@@ -17,6 +20,9 @@ pub enum Stage {
     Phase,
     ReadOnlyContract,
     Validation,
+    /// `talos.run_command` refused by [`crate::command::plan`] (run by the daemon, which
+    /// holds the registry).
+    CommandPlan,
 }
 
 impl Stage {
@@ -28,6 +34,7 @@ impl Stage {
             Stage::Phase => "phase",
             Stage::ReadOnlyContract => "read-only-contract",
             Stage::Validation => "validation",
+            Stage::CommandPlan => "command-plan",
         }
     }
 }
@@ -44,6 +51,43 @@ pub enum CheckOutcome {
         args: ToolArgs,
         resolution: NameResolution,
     },
+}
+
+/// The reference's phase-policy categories of a tool (2.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseCategory {
+    Read,
+    Search,
+    Mutate,
+    Command,
+}
+
+impl PhaseCategory {
+    pub fn of(tool: ToolId) -> PhaseCategory {
+        match tool {
+            ToolId::RunCommand => PhaseCategory::Command,
+            ToolId::WriteFile
+            | ToolId::EditFile
+            | ToolId::MkDir
+            | ToolId::MovePath
+            | ToolId::CopyPath
+            | ToolId::RenamePath
+            | ToolId::DeletePath
+            | ToolId::ApplyWorkspaceBatch => PhaseCategory::Mutate,
+            ToolId::Grep => PhaseCategory::Search,
+            ToolId::ReadFile | ToolId::ListDir => PhaseCategory::Read,
+        }
+    }
+
+    /// INSPECT allows neither changes nor commands, VERIFY allows commands but no changes,
+    /// APPLY allows everything.
+    pub fn allowed_in(self, phase: Phase) -> bool {
+        match phase {
+            Phase::Inspect => !matches!(self, PhaseCategory::Mutate | PhaseCategory::Command),
+            Phase::Verify => self != PhaseCategory::Mutate,
+            Phase::Apply => true,
+        }
+    }
 }
 
 /// Runs the fixed sequence for one proposed call.
@@ -85,12 +129,12 @@ pub fn check_call(
             return CheckOutcome::Rejected {
                 tool: Some(tool),
                 stage: Stage::Normalisation,
-                message: format!("{message} No approval was requested and no file was changed."),
+                message: format!("{message} {}", nothing_happened(tool)),
             };
         }
     };
     canonicalise_path(&mut args);
-    if tool.mutates() && phase != Phase::Apply {
+    if !PhaseCategory::of(tool).allowed_in(phase) {
         return CheckOutcome::Rejected {
             tool: Some(tool),
             stage: Stage::Phase,
@@ -126,6 +170,24 @@ pub fn check_call(
     }
 }
 
+/// What a refusal before approval tells the model did not happen.
+fn nothing_happened(tool: ToolId) -> &'static str {
+    match tool {
+        ToolId::RunCommand => "No approval was requested and no command was executed.",
+        ToolId::ReadFile
+        | ToolId::ListDir
+        | ToolId::Grep
+        | ToolId::WriteFile
+        | ToolId::EditFile
+        | ToolId::MkDir
+        | ToolId::MovePath
+        | ToolId::CopyPath
+        | ToolId::RenamePath
+        | ToolId::DeletePath
+        | ToolId::ApplyWorkspaceBatch => "No approval was requested and no file was changed.",
+    }
+}
+
 /// Leading `./` and backslashes are normalised; the boundary decides everything else.
 fn canonicalise_path(args: &mut ToolArgs) {
     let path = match args {
@@ -138,7 +200,9 @@ fn canonicalise_path(args: &mut ToolArgs) {
         | ToolArgs::DeletePath { path, .. }
         | ToolArgs::MovePath { from: path, .. }
         | ToolArgs::CopyPath { from: path, .. } => path,
-        ToolArgs::Grep { .. } | ToolArgs::ApplyWorkspaceBatch { .. } => return,
+        ToolArgs::Grep { .. }
+        | ToolArgs::ApplyWorkspaceBatch { .. }
+        | ToolArgs::RunCommand { .. } => return,
     };
     let mut normal = path.trim().to_string();
     while let Some(rest) = normal.strip_prefix("./") {
@@ -218,7 +282,8 @@ fn acted_on(args: &ToolArgs) -> Vec<&str> {
         ToolArgs::MkDir { .. }
         | ToolArgs::ReadFile { .. }
         | ToolArgs::ListDir { .. }
-        | ToolArgs::Grep { .. } => Vec::new(),
+        | ToolArgs::Grep { .. }
+        | ToolArgs::RunCommand { .. } => Vec::new(),
     }
 }
 

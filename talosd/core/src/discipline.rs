@@ -121,7 +121,8 @@ impl LoopGuard {
                         | ToolId::CopyPath
                         | ToolId::RenamePath
                         | ToolId::DeletePath
-                        | ToolId::ApplyWorkspaceBatch => {}
+                        | ToolId::ApplyWorkspaceBatch
+                        | ToolId::RunCommand => {}
                     }
                 }
             }

@@ -7,6 +7,7 @@
 //! no async runtime: the daemon (`talosd`) performs every effect and passes the facts in.
 
 pub mod check;
+pub mod command;
 pub mod contract;
 pub mod diff;
 pub mod digest;

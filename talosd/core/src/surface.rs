@@ -1,6 +1,12 @@
 //! The tool surface: which tools a turn may use, chosen from the contract and phase. The
 //! system prompt describes only these, the model request carries only these, and the check
 //! pipeline refuses any other before approval and before IO.
+//!
+//! `talos.run_command` is offered only on verification turns (reference 3.1 rows 15-16): a
+//! turn that must verify, may not change files, names no target and is in VERIFY gets the
+//! read-only tools and the command tool; an explicit command request that names the tool or a
+//! profile gets the command tool alone. A request to run a raw command (`run pytest`) gets no
+//! tools (row 4), and a change turn never gets the command tool (row 14).
 
 use crate::contract::{TaskContract, TaskType};
 use crate::plan::Phase;
@@ -13,6 +19,23 @@ pub struct Surface {
 }
 
 const READ_TOOLS: [ToolId; 3] = [ToolId::ReadFile, ToolId::ListDir, ToolId::Grep];
+const VERIFY_TOOLS: [ToolId; 4] = [
+    ToolId::ReadFile,
+    ToolId::ListDir,
+    ToolId::Grep,
+    ToolId::RunCommand,
+];
+
+/// What in a request names the command tool or a profile (row 15), besides the built-in ids.
+const COMMAND_PROFILE_MARKERS: [&str; 7] = [
+    "talos.run_command",
+    "command profile",
+    "approved gradle",
+    "approved bounded command",
+    "profile gradle_",
+    "profile cargo_",
+    "profile ws:",
+];
 
 impl Surface {
     pub fn tools(&self) -> &[ToolId] {
@@ -61,12 +84,28 @@ pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
         | TaskType::VerifyOnly
         | TaskType::Unknown => {}
     }
+    let reason = base_reason(contract);
+    if reason == "unsupported-command-verification-request" {
+        return surface(&[], "unsupported command request");
+    }
     if !contract.mutation_allowed || phase != Phase::Apply {
         if !contract.mutation_allowed
             && !contract.expected_targets.is_empty()
             && contract.task_type == TaskType::ReadOnlyQa
         {
             return surface(&[ToolId::ReadFile], "expected target read");
+        }
+        if contract.verification_required
+            && !contract.mutation_allowed
+            && contract.expected_targets.is_empty()
+            && phase == Phase::Verify
+        {
+            if reason == "explicit-command-verification-request"
+                && names_command_profile(&contract.original_request)
+            {
+                return surface(&[ToolId::RunCommand], "explicit command profile surface");
+            }
+            return surface(&VERIFY_TOOLS, "verification command surface");
         }
         return surface(&READ_TOOLS, "read-only metadata surface");
     }
@@ -121,8 +160,37 @@ fn op_reason(tool: ToolId) -> &'static str {
         | ToolId::ListDir
         | ToolId::Grep
         | ToolId::WriteFile
-        | ToolId::EditFile => "mutation apply surface",
+        | ToolId::EditFile
+        | ToolId::RunCommand => "mutation apply surface",
     }
+}
+
+/// The classification reason without what a posture appended (`; capability-posture-…`).
+fn base_reason(contract: &TaskContract) -> &str {
+    contract
+        .classification_reason
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+}
+
+/// Whether a request names the command tool, a command profile or a built-in profile id.
+pub fn names_command_profile(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    COMMAND_PROFILE_MARKERS.iter().any(|m| lower.contains(m))
+        || crate::command::BUILTIN_IDS.iter().any(|id| {
+            lower
+                .match_indices(id)
+                .any(|(at, _)| is_whole_word(&lower, at, id.len()))
+        })
+}
+
+/// Whether `text[at..at + len]` is not glued to identifier characters on either side.
+fn is_whole_word(text: &str, at: usize, len: usize) -> bool {
+    let glued = |c: char| c.is_alphanumeric() || c == '_';
+    !text[..at].chars().next_back().is_some_and(glued)
+        && !text[at + len..].chars().next().is_some_and(glued)
 }
 
 fn has_extension(target: &str) -> bool {

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use crate::command::CommandRequest;
 use crate::ops::{self, WorkspaceOp};
 
 mod catalogue;
@@ -30,6 +31,7 @@ pub enum ToolId {
     RenamePath,
     DeletePath,
     ApplyWorkspaceBatch,
+    RunCommand,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +114,11 @@ pub enum ToolArgs {
     ApplyWorkspaceBatch {
         operations: Vec<WorkspaceOp>,
     },
+    /// A command profile run, not yet planned: [`crate::command::plan`] checks it against
+    /// the registry and builds the argv.
+    RunCommand {
+        request: CommandRequest,
+    },
 }
 
 impl Risk {
@@ -126,7 +133,7 @@ impl Risk {
 impl ToolId {
     /// Every tool, in the reference's registration order (the order of `/tools` and of the
     /// native `tools` array before per-turn filtering).
-    pub const ALL: [ToolId; 11] = [
+    pub const ALL: [ToolId; 12] = [
         ToolId::ReadFile,
         ToolId::WriteFile,
         ToolId::EditFile,
@@ -136,6 +143,7 @@ impl ToolId {
         ToolId::CopyPath,
         ToolId::RenamePath,
         ToolId::DeletePath,
+        ToolId::RunCommand,
         ToolId::Grep,
         ToolId::ListDir,
     ];
@@ -153,15 +161,18 @@ impl ToolId {
             ToolId::RenamePath => "talos.rename_path",
             ToolId::DeletePath => "talos.delete_path",
             ToolId::ApplyWorkspaceBatch => "talos.apply_workspace_batch",
+            ToolId::RunCommand => "talos.run_command",
         }
     }
 
     /// The static risk of the tool. A batch is `Write` here; a batch holding a delete is
-    /// escalated per call by [`ToolArgs::effective_risk`].
+    /// escalated per call by [`ToolArgs::effective_risk`]. A command is `Write`: it always
+    /// needs approval, though it changes no file itself.
     pub fn risk(self) -> Risk {
         match self {
             ToolId::ReadFile | ToolId::ListDir | ToolId::Grep => Risk::ReadOnly,
-            ToolId::WriteFile
+            ToolId::RunCommand
+            | ToolId::WriteFile
             | ToolId::EditFile
             | ToolId::MkDir
             | ToolId::MovePath
@@ -172,10 +183,12 @@ impl ToolId {
         }
     }
 
-    /// Whether the tool changes the workspace (the reference's mutating canonical set).
+    /// Whether the tool changes the workspace (the reference's mutating canonical set). A
+    /// command is in neither the read-only nor the mutating set: what it writes is its own
+    /// business, which the approval says.
     pub fn mutates(self) -> bool {
         match self {
-            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep => false,
+            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep | ToolId::RunCommand => false,
             ToolId::WriteFile
             | ToolId::EditFile
             | ToolId::MkDir
@@ -187,10 +200,11 @@ impl ToolId {
         }
     }
 
-    /// Whether a checkpoint of the touched paths is taken before the call runs.
+    /// Whether a checkpoint of the touched paths is taken before the call runs. Commands are
+    /// never checkpointed (their approval says so).
     pub fn requires_checkpoint(self) -> bool {
         match self {
-            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep => false,
+            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep | ToolId::RunCommand => false,
             ToolId::WriteFile
             | ToolId::EditFile
             | ToolId::MkDir
@@ -210,7 +224,8 @@ impl ToolId {
             | ToolId::ListDir
             | ToolId::Grep
             | ToolId::WriteFile
-            | ToolId::EditFile => false,
+            | ToolId::EditFile
+            | ToolId::RunCommand => false,
             ToolId::MkDir
             | ToolId::MovePath
             | ToolId::CopyPath
@@ -240,6 +255,7 @@ impl ToolArgs {
             ToolArgs::RenamePath { .. } => ToolId::RenamePath,
             ToolArgs::DeletePath { .. } => ToolId::DeletePath,
             ToolArgs::ApplyWorkspaceBatch { .. } => ToolId::ApplyWorkspaceBatch,
+            ToolArgs::RunCommand { .. } => ToolId::RunCommand,
         }
     }
 
@@ -257,14 +273,15 @@ impl ToolArgs {
             ToolArgs::ApplyWorkspaceBatch { operations } => {
                 operations.first().map(WorkspaceOp::primary_path)
             }
-            ToolArgs::Grep { .. } => None,
+            ToolArgs::Grep { .. } | ToolArgs::RunCommand { .. } => None,
         }
     }
 
     /// Every workspace path the call touches, primary first, in call order and with
     /// repeats kept: a move or copy gives source then destination, a rename gives the path
     /// then its renamed sibling (computed lexically, see [`ops::renamed_path`]), a batch
-    /// gives each op's paths in op order. Grep names no path.
+    /// gives each op's paths in op order. Grep names no path, and neither does a command: its
+    /// working directory is checked lexically by the planner and on disk by the daemon.
     pub fn paths(&self) -> Vec<Cow<'_, str>> {
         match self {
             ToolArgs::ReadFile { path, .. }
@@ -283,7 +300,7 @@ impl ToolArgs {
             ToolArgs::ApplyWorkspaceBatch { operations } => {
                 operations.iter().flat_map(WorkspaceOp::paths).collect()
             }
-            ToolArgs::Grep { .. } => Vec::new(),
+            ToolArgs::Grep { .. } | ToolArgs::RunCommand { .. } => Vec::new(),
         }
     }
 
@@ -304,7 +321,8 @@ impl ToolArgs {
             | ToolArgs::CopyPath { .. }
             | ToolArgs::RenamePath { .. }
             | ToolArgs::DeletePath { .. }
-            | ToolArgs::ApplyWorkspaceBatch { .. } => self.tool().risk(),
+            | ToolArgs::ApplyWorkspaceBatch { .. }
+            | ToolArgs::RunCommand { .. } => self.tool().risk(),
         }
     }
 }

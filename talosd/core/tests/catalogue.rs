@@ -73,6 +73,10 @@ const ALIASES: &[(ToolId, &[&str])] = &[
         ],
     ),
     (ToolId::Grep, &["grep", "search", "grepsearch"]),
+    (
+        ToolId::RunCommand,
+        &["run_command", "command_run", "runcommand"],
+    ),
 ];
 
 const NAMESPACES: [&str; 4] = ["tool_use:", "tool_use.", "file_utils:", "file_utils."];
@@ -105,6 +109,7 @@ fn registration_order_and_names() {
             "talos.copy_path",
             "talos.rename_path",
             "talos.delete_path",
+            "talos.run_command",
             "talos.grep",
             "talos.list_dir",
         ]
@@ -132,6 +137,7 @@ fn risk_and_metadata_rows() {
         (ToolId::RenamePath, Write, true, true, true),
         (ToolId::DeletePath, Destructive, true, true, true),
         (ToolId::ApplyWorkspaceBatch, Write, true, true, true),
+        (ToolId::RunCommand, Write, false, false, false),
     ];
     assert_eq!(rows.len(), ToolId::ALL.len(), "a tool is missing a row");
     for (tool, risk, mutates, checkpoint, workspace) in rows {
@@ -230,8 +236,10 @@ fn unknown_names() {
         "bash",
         "",
         "talos.run_shell",
-        "run_command",
-        "talos.run_command",
+        "run_shell",
+        "shell",
+        "exec",
+        "talos.bash",
         "retrieve",
         "talos.retrieve",
         "delete_everything",
@@ -255,6 +263,7 @@ fn sample(name: &str, kind: ParamKind) -> &'static str {
     match (name, kind) {
         ("operations", _) => r#"[{"op": "mkdir", "path": "docs"}]"#,
         ("new_name", _) => "b.txt",
+        ("args", _) => r#"["--tests", "*ModelTest*"]"#,
         (_, ParamKind::Integer) => "3",
         (_, ParamKind::Boolean) => "yes",
         (_, ParamKind::String | ParamKind::Array) => "a/x.txt",

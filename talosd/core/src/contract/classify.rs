@@ -163,8 +163,8 @@ pub(crate) fn session_uncertainty(lex: &Lex<'_>) -> bool {
             .any(|m| contains_bounded(lower, m))
 }
 
-/// A request to run a command check: explicit (a command profile) or unsupported (python,
-/// cargo, "run the command", …).
+/// A request to run a command check: explicit (the command tool, or a command profile such
+/// as `cargo_test`) or unsupported (python, cargo, "run the command", …).
 pub(crate) fn command_verification(lex: &Lex<'_>, spans: &[TargetSpan]) -> Option<Reason> {
     let lower = lex.lower;
     let about_tool = [
@@ -195,11 +195,16 @@ pub(crate) fn command_verification(lex: &Lex<'_>, spans: &[TargetSpan]) -> Optio
         "talos.run_command",
         "run_command",
         "profile gradle_",
+        "profile cargo_",
+        "profile ws:",
         "args_json",
         "timeout_ms",
     ]
     .iter()
-    .any(|m| lower.contains(m));
+    .any(|m| lower.contains(m))
+        || crate::command::BUILTIN_IDS
+            .iter()
+            .any(|id| lower.contains(id));
     let gradle = lower.contains("gradle")
         && ["test", "build", "gradle check", "passes", "pass "]
             .iter()

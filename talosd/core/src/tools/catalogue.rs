@@ -75,6 +75,9 @@ impl ToolId {
             ToolId::ApplyWorkspaceBatch => {
                 "Apply several workspace operations (mkdir, move, copy, rename, delete) in order, after one approval."
             }
+            ToolId::RunCommand => {
+                "Run an approved bounded command profile: Gradle and Cargo verification profiles, plus workspace-declared ws:<id> verification profiles when the workspace declaration is trusted. Raw shell commands are not supported; every run asks the user."
+            }
         }
     }
 
@@ -192,6 +195,34 @@ impl ToolId {
                 "1 to 100 operations, applied in order. Each is an object with `op` (mkdir, move, copy, rename or delete) and its fields: mkdir {path}; move {from, to, overwrite}; copy {from, to, recursive, overwrite}; rename {path, new_name, overwrite}; delete {path, recursive}.",
                 &["operations_json"],
             )],
+            ToolId::RunCommand => vec![
+                text(
+                    "profile",
+                    "Profile id: gradle_test, gradle_check, gradle_build, gradle_install_dist, gradle_e2e_test, cargo_test, cargo_check, cargo_build, cargo_clippy, cargo_fmt_check, or ws:<id> for a trusted workspace profile.",
+                    &["profile_id", "id"],
+                ),
+                param(
+                    "args",
+                    ParamKind::Array,
+                    false,
+                    "Caller arguments, a JSON array of strings. Gradle: --tests <selector>, --stacktrace, --info. cargo_test: one test-name filter, --package <name>, --verbose, --offline, then optionally -- with --exact and --nocapture. cargo_check and cargo_build: --package <name>, --verbose, --offline. cargo_clippy and cargo_fmt_check: --package <name>. ws: profiles: none.",
+                    &["args_json", "arguments_json"],
+                ),
+                param(
+                    "cwd",
+                    ParamKind::String,
+                    false,
+                    "Workspace-relative working directory (default `.`).",
+                    &["working_dir", "working_directory"],
+                ),
+                param(
+                    "timeout_ms",
+                    ParamKind::Integer,
+                    false,
+                    "Timeout in milliseconds, 1000..600000 (default: the profile's).",
+                    &["timeoutMs"],
+                ),
+            ],
         }
     }
 }

@@ -98,6 +98,8 @@ fn bare_alias(local: &str) -> Option<ToolId> {
             ToolId::ListDir
         }
         "grep" | "search" | "grepsearch" => ToolId::Grep,
+        // Never `run_shell`, `bash`, `shell` or `exec`: there is no shell tool to alias.
+        "run_command" | "command_run" | "runcommand" => ToolId::RunCommand,
         _ => return None,
     })
 }

@@ -6,11 +6,23 @@
 use std::collections::BTreeMap;
 
 use super::{ToolArgs, ToolId};
+use crate::command::{self, CommandRequest};
 use crate::ops;
 
 /// Maps aliases to canonical parameter names and checks required ones and types. Unknown
 /// parameters are refused: a call carrying keys the tool does not have is malformed.
 pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArgs, String> {
+    if tool == ToolId::RunCommand
+        && raw
+            .keys()
+            .any(|key| command::RAW_COMMAND_KEYS.contains(&key.as_str()))
+    {
+        return Err(format!(
+            "Invalid {} call: {}",
+            tool.name(),
+            command::RAW_COMMAND_REFUSAL
+        ));
+    }
     let specs = tool.params();
     let mut canonical: BTreeMap<&'static str, String> = BTreeMap::new();
     for (key, value) in raw {
@@ -120,6 +132,23 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
             operations: ops::parse_operations(&fields.required("operations")?)
                 .map_err(|problem| format!("Invalid {} call: {problem}.", tool.name()))?,
         },
+        ToolId::RunCommand => {
+            let invalid = |detail: String| format!("Invalid {} call: {detail}", tool.name());
+            let cwd = fields.text("cwd").trim().to_string();
+            let timeout = fields.text("timeout_ms");
+            ToolArgs::RunCommand {
+                request: CommandRequest {
+                    profile: fields.required("profile")?,
+                    args: command::parse_args(&fields.text("args")).map_err(invalid)?,
+                    cwd: if cwd.is_empty() { ".".into() } else { cwd },
+                    timeout_ms: if timeout.trim().is_empty() {
+                        None
+                    } else {
+                        Some(command::parse_timeout(&timeout).map_err(invalid)?)
+                    },
+                },
+            }
+        }
     };
     if let Some(path) = args.path()
         && path.trim().is_empty()
@@ -134,9 +163,24 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
     Ok(args)
 }
 
+/// The refusal for a missing parameter; a command uses the reference's capitalised wording.
 fn missing(tool: ToolId, name: &str) -> String {
+    let lead = match tool {
+        ToolId::RunCommand => "Missing",
+        ToolId::ReadFile
+        | ToolId::ListDir
+        | ToolId::Grep
+        | ToolId::WriteFile
+        | ToolId::EditFile
+        | ToolId::MkDir
+        | ToolId::MovePath
+        | ToolId::CopyPath
+        | ToolId::RenamePath
+        | ToolId::DeletePath
+        | ToolId::ApplyWorkspaceBatch => "missing",
+    };
     format!(
-        "Invalid {} call: missing required parameter `{name}`.",
+        "Invalid {} call: {lead} required parameter `{name}`.",
         tool.name()
     )
 }
