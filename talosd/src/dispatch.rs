@@ -105,6 +105,39 @@ pub async fn handle(
                 revoked,
             })
         }
+        proto::PROFILE_LIST => {
+            let p: proto::ProfileListParams = parse(params)?;
+            let workspace = workspace_root(&p.workspace)?;
+            let snap = crate::profiles::snapshot(&workspace, &crate::profiles::PinStore::new(&daemon.home.state));
+            let builtin = snap.registry.profiles().iter().filter(|p| !p.id().starts_with("ws:")).map(crate::profiles::info).collect();
+            let declared = snap.validated.clone().and_then(Result::ok).unwrap_or_default();
+            let workspace_profiles = proto::WorkspaceProfiles {
+                state: crate::profiles::state_name(&snap.trust).into(),
+                sha256: snap.declaration.as_ref().map(|d| d.sha256.clone()).filter(|s| !s.is_empty()),
+                reason: match &snap.trust {
+                    talos_core::command::TrustState::Invalid(reason) => Some(reason.clone()),
+                    _ => None,
+                },
+                profiles: declared.iter().map(crate::profiles::info).collect(),
+                declaration: snap.declaration.as_ref().map(|d| d.text.clone()),
+            };
+            to_value(proto::ProfileListResult { builtin, workspace: workspace_profiles })
+        }
+        proto::PROFILE_TRUST => {
+            let p: proto::ProfileTrustParams = parse(params)?;
+            let workspace = workspace_root(&p.workspace)?;
+            let pins = crate::profiles::PinStore::new(&daemon.home.state);
+            let snap = crate::profiles::snapshot(&workspace, &pins);
+            let (Some(declaration), Some(Ok(profiles))) = (&snap.declaration, &snap.validated) else {
+                return Err(RpcError::new(ErrorCode::WorkspaceInvalid, format!("nothing to trust: {}", snap.trust.label())));
+            };
+            if !declaration.sha256.eq_ignore_ascii_case(p.sha256.trim()) {
+                return to_value(proto::ProfileTrustResult { pinned: false, sha256: declaration.sha256.clone(), profile_count: profiles.len() });
+            }
+            pins.pin(&workspace, &declaration.sha256, profiles.len(), crate::turn::now_ms()).map_err(internal)?;
+            tracing::info!(workspace = %workspace.display(), sha256 = %declaration.sha256, "workspace profiles pinned");
+            to_value(proto::ProfileTrustResult { pinned: true, sha256: declaration.sha256.clone(), profile_count: profiles.len() })
+        }
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),
@@ -210,6 +243,20 @@ async fn turn_start(
     .await;
     daemon.active_turns.fetch_sub(1, Ordering::Relaxed);
     to_value(outcome)
+}
+
+/// An absolute, existing workspace directory, symlinks resolved.
+fn workspace_root(raw: &str) -> Result<std::path::PathBuf, RpcError> {
+    let invalid = |m: String| RpcError::new(ErrorCode::WorkspaceInvalid, m);
+    let path = std::path::Path::new(raw);
+    if !path.is_absolute() {
+        return Err(invalid(format!("workspace {raw} is not an absolute path")));
+    }
+    let root = std::fs::canonicalize(path).map_err(|e| invalid(format!("workspace {raw} cannot be opened: {e}")))?;
+    if !root.is_dir() || root == std::path::Path::new("/") {
+        return Err(invalid(format!("workspace {raw} is not a usable directory")));
+    }
+    Ok(root)
 }
 
 fn find_session(daemon: &Daemon, id: &str) -> Result<Arc<Session>, RpcError> {

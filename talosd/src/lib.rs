@@ -13,6 +13,7 @@ pub mod dispatch;
 pub mod engine;
 pub mod ids;
 pub mod paths;
+pub mod profiles;
 pub mod runner;
 pub mod server;
 pub mod sessions;

@@ -138,3 +138,64 @@ impl PinStore {
         self.path(workspace)
     }
 }
+
+/// What the daemon knows about a workspace's profiles right now.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub declaration: Option<Declaration>,
+    pub validated: Option<Result<Vec<talos_core::command::Profile>, String>>,
+    pub trust: talos_core::command::TrustState,
+    pub registry: talos_core::command::Registry,
+}
+
+/// Reads the declaration and the pin and decides trust; every call reads the disk again, so
+/// trust is checked at planning and again just before execution.
+pub fn snapshot(workspace: &Path, pins: &PinStore) -> Snapshot {
+    use talos_core::command::{BUILTIN_IDS, Registry, TrustState, trust_state, validate_declaration};
+    let declaration = match read_declaration(workspace) {
+        Ok(d) => d,
+        Err(reason) => {
+            let trust = TrustState::Invalid(reason);
+            return Snapshot { declaration: None, validated: None, registry: Registry::with_trust(trust.clone(), Vec::new()), trust };
+        }
+    };
+    let validated = declaration.as_ref().map(|d| d.parsed.clone().and_then(|profiles| validate_declaration(&profiles, &BUILTIN_IDS)));
+    let pin = pins.load(workspace);
+    let trust = match (&declaration, &validated) {
+        (Some(d), Some(v)) => trust_state(Some((d.sha256.as_str(), v)), &pin),
+        _ => trust_state(None, &pin),
+    };
+    let profiles = validated.clone().and_then(Result::ok).unwrap_or_default();
+    let registry = Registry::with_trust(trust.clone(), profiles);
+    Snapshot { declaration, validated, trust, registry }
+}
+
+pub fn state_name(trust: &talos_core::command::TrustState) -> &'static str {
+    use talos_core::command::TrustState;
+    match trust {
+        TrustState::NoneDeclared => "none_declared",
+        TrustState::Invalid(_) => "invalid",
+        TrustState::UntrustedNew => "untrusted_new",
+        TrustState::UntrustedChanged => "untrusted_changed",
+        TrustState::Trusted => "trusted",
+    }
+}
+
+/// A profile as the protocol lists it.
+pub fn info(profile: &talos_core::command::Profile) -> talos_protocol::ProfileInfo {
+    use talos_core::command::{Program, ProfileKind};
+    let program = match profile.program() {
+        Program::Wrapper(w) => (*w).to_string(),
+        Program::OnPath(name) | Program::Path(name) => name.clone(),
+    };
+    let mut argv = vec![program];
+    argv.extend(profile.argv_prefix().iter().cloned());
+    argv.extend(profile.argv_suffix().iter().cloned());
+    let isolation = profile.isolation();
+    let isolate = [(isolation.network, "network"), (isolation.writes, "writes")].into_iter().filter(|(on, _)| *on).map(|(_, n)| n.to_string()).collect();
+    let source = match profile.kind() {
+        ProfileKind::Workspace => "workspace",
+        ProfileKind::Gradle | ProfileKind::CargoTest | ProfileKind::CargoBuild | ProfileKind::CargoPackageOnly => "builtin",
+    };
+    talos_protocol::ProfileInfo { id: profile.id().to_string(), source: source.into(), argv, timeout_ms: profile.default_timeout_ms(), isolate }
+}

@@ -3,6 +3,7 @@
 //! talos-core; this module and its children perform the effects and keep the records.
 
 mod calls;
+mod command;
 mod context;
 mod model_loop;
 mod mutate;
@@ -26,7 +27,8 @@ use crate::connection::Peer;
 use crate::server::Daemon;
 use crate::sessions::Session;
 use crate::to_proto;
-use context::{TurnCtx, now_ms};
+pub use context::now_ms;
+use context::TurnCtx;
 
 const RESTORE_ANSWER: &str = "Checkpoint restore is available through Talos's local checkpoint store.\nI did not restore files from this natural-language turn.\nCheckpoint restore commands arrive in a later release; the checkpoints of every change are kept under the Talos home.";
 

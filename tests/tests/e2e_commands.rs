@@ -108,8 +108,17 @@ async fn raw_command_keys_and_screened_tokens_are_refused_before_approval() {
     }
 }
 
+/// A script in the workspace: workspace profiles run a fixed argv and refuse shell syntax in
+/// it, so anything shell-like lives in a script the person reviewed.
+fn script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 fn sleeper_yaml(timeout_ms: u64) -> String {
-    format!("profiles:\n  - id: sleeper\n    executable: /bin/sh\n    args: [\"-c\", \"sleep 60 & echo $! > grandchild.pid; wait\"]\n    timeout_ms: {timeout_ms}\n")
+    format!("profiles:\n  - id: sleeper\n    executable: ./sleeper.sh\n    timeout_ms: {timeout_ms}\n")
 }
 
 fn gone(pid_file: &Path) -> bool {
@@ -120,9 +129,10 @@ fn gone(pid_file: &Path) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_tree_is_killed_on_timeout_and_on_client_disconnect() {
     let mut e = env(vec![call(json!({"profile": "ws:sleeper"})), Reply::Text("Done.".into())]).await;
+    script(e.ws.path(), "sleeper.sh", "sleep 60 &\necho $! > grandchild.pid\nwait");
     e.declare(&sleeper_yaml(1000));
     e.trust().await;
-    let (outcome, _) = e.turn("Run the ws:sleeper command profile", "approve").await;
+    let (outcome, _) = e.turn("Run the command profile ws:sleeper", "approve").await;
     assert_eq!(e.trace()["commands"][0]["timedOut"], true, "{outcome}");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(gone(&e.ws.path().join("grandchild.pid")), "the grandchild died with the tree");
@@ -134,7 +144,7 @@ async fn a_process_tree_is_killed_on_timeout_and_on_client_disconnect() {
     let pid_file = e.ws.path().join("grandchild.pid");
     let mut other = e.daemon.client().await;
     let session = other.open_session(e.ws.path(), "agent").await;
-    other.send_line(&json!({"jsonrpc": "2.0", "id": 1, "method": "turn/start", "params": {"sessionId": session, "prompt": "Run the ws:sleeper command profile"}}).to_string()).await;
+    other.send_line(&json!({"jsonrpc": "2.0", "id": 1, "method": "turn/start", "params": {"sessionId": session, "prompt": "Run the command profile ws:sleeper"}}).to_string()).await;
     loop {
         let m = other.read().await.unwrap();
         if m.method.as_deref() == Some("approval/request") {
@@ -160,20 +170,21 @@ async fn the_pin_lifecycle_untrusted_trusted_changed_corrupt() {
     e.declare("profiles:\n  - id: hello\n    executable: /bin/echo\n    args: [\"hi\"]\n");
     let listed = e.client.call("profile/list", json!({"workspace": e.ws.path()})).await;
     assert_eq!(listed["workspace"]["state"], "untrusted_new");
-    let (_, seen) = e.turn("Run the ws:hello command profile", "approve").await;
+    let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
     assert!(approvals(&seen).is_empty(), "untrusted: refused before approval");
-    assert!(e.trace()["toolCalls"][0]["rejection"].as_str().unwrap().contains("untrusted"));
+    let rejection = e.trace()["toolCalls"][0]["rejection"].clone();
+    assert!(rejection.as_str().unwrap().contains("untrusted"), "{rejection}");
 
     let pinned = e.trust().await;
     assert_eq!(pinned["pinned"], true);
-    let (outcome, seen) = e.turn("Run the ws:hello command profile", "approve").await;
+    let (outcome, seen) = e.turn("Run the command profile ws:hello", "approve").await;
     assert_eq!(approvals(&seen).len(), 1, "{outcome}");
     assert_eq!(e.trace()["commands"][0]["exitCode"], 0);
 
     e.declare("profiles:\n  - id: hello\n    executable: /bin/echo\n    args: [\"hi!\"]\n");
     let listed = e.client.call("profile/list", json!({"workspace": e.ws.path()})).await;
     assert_eq!(listed["workspace"]["state"], "untrusted_changed");
-    let (_, seen) = e.turn("Run the ws:hello command profile", "approve").await;
+    let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
     assert!(approvals(&seen).is_empty(), "one byte changed: untrusted again");
 
     e.trust().await;
@@ -183,7 +194,7 @@ async fn the_pin_lifecycle_untrusted_trusted_changed_corrupt() {
     }
     let listed = e.client.call("profile/list", json!({"workspace": e.ws.path()})).await;
     assert_ne!(listed["workspace"]["state"], "trusted", "a corrupt pin fails closed");
-    let (_, seen) = e.turn("Run the ws:hello command profile", "approve").await;
+    let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
     assert!(approvals(&seen).is_empty());
 
     // A stale hash is never pinned.
@@ -205,11 +216,11 @@ async fn the_model_cannot_edit_the_profile_declaration() {
 async fn an_isolated_profile_has_no_network_and_cannot_write_outside() {
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("escaped.txt");
-    let script = format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9), 1)' 2>/dev/null && echo NET-OK; echo x > {} 2>/dev/null && echo WRITE-OK; echo inside > inside.txt && echo INSIDE-OK", target.display());
     let mut e = env(vec![call(json!({"profile": "ws:probe"})), Reply::Text("Done.".into())]).await;
-    e.declare(&format!("profiles:\n  - id: probe\n    executable: /bin/sh\n    args: [\"-c\", {}]\n    isolate: [network, writes]\n", serde_json::to_string(&script).unwrap()));
+    script(e.ws.path(), "probe.sh", &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9), 1)' 2>/dev/null && echo NET-OK\necho x > {} 2>/dev/null && echo WRITE-OK\necho inside > inside.txt && echo INSIDE-OK", target.display()));
+    e.declare("profiles:\n  - id: probe\n    executable: ./probe.sh\n    isolate: [network, writes]\n");
     e.trust().await;
-    let (_, seen) = e.turn("Run the ws:probe command profile", "approve").await;
+    let (_, seen) = e.turn("Run the command profile ws:probe", "approve").await;
     let details = approvals(&seen)[0]["details"].to_string();
     let command = e.trace()["commands"][0].clone();
     let support = (command["networkIsolated"] == true, command["writesConfined"] == true);

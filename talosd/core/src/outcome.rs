@@ -34,6 +34,10 @@ pub struct TurnFacts {
     pub read_denied: bool,
     /// A read the person asked for directly was refused by policy (escape, protected).
     pub read_blocked: bool,
+    /// The person denied running a command.
+    pub command_denied: bool,
+    /// A command ran and failed, timed out, or could not start.
+    pub command_failed: bool,
     pub mutations: Vec<MutationRecord>,
     /// Expected targets that must change and did not.
     pub unmet_targets: Vec<String>,
@@ -130,6 +134,12 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         return Fine::Cancelled;
     }
     if (facts.model_failed || facts.malformed_tool_call) && succeeded.is_empty() {
+        return Fine::Failed;
+    }
+    if facts.command_denied && succeeded.is_empty() {
+        return Fine::BlockedByApproval;
+    }
+    if facts.command_failed && succeeded.is_empty() {
         return Fine::Failed;
     }
     if succeeded.is_empty() {

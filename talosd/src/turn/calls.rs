@@ -16,7 +16,7 @@ use talos_protocol::event::TurnEvent;
 use talos_protocol::trace::*;
 
 use super::context::TurnCtx;
-use super::{mutate, read_tools, workspace_ops};
+use super::{command, mutate, read_tools, workspace_ops};
 use crate::boundary::Resolved;
 use crate::to_proto;
 
@@ -245,6 +245,23 @@ pub async fn dispatch(
         message: path_hint.clone().unwrap_or_default(),
     })
     .await;
+    if let ToolArgs::RunCommand { request } = &args {
+        let outcome = command::run(ctx, &call_id, request, &decision).await;
+        guard.after_call(tool, &args, outcome.end);
+        let stage = match outcome.end {
+            CallEnd::Succeeded => "executed",
+            CallEnd::Denied => "denied",
+            CallEnd::Failed => "failed",
+        };
+        let rejection = (outcome.end != CallEnd::Succeeded).then(|| outcome.text.chars().take(300).collect());
+        record(ctx, &call_id, proposal, Some(tool), raw, None, stage, rejection);
+        let stop = match outcome.end {
+            CallEnd::Denied => Some("[Tool loop stopped because the command was not approved.]".to_string()),
+            CallEnd::Succeeded | CallEnd::Failed if outcome.stop => Some("[Tool loop stopped: the command was cancelled.]".to_string()),
+            CallEnd::Succeeded | CallEnd::Failed => guard.should_stop(),
+        };
+        return CallReport { text: outcome.text, mutated: false, stop };
+    }
     if tool.mutates() {
         let Some(resolved) = resolved else {
             return report("[error] the call has no path".into(), None);

@@ -111,7 +111,8 @@ pub async fn run(
         | ToolArgs::CopyPath { .. }
         | ToolArgs::RenamePath { .. }
         | ToolArgs::DeletePath { .. }
-        | ToolArgs::ApplyWorkspaceBatch { .. } => {
+        | ToolArgs::ApplyWorkspaceBatch { .. }
+        | ToolArgs::RunCommand { .. } => {
             return blocked(ctx, &shown, "not a file write".into());
         }
     };

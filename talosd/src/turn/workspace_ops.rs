@@ -62,7 +62,8 @@ fn ops_of(args: &ToolArgs) -> Vec<WorkspaceOp> {
         | ToolArgs::ListDir { .. }
         | ToolArgs::Grep { .. }
         | ToolArgs::WriteFile { .. }
-        | ToolArgs::EditFile { .. } => Vec::new(),
+        | ToolArgs::EditFile { .. }
+        | ToolArgs::RunCommand { .. } => Vec::new(),
     }
 }
 
