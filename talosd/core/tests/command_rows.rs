@@ -514,7 +514,9 @@ fn builtin_description() {
 }
 
 fn plan_lines(profile: &str) -> Vec<String> {
-    plan(profile, &[]).unwrap().description
+    plan(profile, &[])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .description
 }
 
 /// Proves the command category in the phase policy: refused in INSPECT with the reference's
