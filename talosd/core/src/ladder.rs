@@ -351,6 +351,77 @@ mod tests {
         );
     }
 
+    /// Proves a command always asks, even with remembered writes, is never offered for
+    /// remembering, and skips the prompt only when a configured allow rule names it.
+    #[test]
+    fn a_command_asks_unless_an_allow_rule_covers_it() {
+        use crate::rules::Glob;
+        let remember = Grants {
+            remember_writes: true,
+        };
+        let command = |rules: &[Rule], grants| {
+            let input = LadderInput {
+                tool: ToolId::RunCommand,
+                risk: ToolId::RunCommand.risk(),
+                phase: Phase::Verify,
+                rules,
+                grants,
+            };
+            let d = decide_all(&input, &[]);
+            (d.action, d.reason_code, d.remember_eligible)
+        };
+        let rule = |effect, tools: Vec<ToolId>, paths: Vec<Glob>| Rule {
+            effect,
+            tools,
+            risks: vec![],
+            phases: vec![],
+            paths,
+            within_workspace: None,
+            reason: "configured".into(),
+        };
+        let allow_command = rule(Effect::Allow, vec![ToolId::RunCommand], vec![]);
+        let allow_writes = rule(Effect::Allow, vec![ToolId::WriteFile], vec![]);
+        let allow_every_path = rule(Effect::Allow, vec![], vec![Glob::new("**").unwrap()]);
+        let ask_command = rule(Effect::Ask, vec![ToolId::RunCommand], vec![]);
+        let deny_command = rule(Effect::Deny, vec![ToolId::RunCommand], vec![]);
+        let rows: Vec<(Vec<Rule>, Grants, (Action, &str, bool))> = vec![
+            (
+                vec![],
+                Grants::default(),
+                (Action::Ask, "DEFAULT_WRITE_ASK", false),
+            ),
+            (vec![], remember, (Action::Ask, "DEFAULT_WRITE_ASK", false)),
+            (
+                vec![allow_writes],
+                remember,
+                (Action::Ask, "DEFAULT_WRITE_ASK", false),
+            ),
+            (
+                vec![allow_every_path],
+                remember,
+                (Action::Ask, "DEFAULT_WRITE_ASK", false),
+            ),
+            (
+                vec![allow_command.clone()],
+                Grants::default(),
+                (Action::Allow, "CONFIG_ALLOW", false),
+            ),
+            (
+                vec![allow_command.clone(), ask_command],
+                Grants::default(),
+                (Action::Ask, "CONFIG_ASK", false),
+            ),
+            (
+                vec![allow_command, deny_command],
+                remember,
+                (Action::Deny, "CONFIG_DENY", false),
+            ),
+        ];
+        for (rules, grants, expected) in rows {
+            assert_eq!(command(&rules, grants), expected, "{rules:?} {grants:?}");
+        }
+    }
+
     #[test]
     fn the_strictest_path_decides_a_multi_path_call() {
         let inside = facts("a.txt", false);

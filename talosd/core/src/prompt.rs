@@ -68,6 +68,9 @@ pub fn system_prompt(
     if !contract.mutation_allowed {
         out.push_str("This turn is read-only: do not try to change files.\n");
     }
+    if surface.allows(ToolId::RunCommand) {
+        out.push_str("Commands: call talos.run_command with an approved profile id; raw shell commands are refused, and the user is asked before every run.\n");
+    }
     match calling {
         ToolCalling::Native => out.push_str("Call tools with native tool calls.\n"),
         ToolCalling::Text => {
@@ -120,5 +123,24 @@ mod tests {
         assert!(!prompt.contains("- talos.edit_file:"));
         assert!(!prompt.contains("- talos.write_file:"));
         assert!(prompt.starts_with(RULES), "the stable prefix comes first");
+        assert!(!prompt.contains("talos.run_command"));
+    }
+
+    /// Proves a verification turn's prompt describes the command tool and its profiles.
+    #[test]
+    fn a_verification_turn_describes_the_command_tool() {
+        let plan = TurnPlan::from_turn(apply(
+            Posture::Agent,
+            resolve("Use talos.run_command with profile cargo_test"),
+        ));
+        let prompt = system_prompt(
+            &plan,
+            plan.surface(),
+            plan.initial_phase(),
+            ToolCalling::Text,
+        );
+        assert!(prompt.contains("- talos.run_command:"));
+        assert!(prompt.contains("cargo_fmt_check"));
+        assert!(prompt.contains("Commands: call talos.run_command"));
     }
 }

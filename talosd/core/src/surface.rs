@@ -380,6 +380,138 @@ mod tests {
         );
     }
 
+    /// Proves the command rows: verification turns get the command tool (alone when the
+    /// request names it or a profile), raw command requests get nothing, change turns and
+    /// read-only postures never get it.
+    #[test]
+    fn command_surface_rows() {
+        const READ_AND_COMMAND: &[&str] = &[
+            "talos.grep",
+            "talos.list_dir",
+            "talos.read_file",
+            "talos.run_command",
+        ];
+        const READ: &[&str] = &["talos.grep", "talos.list_dir", "talos.read_file"];
+        let rows: &[(&str, Posture, &[&str], &str)] = &[
+            (
+                "Use talos.run_command with profile gradle_test",
+                Posture::Agent,
+                &["talos.run_command"],
+                "explicit command profile surface",
+            ),
+            (
+                "Use talos.run_command with profile cargo_test",
+                Posture::Agent,
+                &["talos.run_command"],
+                "explicit command profile surface",
+            ),
+            (
+                "Run the cargo_clippy profile",
+                Posture::Agent,
+                &["talos.run_command"],
+                "explicit command profile surface",
+            ),
+            (
+                "Run the approved gradle test profile",
+                Posture::Agent,
+                &["talos.run_command"],
+                "explicit command profile surface",
+            ),
+            (
+                "Run profile ws:check",
+                Posture::Agent,
+                &["talos.run_command"],
+                "explicit command profile surface",
+            ),
+            (
+                "run gradle build",
+                Posture::Agent,
+                READ_AND_COMMAND,
+                "verification command surface",
+            ),
+            (
+                "verify the build passes",
+                Posture::Agent,
+                READ_AND_COMMAND,
+                "verification command surface",
+            ),
+            (
+                "did you make the changes?",
+                Posture::Agent,
+                READ_AND_COMMAND,
+                "verification command surface",
+            ),
+            (
+                "Run pytest",
+                Posture::Agent,
+                &[],
+                "unsupported command request",
+            ),
+            (
+                "Run cargo test and tell me if it passes",
+                Posture::Agent,
+                &[],
+                "unsupported command request",
+            ),
+            (
+                "Run pytest",
+                Posture::AskReadOnly,
+                &[],
+                "unsupported command request",
+            ),
+            (
+                "Use talos.run_command with profile gradle_test",
+                Posture::AskReadOnly,
+                READ,
+                "read-only metadata surface",
+            ),
+            (
+                "run gradle build",
+                Posture::PlanReadOnly,
+                READ,
+                "read-only metadata surface",
+            ),
+            (
+                "What is talos.run_command?",
+                Posture::Agent,
+                READ,
+                "read-only metadata surface",
+            ),
+        ];
+        for (request, posture, expected, reason) in rows {
+            check(request, *posture, expected, reason);
+        }
+    }
+
+    /// Proves no change surface, in any phase, offers the command tool (reference row 14).
+    #[test]
+    fn change_turns_never_get_the_command_tool() {
+        for request in [
+            "please add a test for parsing",
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            "Delete the file old.txt",
+            "Create a folder docs and move notes.md into it",
+            "Fix the failing test in parser.rs and run cargo_test",
+        ] {
+            let turn = apply(Posture::Agent, resolve(request));
+            for phase in [Phase::Inspect, Phase::Apply, Phase::Verify] {
+                assert!(
+                    !select(&turn.contract, phase).allows(ToolId::RunCommand),
+                    "{request} {phase:?}"
+                );
+            }
+        }
+    }
+
+    /// Proves a profile id counts only as a whole word.
+    #[test]
+    fn profile_ids_are_named_as_whole_words() {
+        assert!(names_command_profile("run cargo_test now"));
+        assert!(names_command_profile("RUN GRADLE_CHECK"));
+        assert!(!names_command_profile("run my_cargo_test_helper"));
+        assert!(!names_command_profile("run cargo test"));
+    }
+
     #[test]
     fn a_later_phase_never_widens_the_surface() {
         let turn = apply(Posture::Agent, resolve("list files"));
