@@ -22,6 +22,19 @@ pub struct Support {
     pub landlock: bool,
 }
 
+static SHIM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Sets the program that acts as the containment shim (a `talosd` binary). By default it is
+/// this process's own executable; an in-process daemon (tests) names a real `talosd`. Takes
+/// effect only before the first probe.
+pub fn use_shim(path: PathBuf) {
+    let _ = SHIM.set(path);
+}
+
+fn shim() -> Option<PathBuf> {
+    SHIM.get().cloned().or_else(|| std::env::current_exe().ok())
+}
+
 /// Probed once per daemon.
 pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
@@ -45,7 +58,7 @@ fn probe() -> Support {
     .into_iter()
     .find(|prefix| ok(&[prefix.as_slice(), &["true"]].concat()))
     .map(|p| p.into_iter().map(str::to_string).collect());
-    let landlock = std::env::current_exe().is_ok_and(|exe| {
+    let landlock = shim().is_some_and(|exe| {
         let tmp = std::env::temp_dir();
         Command::new(exe)
             .args([SHIM_FLAG, "--allow-write"])
@@ -86,7 +99,7 @@ pub fn wrap(
     let mut argv: Vec<String> = vec![program.display().to_string()];
     argv.extend(args.iter().cloned());
     let writes_confined = want_writes && support.landlock;
-    if writes_confined && let Ok(exe) = std::env::current_exe() {
+    if writes_confined && let Some(exe) = shim() {
         let mut shim = vec![
             exe.display().to_string(),
             SHIM_FLAG.into(),

@@ -108,12 +108,29 @@ pub async fn handle(
         proto::PROFILE_LIST => {
             let p: proto::ProfileListParams = parse(params)?;
             let workspace = workspace_root(&p.workspace)?;
-            let snap = crate::profiles::snapshot(&workspace, &crate::profiles::PinStore::new(&daemon.home.state));
-            let builtin = snap.registry.profiles().iter().filter(|p| !p.id().starts_with("ws:")).map(crate::profiles::info).collect();
-            let declared = snap.validated.clone().and_then(Result::ok).unwrap_or_default();
+            let snap = crate::profiles::snapshot(
+                &workspace,
+                &crate::profiles::PinStore::new(&daemon.home.state),
+            );
+            let builtin = snap
+                .registry
+                .profiles()
+                .iter()
+                .filter(|p| !p.id().starts_with("ws:"))
+                .map(crate::profiles::info)
+                .collect();
+            let declared = snap
+                .validated
+                .clone()
+                .and_then(Result::ok)
+                .unwrap_or_default();
             let workspace_profiles = proto::WorkspaceProfiles {
                 state: crate::profiles::state_name(&snap.trust).into(),
-                sha256: snap.declaration.as_ref().map(|d| d.sha256.clone()).filter(|s| !s.is_empty()),
+                sha256: snap
+                    .declaration
+                    .as_ref()
+                    .map(|d| d.sha256.clone())
+                    .filter(|s| !s.is_empty()),
                 reason: match &snap.trust {
                     talos_core::command::TrustState::Invalid(reason) => Some(reason.clone()),
                     _ => None,
@@ -121,22 +138,43 @@ pub async fn handle(
                 profiles: declared.iter().map(crate::profiles::info).collect(),
                 declaration: snap.declaration.as_ref().map(|d| d.text.clone()),
             };
-            to_value(proto::ProfileListResult { builtin, workspace: workspace_profiles })
+            to_value(proto::ProfileListResult {
+                builtin,
+                workspace: workspace_profiles,
+            })
         }
         proto::PROFILE_TRUST => {
             let p: proto::ProfileTrustParams = parse(params)?;
             let workspace = workspace_root(&p.workspace)?;
             let pins = crate::profiles::PinStore::new(&daemon.home.state);
             let snap = crate::profiles::snapshot(&workspace, &pins);
-            let (Some(declaration), Some(Ok(profiles))) = (&snap.declaration, &snap.validated) else {
-                return Err(RpcError::new(ErrorCode::WorkspaceInvalid, format!("nothing to trust: {}", snap.trust.label())));
+            let (Some(declaration), Some(Ok(profiles))) = (&snap.declaration, &snap.validated)
+            else {
+                return Err(RpcError::new(
+                    ErrorCode::WorkspaceInvalid,
+                    format!("nothing to trust: {}", snap.trust.label()),
+                ));
             };
             if !declaration.sha256.eq_ignore_ascii_case(p.sha256.trim()) {
-                return to_value(proto::ProfileTrustResult { pinned: false, sha256: declaration.sha256.clone(), profile_count: profiles.len() });
+                return to_value(proto::ProfileTrustResult {
+                    pinned: false,
+                    sha256: declaration.sha256.clone(),
+                    profile_count: profiles.len(),
+                });
             }
-            pins.pin(&workspace, &declaration.sha256, profiles.len(), crate::turn::now_ms()).map_err(internal)?;
+            pins.pin(
+                &workspace,
+                &declaration.sha256,
+                profiles.len(),
+                crate::turn::now_ms(),
+            )
+            .map_err(internal)?;
             tracing::info!(workspace = %workspace.display(), sha256 = %declaration.sha256, "workspace profiles pinned");
-            to_value(proto::ProfileTrustResult { pinned: true, sha256: declaration.sha256.clone(), profile_count: profiles.len() })
+            to_value(proto::ProfileTrustResult {
+                pinned: true,
+                sha256: declaration.sha256.clone(),
+                profile_count: profiles.len(),
+            })
         }
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,
@@ -252,9 +290,12 @@ fn workspace_root(raw: &str) -> Result<std::path::PathBuf, RpcError> {
     if !path.is_absolute() {
         return Err(invalid(format!("workspace {raw} is not an absolute path")));
     }
-    let root = std::fs::canonicalize(path).map_err(|e| invalid(format!("workspace {raw} cannot be opened: {e}")))?;
+    let root = std::fs::canonicalize(path)
+        .map_err(|e| invalid(format!("workspace {raw} cannot be opened: {e}")))?;
     if !root.is_dir() || root == std::path::Path::new("/") {
-        return Err(invalid(format!("workspace {raw} is not a usable directory")));
+        return Err(invalid(format!(
+            "workspace {raw} is not a usable directory"
+        )));
     }
     Ok(root)
 }

@@ -47,17 +47,27 @@ struct RawProfile {
 pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String> {
     let resolved = boundary::resolve(workspace, DECLARATION);
     let Some(absolute) = resolved.absolute.filter(|_| !resolved.facts.escapes) else {
-        return Err(format!("{DECLARATION} cannot be read: {}", resolved.facts.problem.unwrap_or_default()));
+        return Err(format!(
+            "{DECLARATION} cannot be read: {}",
+            resolved.facts.problem.unwrap_or_default()
+        ));
     };
     if resolved.final_is_symlink {
-        return Err(format!("{DECLARATION} is a symlink; Talos reads declarations only from a regular file"));
+        return Err(format!(
+            "{DECLARATION} is a symlink; Talos reads declarations only from a regular file"
+        ));
     }
     if let Ok(meta) = std::fs::symlink_metadata(&absolute)
         && meta.len() > MAX_DECLARATION_BYTES
     {
-        return Ok(Some(Declaration { sha256: String::new(), text: String::new(), parsed: Err(format!("declaration exceeds {MAX_DECLARATION_BYTES} bytes")) }));
+        return Ok(Some(Declaration {
+            sha256: String::new(),
+            text: String::new(),
+            parsed: Err(format!("declaration exceeds {MAX_DECLARATION_BYTES} bytes")),
+        }));
     }
-    let Some(bytes) = boundary::read_bytes(&absolute, DECLARATION).map_err(|e| e.to_string())? else {
+    let Some(bytes) = boundary::read_bytes(&absolute, DECLARATION).map_err(|e| e.to_string())?
+    else {
         return Ok(None);
     };
     let sha256 = talos_core::digest::sha256_hex(&bytes);
@@ -65,14 +75,27 @@ pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String>
     let parsed = if text.trim().is_empty() {
         Err("declaration is empty".to_string())
     } else {
-        serde_yaml_ng::from_str::<DeclarationFile>(&text).map_err(|e| format!("YAML parse failed: {e}")).map(|file| {
-            file.profiles
-                .into_iter()
-                .map(|p| DeclaredProfile { id: p.id, executable: p.executable, args: p.args, timeout_ms: p.timeout_ms, expected_writes: p.expected_writes, isolate: p.isolate })
-                .collect()
-        })
+        serde_yaml_ng::from_str::<DeclarationFile>(&text)
+            .map_err(|e| format!("YAML parse failed: {e}"))
+            .map(|file| {
+                file.profiles
+                    .into_iter()
+                    .map(|p| DeclaredProfile {
+                        id: p.id,
+                        executable: p.executable,
+                        args: p.args,
+                        timeout_ms: p.timeout_ms,
+                        expected_writes: p.expected_writes,
+                        isolate: p.isolate,
+                    })
+                    .collect()
+            })
     };
-    Ok(Some(Declaration { sha256, text, parsed }))
+    Ok(Some(Declaration {
+        sha256,
+        text,
+        parsed,
+    }))
 }
 
 /// Pins under `<home>/trust/workspace-profiles/`.
@@ -93,7 +116,9 @@ struct Pin {
 
 impl PinStore {
     pub fn new(home_state: &Path) -> PinStore {
-        PinStore { dir: home_state.join("trust").join("workspace-profiles") }
+        PinStore {
+            dir: home_state.join("trust").join("workspace-profiles"),
+        }
     }
 
     fn path(&self, workspace: &Path) -> PathBuf {
@@ -109,15 +134,40 @@ impl PinStore {
             Err(_) => return PinState::Corrupt,
         };
         match serde_json::from_str::<Pin>(&text) {
-            Ok(pin) if pin.schema_version == 1 && pin.workspace == workspace.display().to_string() && pin.declaration_sha256.len() == 64 && pin.declaration_sha256.chars().all(|c| c.is_ascii_hexdigit()) => PinState::Pinned(pin.declaration_sha256),
+            Ok(pin)
+                if pin.schema_version == 1
+                    && pin.workspace == workspace.display().to_string()
+                    && pin.declaration_sha256.len() == 64
+                    && pin
+                        .declaration_sha256
+                        .chars()
+                        .all(|c| c.is_ascii_hexdigit()) =>
+            {
+                PinState::Pinned(pin.declaration_sha256)
+            }
             Ok(_) | Err(_) => PinState::Corrupt,
         }
     }
 
-    pub fn pin(&self, workspace: &Path, sha256: &str, profile_count: usize, now_ms: u64) -> std::io::Result<()> {
+    pub fn pin(
+        &self,
+        workspace: &Path,
+        sha256: &str,
+        profile_count: usize,
+        now_ms: u64,
+    ) -> std::io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
-        let pin = Pin { schema_version: 1, workspace: workspace.display().to_string(), declaration_sha256: sha256.to_string(), pinned_at_ms: now_ms, profile_count };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)?;
+        let pin = Pin {
+            schema_version: 1,
+            workspace: workspace.display().to_string(),
+            declaration_sha256: sha256.to_string(),
+            pinned_at_ms: now_ms,
+            profile_count,
+        };
         let json = serde_json::to_vec_pretty(&pin).map_err(std::io::Error::other)?;
         let path = self.path(workspace);
         let temp = path.with_extension("json.tmp");
@@ -151,15 +201,26 @@ pub struct Snapshot {
 /// Reads the declaration and the pin and decides trust; every call reads the disk again, so
 /// trust is checked at planning and again just before execution.
 pub fn snapshot(workspace: &Path, pins: &PinStore) -> Snapshot {
-    use talos_core::command::{BUILTIN_IDS, Registry, TrustState, trust_state, validate_declaration};
+    use talos_core::command::{
+        BUILTIN_IDS, Registry, TrustState, trust_state, validate_declaration,
+    };
     let declaration = match read_declaration(workspace) {
         Ok(d) => d,
         Err(reason) => {
             let trust = TrustState::Invalid(reason);
-            return Snapshot { declaration: None, validated: None, registry: Registry::with_trust(trust.clone(), Vec::new()), trust };
+            return Snapshot {
+                declaration: None,
+                validated: None,
+                registry: Registry::with_trust(trust.clone(), Vec::new()),
+                trust,
+            };
         }
     };
-    let validated = declaration.as_ref().map(|d| d.parsed.clone().and_then(|profiles| validate_declaration(&profiles, &BUILTIN_IDS)));
+    let validated = declaration.as_ref().map(|d| {
+        d.parsed
+            .clone()
+            .and_then(|profiles| validate_declaration(&profiles, &BUILTIN_IDS))
+    });
     let pin = pins.load(workspace);
     let trust = match (&declaration, &validated) {
         (Some(d), Some(v)) => trust_state(Some((d.sha256.as_str(), v)), &pin),
@@ -167,7 +228,12 @@ pub fn snapshot(workspace: &Path, pins: &PinStore) -> Snapshot {
     };
     let profiles = validated.clone().and_then(Result::ok).unwrap_or_default();
     let registry = Registry::with_trust(trust.clone(), profiles);
-    Snapshot { declaration, validated, trust, registry }
+    Snapshot {
+        declaration,
+        validated,
+        trust,
+        registry,
+    }
 }
 
 pub fn state_name(trust: &talos_core::command::TrustState) -> &'static str {
@@ -183,7 +249,7 @@ pub fn state_name(trust: &talos_core::command::TrustState) -> &'static str {
 
 /// A profile as the protocol lists it.
 pub fn info(profile: &talos_core::command::Profile) -> talos_protocol::ProfileInfo {
-    use talos_core::command::{Program, ProfileKind};
+    use talos_core::command::{ProfileKind, Program};
     let program = match profile.program() {
         Program::Wrapper(w) => (*w).to_string(),
         Program::OnPath(name) | Program::Path(name) => name.clone(),
@@ -192,10 +258,23 @@ pub fn info(profile: &talos_core::command::Profile) -> talos_protocol::ProfileIn
     argv.extend(profile.argv_prefix().iter().cloned());
     argv.extend(profile.argv_suffix().iter().cloned());
     let isolation = profile.isolation();
-    let isolate = [(isolation.network, "network"), (isolation.writes, "writes")].into_iter().filter(|(on, _)| *on).map(|(_, n)| n.to_string()).collect();
+    let isolate = [(isolation.network, "network"), (isolation.writes, "writes")]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| n.to_string())
+        .collect();
     let source = match profile.kind() {
         ProfileKind::Workspace => "workspace",
-        ProfileKind::Gradle | ProfileKind::CargoTest | ProfileKind::CargoBuild | ProfileKind::CargoPackageOnly => "builtin",
+        ProfileKind::Gradle
+        | ProfileKind::CargoTest
+        | ProfileKind::CargoBuild
+        | ProfileKind::CargoPackageOnly => "builtin",
     };
-    talos_protocol::ProfileInfo { id: profile.id().to_string(), source: source.into(), argv, timeout_ms: profile.default_timeout_ms(), isolate }
+    talos_protocol::ProfileInfo {
+        id: profile.id().to_string(),
+        source: source.into(),
+        argv,
+        timeout_ms: profile.default_timeout_ms(),
+        isolate,
+    }
 }

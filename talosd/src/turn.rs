@@ -27,8 +27,8 @@ use crate::connection::Peer;
 use crate::server::Daemon;
 use crate::sessions::Session;
 use crate::to_proto;
-pub use context::now_ms;
 use context::TurnCtx;
+pub use context::now_ms;
 
 const RESTORE_ANSWER: &str = "Checkpoint restore is available through Talos's local checkpoint store.\nI did not restore files from this natural-language turn.\nCheckpoint restore commands arrive in a later release; the checkpoints of every change are kept under the Talos home.";
 

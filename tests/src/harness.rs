@@ -30,6 +30,14 @@ impl TestDaemon {
             .tempdir_in("/tmp")
             .unwrap();
         std::fs::write(home.path().join("config.yaml"), config).unwrap();
+        // The containment shim is a real talosd: the one built beside the test binaries.
+        if let Some(shim) = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent()?.parent().map(|dir| dir.join("e2e-talosd")))
+            .filter(|p| p.exists())
+        {
+            talosd::contain::use_shim(shim);
+        }
         let talos_home = talosd::paths::Home::from_root(home.path());
         talos_home.prepare().unwrap();
         let socket = talosd::paths::default_socket(Some(home.path().to_str().unwrap()), None, 0);

@@ -433,3 +433,56 @@ async fn talos_run_continues_the_workspace_session_and_talos_grants_lists_and_re
     );
     stop_daemon(home.path());
 }
+
+#[test]
+fn talos_profiles_shows_trust_and_pins_only_with_an_explicit_yes() {
+    let home = home_with("");
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join(".talos")).unwrap();
+    std::fs::write(
+        ws.path().join(".talos/profiles.yaml"),
+        "profiles:\n  - id: hello\n    executable: /bin/echo\n    args: [\"hi\"]\n",
+    )
+    .unwrap();
+    let dir = ws.path().display().to_string();
+    let listed = talos(home.path(), &["profiles", "--workspace", &dir], "");
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains("cargo_test") && text.contains("gradle_test"),
+        "{text}"
+    );
+    assert!(
+        text.contains("declared, untrusted (never pinned)") && text.contains("ws:hello"),
+        "{text}"
+    );
+    let refused = talos(
+        home.path(),
+        &["profiles", "trust", "--workspace", &dir],
+        "y\n",
+    );
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "a non-interactive stdin needs --yes"
+    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--yes"));
+    let pinned = talos(
+        home.path(),
+        &["profiles", "trust", "--workspace", &dir, "--yes"],
+        "",
+    );
+    assert_eq!(
+        pinned.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&pinned.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&pinned.stderr).contains("executable: /bin/echo"),
+        "the file is shown before pinning"
+    );
+    assert!(String::from_utf8_lossy(&pinned.stdout).contains("Pinned 1 workspace profile(s)"));
+    let listed = talos(home.path(), &["profiles", "--workspace", &dir], "");
+    assert!(String::from_utf8_lossy(&listed.stdout).contains(": trusted"));
+    stop_daemon(home.path());
+}

@@ -17,7 +17,11 @@ fn call(args: Value) -> Reply {
 
 /// A tiny crate with two tests, one of which a selector picks.
 fn fixture_crate(dir: &Path) {
-    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n").unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/lib.rs"), "pub fn parse(s: &str) -> usize { s.len() }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn parse_counts_bytes() { assert_eq!(super::parse(\"abc\"), 3); }\n    #[test]\n    fn other_thing() { assert_eq!(1 + 1, 2); }\n}\n").unwrap();
 }
@@ -37,25 +41,55 @@ async fn env(steps: Vec<Reply>) -> Env {
     fixture_crate(ws.path());
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    Env { llama, daemon, ws, client, session }
+    Env {
+        llama,
+        daemon,
+        ws,
+        client,
+        session,
+    }
 }
 
 impl Env {
-    async fn turn(&mut self, prompt: &str, decision: &'static str) -> (Value, Vec<talos_protocol::Message>) {
-        let (response, seen) = self.client.call_with("turn/start", json!({"sessionId": self.session, "prompt": prompt}), approve_all(decision)).await.unwrap();
+    async fn turn(
+        &mut self,
+        prompt: &str,
+        decision: &'static str,
+    ) -> (Value, Vec<talos_protocol::Message>) {
+        let (response, seen) = self
+            .client
+            .call_with(
+                "turn/start",
+                json!({"sessionId": self.session, "prompt": prompt}),
+                approve_all(decision),
+            )
+            .await
+            .unwrap();
         (response.result.unwrap(), seen)
     }
     fn trace(&self) -> Value {
-        self.daemon.traces().into_iter().max_by_key(|t| t["turnNumber"].as_u64()).unwrap()
+        self.daemon
+            .traces()
+            .into_iter()
+            .max_by_key(|t| t["turnNumber"].as_u64())
+            .unwrap()
     }
     fn declare(&self, yaml: &str) {
         std::fs::create_dir_all(self.ws.path().join(".talos")).unwrap();
         std::fs::write(self.ws.path().join(".talos/profiles.yaml"), yaml).unwrap();
     }
     async fn trust(&mut self) -> Value {
-        let listed = self.client.call("profile/list", json!({"workspace": self.ws.path()})).await;
+        let listed = self
+            .client
+            .call("profile/list", json!({"workspace": self.ws.path()}))
+            .await;
         let sha = listed["workspace"]["sha256"].as_str().unwrap().to_string();
-        self.client.call("profile/trust", json!({"workspace": self.ws.path(), "sha256": sha})).await
+        self.client
+            .call(
+                "profile/trust",
+                json!({"workspace": self.ws.path(), "sha256": sha}),
+            )
+            .await
     }
 }
 
@@ -63,19 +97,34 @@ const RUN_TESTS: &str = "Run the cargo_test command profile";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_cargo_test_profile_runs_with_a_test_selector() {
-    let mut e = env(vec![call(json!({"profile": "cargo_test", "args": ["parse"]})), Reply::Text("The parse test passed.".into())]).await;
+    let mut e = env(vec![
+        call(json!({"profile": "cargo_test", "args": ["parse"]})),
+        Reply::Text("The parse test passed.".into()),
+    ])
+    .await;
     let (outcome, seen) = e.turn(RUN_TESTS, "approve").await;
     let asked = approvals(&seen);
     assert_eq!(asked.len(), 1);
     let details = asked[0]["details"].to_string();
-    assert!(details.contains("host network is not isolated"), "{details}");
+    assert!(
+        details.contains("host network is not isolated"),
+        "{details}"
+    );
     assert!(details.contains("checkpoint: not taken"), "{details}");
     assert_eq!(asked[0]["rememberEligible"], false);
     let command = &e.trace()["commands"][0];
     assert_eq!(command["exitCode"], 0, "{command}");
     assert_eq!(command["argv"].as_array().unwrap().last().unwrap(), "parse");
-    let progress: String = events(&seen).iter().filter(|ev| ev["event"]["kind"] == "tool_progress").map(|ev| ev["event"]["message"].as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n");
-    assert!(progress.contains("parse_counts_bytes") && !progress.contains("other_thing ... ok"), "the selector ran one test: {progress}");
+    let progress: String = events(&seen)
+        .iter()
+        .filter(|ev| ev["event"]["kind"] == "tool_progress")
+        .map(|ev| ev["event"]["message"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        progress.contains("parse_counts_bytes") && !progress.contains("other_thing ... ok"),
+        "the selector ran one test: {progress}"
+    );
     let result = e.llama.requests()[1].to_string();
     assert!(result.contains("exited with code 0"), "{result}");
     assert_eq!(outcome["status"], "COMPLETE", "{outcome}");
@@ -83,28 +132,70 @@ async fn a_real_cargo_test_profile_runs_with_a_test_selector() {
 
 #[tokio::test]
 async fn raw_command_keys_and_screened_tokens_are_refused_before_approval() {
-    let mut rows: Vec<(Value, &str)> = ["command", "cmd", "shell", "executable", "argv", "command_line"]
-        .iter()
-        .map(|k| (json!({"profile": "cargo_test", *k: "rm -rf /"}), "Raw shell commands are not supported. Use an approved command profile."))
-        .collect();
+    let mut rows: Vec<(Value, &str)> = [
+        "command",
+        "cmd",
+        "shell",
+        "executable",
+        "argv",
+        "command_line",
+    ]
+    .iter()
+    .map(|k| {
+        (
+            json!({"profile": "cargo_test", *k: "rm -rf /"}),
+            "Raw shell commands are not supported. Use an approved command profile.",
+        )
+    })
+    .collect();
     rows.extend([
-        (json!({"profile": "cargo_test", "args": ["parse;rm"]}), "unsupported shell syntax"),
-        (json!({"profile": "cargo_test", "args": ["$(id)"]}), "unsupported shell syntax"),
-        (json!({"profile": "cargo_test", "args": ["a|b"]}), "unsupported shell syntax"),
-        (json!({"profile": "cargo_test", "args": ["curl"]}), "network command risk"),
-        (json!({"profile": "cargo_test", "args": ["https://evil.example"]}), ""),
-        (json!({"profile": "cargo_test", "args": ["rm"]}), "destructive command risk"),
-        (json!({"profile": "cargo_test", "args": ["--release", "--target-dir", "/tmp/x"]}), "not allowed"),
+        (
+            json!({"profile": "cargo_test", "args": ["parse;rm"]}),
+            "unsupported shell syntax",
+        ),
+        (
+            json!({"profile": "cargo_test", "args": ["$(id)"]}),
+            "unsupported shell syntax",
+        ),
+        (
+            json!({"profile": "cargo_test", "args": ["a|b"]}),
+            "unsupported shell syntax",
+        ),
+        (
+            json!({"profile": "cargo_test", "args": ["curl"]}),
+            "network command risk",
+        ),
+        (
+            json!({"profile": "cargo_test", "args": ["https://evil.example"]}),
+            "",
+        ),
+        (
+            json!({"profile": "cargo_test", "args": ["rm"]}),
+            "destructive command risk",
+        ),
+        (
+            json!({"profile": "cargo_test", "args": ["--release", "--target-dir", "/tmp/x"]}),
+            "not allowed",
+        ),
         (json!({"profile": "bash"}), "Unknown command profile"),
         (json!({"profile": "ws:anything"}), "not available"),
     ]);
     for (args, expected) in rows {
         let mut e = env(vec![call(args.clone()), Reply::Text("Done.".into())]).await;
         let (_, seen) = e.turn(RUN_TESTS, "approve").await;
-        assert!(approvals(&seen).is_empty(), "{args}: refused before approval");
-        let rejection = e.trace()["toolCalls"][0]["rejection"].as_str().unwrap_or_default().to_string();
+        assert!(
+            approvals(&seen).is_empty(),
+            "{args}: refused before approval"
+        );
+        let rejection = e.trace()["toolCalls"][0]["rejection"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         assert!(rejection.contains(expected), "{args}: {rejection}");
-        assert!(e.trace()["commands"].as_array().unwrap().is_empty(), "{args}: nothing ran");
+        assert!(
+            e.trace()["commands"].as_array().unwrap().is_empty(),
+            "{args}: nothing ran"
+        );
     }
 }
 
@@ -118,24 +209,45 @@ fn script(dir: &Path, name: &str, body: &str) {
 }
 
 fn sleeper_yaml(timeout_ms: u64) -> String {
-    format!("profiles:\n  - id: sleeper\n    executable: ./sleeper.sh\n    timeout_ms: {timeout_ms}\n")
+    format!(
+        "profiles:\n  - id: sleeper\n    executable: ./sleeper.sh\n    timeout_ms: {timeout_ms}\n"
+    )
 }
 
 fn gone(pid_file: &Path) -> bool {
-    let pid: i32 = std::fs::read_to_string(pid_file).unwrap().trim().parse().unwrap();
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|s| s.contains(") Z ")).unwrap_or(true)
+    let pid: i32 = std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.contains(") Z "))
+        .unwrap_or(true)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_tree_is_killed_on_timeout_and_on_client_disconnect() {
-    let mut e = env(vec![call(json!({"profile": "ws:sleeper"})), Reply::Text("Done.".into())]).await;
-    script(e.ws.path(), "sleeper.sh", "sleep 60 &\necho $! > grandchild.pid\nwait");
+    let mut e = env(vec![
+        call(json!({"profile": "ws:sleeper"})),
+        Reply::Text("Done.".into()),
+    ])
+    .await;
+    script(
+        e.ws.path(),
+        "sleeper.sh",
+        "sleep 60 &\necho $! > grandchild.pid\nwait",
+    );
     e.declare(&sleeper_yaml(1000));
     e.trust().await;
-    let (outcome, _) = e.turn("Run the command profile ws:sleeper", "approve").await;
+    let (outcome, _) = e
+        .turn("Run the command profile ws:sleeper", "approve")
+        .await;
     assert_eq!(e.trace()["commands"][0]["timedOut"], true, "{outcome}");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(gone(&e.ws.path().join("grandchild.pid")), "the grandchild died with the tree");
+    assert!(
+        gone(&e.ws.path().join("grandchild.pid")),
+        "the grandchild died with the tree"
+    );
 
     // A disconnect while the command runs kills it too.
     e.declare(&sleeper_yaml(60_000));
@@ -148,12 +260,22 @@ async fn a_process_tree_is_killed_on_timeout_and_on_client_disconnect() {
     loop {
         let m = other.read().await.unwrap();
         if m.method.as_deref() == Some("approval/request") {
-            other.send_line(&json!({"jsonrpc": "2.0", "id": m.id, "result": {"decision": "approve"}}).to_string()).await;
+            other
+                .send_line(
+                    &json!({"jsonrpc": "2.0", "id": m.id, "result": {"decision": "approve"}})
+                        .to_string(),
+                )
+                .await;
             break;
         }
     }
     for _ in 0..100 {
-        if pid_file.exists() && !std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
+        if pid_file.exists()
+            && !std::fs::read_to_string(&pid_file)
+                .unwrap()
+                .trim()
+                .is_empty()
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -165,15 +287,27 @@ async fn a_process_tree_is_killed_on_timeout_and_on_client_disconnect() {
 
 #[tokio::test]
 async fn the_pin_lifecycle_untrusted_trusted_changed_corrupt() {
-    let steps = vec![call(json!({"profile": "ws:hello"})), Reply::Text("Done.".into())];
+    let steps = vec![
+        call(json!({"profile": "ws:hello"})),
+        Reply::Text("Done.".into()),
+    ];
     let mut e = env(steps).await;
     e.declare("profiles:\n  - id: hello\n    executable: /bin/echo\n    args: [\"hi\"]\n");
-    let listed = e.client.call("profile/list", json!({"workspace": e.ws.path()})).await;
+    let listed = e
+        .client
+        .call("profile/list", json!({"workspace": e.ws.path()}))
+        .await;
     assert_eq!(listed["workspace"]["state"], "untrusted_new");
     let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
-    assert!(approvals(&seen).is_empty(), "untrusted: refused before approval");
+    assert!(
+        approvals(&seen).is_empty(),
+        "untrusted: refused before approval"
+    );
     let rejection = e.trace()["toolCalls"][0]["rejection"].clone();
-    assert!(rejection.as_str().unwrap().contains("untrusted"), "{rejection}");
+    assert!(
+        rejection.as_str().unwrap().contains("untrusted"),
+        "{rejection}"
+    );
 
     let pinned = e.trust().await;
     assert_eq!(pinned["pinned"], true);
@@ -182,55 +316,114 @@ async fn the_pin_lifecycle_untrusted_trusted_changed_corrupt() {
     assert_eq!(e.trace()["commands"][0]["exitCode"], 0);
 
     e.declare("profiles:\n  - id: hello\n    executable: /bin/echo\n    args: [\"hi!\"]\n");
-    let listed = e.client.call("profile/list", json!({"workspace": e.ws.path()})).await;
+    let listed = e
+        .client
+        .call("profile/list", json!({"workspace": e.ws.path()}))
+        .await;
     assert_eq!(listed["workspace"]["state"], "untrusted_changed");
     let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
-    assert!(approvals(&seen).is_empty(), "one byte changed: untrusted again");
+    assert!(
+        approvals(&seen).is_empty(),
+        "one byte changed: untrusted again"
+    );
 
     e.trust().await;
     let pins = e.daemon.home.path().join("trust/workspace-profiles");
     for pin in std::fs::read_dir(&pins).unwrap().flatten() {
         std::fs::write(pin.path(), "{not json").unwrap();
     }
-    let listed = e.client.call("profile/list", json!({"workspace": e.ws.path()})).await;
-    assert_ne!(listed["workspace"]["state"], "trusted", "a corrupt pin fails closed");
+    let listed = e
+        .client
+        .call("profile/list", json!({"workspace": e.ws.path()}))
+        .await;
+    assert_ne!(
+        listed["workspace"]["state"], "trusted",
+        "a corrupt pin fails closed"
+    );
     let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
     assert!(approvals(&seen).is_empty());
 
     // A stale hash is never pinned.
-    let (response, _) = e.client.call_with("profile/trust", json!({"workspace": e.ws.path(), "sha256": "0".repeat(64)}), |_| Answer::Ignore).await.unwrap();
-    assert_eq!(response.result.map(|r| r["pinned"].clone()), Some(json!(false)));
+    let (response, _) = e
+        .client
+        .call_with(
+            "profile/trust",
+            json!({"workspace": e.ws.path(), "sha256": "0".repeat(64)}),
+            |_| Answer::Ignore,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        response.result.map(|r| r["pinned"].clone()),
+        Some(json!(false))
+    );
 }
 
 #[tokio::test]
 async fn the_model_cannot_edit_the_profile_declaration() {
     let write = Reply::ToolCalls(vec![("talos.write_file".into(), json!({"path": ".talos/profiles.yaml", "content": "profiles:\n  - id: pwn\n    executable: /bin/sh\n"}).to_string())]);
     let mut e = env(vec![write, Reply::Text("Done.".into())]).await;
-    let (_, seen) = e.turn("Add a profile to .talos/profiles.yaml", "approve").await;
+    let (_, seen) = e
+        .turn("Add a profile to .talos/profiles.yaml", "approve")
+        .await;
     assert!(approvals(&seen).is_empty());
-    assert_eq!(e.trace()["permissionDecisions"][0]["reasonCode"], "PROTECTED_PATH_DENY");
+    assert_eq!(
+        e.trace()["permissionDecisions"][0]["reasonCode"],
+        "PROTECTED_PATH_DENY"
+    );
     assert!(!e.ws.path().join(".talos/profiles.yaml").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_profile_has_no_network_and_cannot_write_outside() {
-    let outside = tempfile::tempdir().unwrap();
+    // Outside both the workspace and the temp dir (which a confined command may write).
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
     let target = outside.path().join("escaped.txt");
-    let mut e = env(vec![call(json!({"profile": "ws:probe"})), Reply::Text("Done.".into())]).await;
-    script(e.ws.path(), "probe.sh", &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9), 1)' 2>/dev/null && echo NET-OK\necho x > {} 2>/dev/null && echo WRITE-OK\necho inside > inside.txt && echo INSIDE-OK", target.display()));
-    e.declare("profiles:\n  - id: probe\n    executable: ./probe.sh\n    isolate: [network, writes]\n");
+    let mut e = env(vec![
+        call(json!({"profile": "ws:probe"})),
+        Reply::Text("Done.".into()),
+    ])
+    .await;
+    script(
+        e.ws.path(),
+        "probe.sh",
+        &format!(
+            "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9), 1)' 2>/dev/null && echo NET-OK\necho x > {} 2>/dev/null && echo WRITE-OK\necho inside > inside.txt && echo INSIDE-OK",
+            target.display()
+        ),
+    );
+    e.declare(
+        "profiles:\n  - id: probe\n    executable: ./probe.sh\n    isolate: [network, writes]\n",
+    );
     e.trust().await;
     let (_, seen) = e.turn("Run the command profile ws:probe", "approve").await;
     let details = approvals(&seen)[0]["details"].to_string();
     let command = e.trace()["commands"][0].clone();
-    let support = (command["networkIsolated"] == true, command["writesConfined"] == true);
+    let support = (
+        command["networkIsolated"] == true,
+        command["writesConfined"] == true,
+    );
     if support != (true, true) {
-        assert!(details.contains("NOT"), "uncontained is said plainly: {details}");
+        assert!(
+            details.contains("NOT"),
+            "uncontained is said plainly: {details}"
+        );
         eprintln!("containment not granted by this kernel: {support:?}");
         return;
     }
-    let progress: String = events(&seen).iter().filter(|ev| ev["event"]["kind"] == "tool_progress").map(|ev| ev["event"]["message"].as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n");
+    let progress: String = events(&seen)
+        .iter()
+        .filter(|ev| ev["event"]["kind"] == "tool_progress")
+        .map(|ev| ev["event"]["message"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(!progress.contains("NET-OK"), "{progress}");
-    assert!(!progress.contains("WRITE-OK") && !target.exists(), "{progress}");
-    assert!(progress.contains("INSIDE-OK"), "writes inside the workspace still work: {progress}");
+    assert!(
+        !progress.contains("WRITE-OK") && !target.exists(),
+        "{progress}"
+    );
+    assert!(
+        progress.contains("INSIDE-OK"),
+        "writes inside the workspace still work: {progress}"
+    );
 }

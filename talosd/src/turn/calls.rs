@@ -253,14 +253,32 @@ pub async fn dispatch(
             CallEnd::Denied => "denied",
             CallEnd::Failed => "failed",
         };
-        let rejection = (outcome.end != CallEnd::Succeeded).then(|| outcome.text.chars().take(300).collect());
-        record(ctx, &call_id, proposal, Some(tool), raw, None, stage, rejection);
+        let rejection =
+            (outcome.end != CallEnd::Succeeded).then(|| outcome.text.chars().take(300).collect());
+        record(
+            ctx,
+            &call_id,
+            proposal,
+            Some(tool),
+            raw,
+            None,
+            stage,
+            rejection,
+        );
         let stop = match outcome.end {
-            CallEnd::Denied => Some("[Tool loop stopped because the command was not approved.]".to_string()),
-            CallEnd::Succeeded | CallEnd::Failed if outcome.stop => Some("[Tool loop stopped: the command was cancelled.]".to_string()),
+            CallEnd::Denied => {
+                Some("[Tool loop stopped because the command was not approved.]".to_string())
+            }
+            CallEnd::Succeeded | CallEnd::Failed if outcome.stop => {
+                Some("[Tool loop stopped: the command was cancelled.]".to_string())
+            }
             CallEnd::Succeeded | CallEnd::Failed => guard.should_stop(),
         };
-        return CallReport { text: outcome.text, mutated: false, stop };
+        return CallReport {
+            text: outcome.text,
+            mutated: false,
+            stop,
+        };
     }
     if tool.mutates() {
         let Some(resolved) = resolved else {

@@ -20,7 +20,11 @@ use crate::runner::{self, RunSpec, Stream};
 use crate::to_proto;
 
 fn refused(text: String) -> MutationReply {
-    MutationReply { text, end: CallEnd::Failed, stop: false }
+    MutationReply {
+        text,
+        end: CallEnd::Failed,
+        stop: false,
+    }
 }
 
 /// Where the plan's program and cwd are on disk, or why they are refused.
@@ -28,13 +32,18 @@ fn locate(ctx: &TurnCtx, plan: &CommandPlan) -> Result<(PathBuf, PathBuf), Strin
     let root = &ctx.session.workspace;
     let cwd = crate::boundary::resolve(root, &plan.cwd);
     let Some(cwd_path) = cwd.absolute.filter(|p| !cwd.facts.escapes && p.is_dir()) else {
-        return Err(command::refusal(&format!("Command cwd escapes workspace or is not a directory: {}", plan.cwd)));
+        return Err(command::refusal(&format!(
+            "Command cwd escapes workspace or is not a directory: {}",
+            plan.cwd
+        )));
     };
     let program = match &plan.program {
         Program::Wrapper(name) => {
             let wrapper = cwd_path.join(name.trim_start_matches("./"));
             if !wrapper.is_file() {
-                return Err(command::refusal(&format!("Gradle command profile requires selected wrapper `{name}` in the selected workspace/cwd.")));
+                return Err(command::refusal(&format!(
+                    "Gradle command profile requires selected wrapper `{name}` in the selected workspace/cwd."
+                )));
             }
             wrapper
         }
@@ -42,16 +51,28 @@ fn locate(ctx: &TurnCtx, plan: &CommandPlan) -> Result<(PathBuf, PathBuf), Strin
         Program::Path(path) if path.starts_with('/') => PathBuf::from(path),
         Program::Path(path) => {
             let resolved = crate::boundary::resolve(root, path);
-            match resolved.absolute.filter(|p| !resolved.facts.escapes && p.is_file()) {
+            match resolved
+                .absolute
+                .filter(|p| !resolved.facts.escapes && p.is_file())
+            {
                 Some(p) => p,
-                None => return Err(command::refusal(&format!("profile executable not found inside the workspace: {path}"))),
+                None => {
+                    return Err(command::refusal(&format!(
+                        "profile executable not found inside the workspace: {path}"
+                    )));
+                }
             }
         }
     };
     Ok((program, cwd_path))
 }
 
-pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, decision: &PermissionDecision) -> MutationReply {
+pub async fn run(
+    ctx: &mut TurnCtx,
+    call_id: &str,
+    request: &CommandRequest,
+    decision: &PermissionDecision,
+) -> MutationReply {
     let pins = PinStore::new(&ctx.daemon.home.state);
     let plan = match command::plan(request, &snapshot(&ctx.session.workspace, &pins).registry) {
         Ok(plan) => plan,
@@ -61,7 +82,13 @@ pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, dec
         Ok(found) => found,
         Err(message) => return refused(message),
     };
-    let wrapped = contain::wrap(&program, &plan.args, plan.isolation.network, plan.isolation.writes, &ctx.session.workspace);
+    let wrapped = contain::wrap(
+        &program,
+        &plan.args,
+        plan.isolation.network,
+        plan.isolation.writes,
+        &ctx.session.workspace,
+    );
     let mut details = plan.description.clone();
     if plan.isolation.network && !wrapped.network_isolated {
         details.push("network: NOT isolated - this machine cannot create a network namespace; approving runs the command with the host network".into());
@@ -83,10 +110,26 @@ pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, dec
         };
         let request_id = params.request_id.clone();
         let (answer, source) = ctx.ask(params).await;
-        ctx.trace.approvals.push(TraceApproval { request_id, call_id: call_id.into(), tool: "talos.run_command".into(), decision: answer, source, diff_added: 0, diff_removed: 0, diff_truncated: false });
+        ctx.trace.approvals.push(TraceApproval {
+            request_id,
+            call_id: call_id.into(),
+            tool: "talos.run_command".into(),
+            decision: answer,
+            source,
+            diff_added: 0,
+            diff_removed: 0,
+            diff_truncated: false,
+        });
         if answer == proto::Decision::Deny {
             ctx.facts.command_denied = true;
-            return MutationReply { text: format!("User did not approve running {}. No command was executed.", plan.profile_id), end: CallEnd::Denied, stop: true };
+            return MutationReply {
+                text: format!(
+                    "User did not approve running {}. No command was executed.",
+                    plan.profile_id
+                ),
+                end: CallEnd::Denied,
+                stop: true,
+            };
         }
     }
     // Trust again, just before the process starts: a declaration changed since planning no
@@ -94,10 +137,19 @@ pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, dec
     if plan.profile_id.starts_with("ws:") {
         let now = snapshot(&ctx.session.workspace, &pins);
         if command::plan(request, &now.registry).as_ref() != Ok(&plan) {
-            return refused(command::refusal("the workspace declaration changed after approval; nothing was run."));
+            return refused(command::refusal(
+                "the workspace declaration changed after approval; nothing was run.",
+            ));
         }
     }
-    let spec = RunSpec { program: wrapped.program.clone(), args: wrapped.args.clone(), cwd, timeout: std::time::Duration::from_millis(plan.timeout_ms), stdout_cap: plan.stdout_cap, stderr_cap: plan.stderr_cap };
+    let spec = RunSpec {
+        program: wrapped.program.clone(),
+        args: wrapped.args.clone(),
+        cwd,
+        timeout: std::time::Duration::from_millis(plan.timeout_ms),
+        stdout_cap: plan.stdout_cap,
+        stderr_cap: plan.stderr_cap,
+    };
     let cancel = ctx.cancel.child_token();
     let on_disconnect = {
         let (peer_closed, cancel) = (ctx.peer.closed.clone(), cancel.clone());
@@ -121,29 +173,61 @@ pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, dec
     };
     on_disconnect.abort();
     while let Ok((stream, line)) = rx.try_recv() {
-        let prefix = match stream { Stream::Stdout => "", Stream::Stderr => "stderr: " };
-        ctx.emit(TurnEvent::ToolProgress { tool: "talos.run_command".into(), call_id: call_id.into(), message: format!("{prefix}{}", command::redact_secrets(&line).text) }).await;
+        let prefix = match stream {
+            Stream::Stdout => "",
+            Stream::Stderr => "stderr: ",
+        };
+        ctx.emit(TurnEvent::ToolProgress {
+            tool: "talos.run_command".into(),
+            call_id: call_id.into(),
+            message: format!("{prefix}{}", command::redact_secrets(&line).text),
+        })
+        .await;
     }
     let result = match result {
         Ok(result) => result,
         Err(e) => {
             ctx.facts.command_failed = true;
-            return MutationReply { text: format!("Command failed: {} could not run. Reason: {e}", plan.profile_id), end: CallEnd::Failed, stop: false };
+            return MutationReply {
+                text: format!(
+                    "Command failed: {} could not run. Reason: {e}",
+                    plan.profile_id
+                ),
+                end: CallEnd::Failed,
+                stop: false,
+            };
         }
     };
     let stdout = command::redact_secrets(&String::from_utf8_lossy(&result.stdout));
     let stderr = command::redact_secrets(&String::from_utf8_lossy(&result.stderr));
     let redaction_applied = stdout.applied || stderr.applied;
-    let withheld = redaction_applied || command::high_entropy(&stdout.text) || command::high_entropy(&stderr.text);
+    let withheld = redaction_applied
+        || command::high_entropy(&stdout.text)
+        || command::high_entropy(&stderr.text);
     let headline = if result.timed_out {
-        format!("Command timed out: {} after {}ms (process tree killed).", plan.profile_id, result.duration_ms)
+        format!(
+            "Command timed out: {} after {}ms (process tree killed).",
+            plan.profile_id, result.duration_ms
+        )
     } else if result.cancelled {
-        format!("Command cancelled: {} after {}ms (process tree killed).", plan.profile_id, result.duration_ms)
+        format!(
+            "Command cancelled: {} after {}ms (process tree killed).",
+            plan.profile_id, result.duration_ms
+        )
     } else {
         match result.exit_code {
-            Some(0) => format!("Command succeeded: {} exited with code 0 after {}ms.", plan.profile_id, result.duration_ms),
-            Some(code) => format!("Command failed: {} exited with code {code} after {}ms.", plan.profile_id, result.duration_ms),
-            None => format!("Command failed: {} was ended by a signal after {}ms.", plan.profile_id, result.duration_ms),
+            Some(0) => format!(
+                "Command succeeded: {} exited with code 0 after {}ms.",
+                plan.profile_id, result.duration_ms
+            ),
+            Some(code) => format!(
+                "Command failed: {} exited with code {code} after {}ms.",
+                plan.profile_id, result.duration_ms
+            ),
+            None => format!(
+                "Command failed: {} was ended by a signal after {}ms.",
+                plan.profile_id, result.duration_ms
+            ),
         }
     };
     let succeeded = result.exit_code == Some(0) && !result.timed_out && !result.cancelled;
@@ -153,7 +237,9 @@ pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, dec
     ctx.trace.commands.push(TraceCommand {
         call_id: call_id.into(),
         profile: plan.profile_id.clone(),
-        argv: std::iter::once(program_display(&plan)).chain(plan.args.iter().cloned()).collect(),
+        argv: std::iter::once(program_display(&plan))
+            .chain(plan.args.iter().cloned())
+            .collect(),
         cwd: plan.cwd.clone(),
         exit_code: result.exit_code,
         timed_out: result.timed_out,
@@ -171,7 +257,11 @@ pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, dec
     let body = if withheld {
         "output withheld from the model: it needed secret redaction or held high-entropy content (the person saw it as it streamed)".to_string()
     } else {
-        format!("stdout:\n{}\nstderr:\n{}", or_empty(&stdout.text), or_empty(&stderr.text))
+        format!(
+            "stdout:\n{}\nstderr:\n{}",
+            or_empty(&stdout.text),
+            or_empty(&stderr.text)
+        )
     };
     let text = format!(
         "{headline}\nprofile: {}\ncwd: {}\nargv: {}\nexitCode: {}\ntimedOut: {}\nstdoutTruncated: {}\nstderrTruncated: {}\nredactionApplied: {redaction_applied}\nnetworkIsolated: {}\nwritesConfined: {}\n{body}",
@@ -185,7 +275,15 @@ pub async fn run(ctx: &mut TurnCtx, call_id: &str, request: &CommandRequest, dec
         wrapped.network_isolated,
         wrapped.writes_confined,
     );
-    MutationReply { text, end: if succeeded { CallEnd::Succeeded } else { CallEnd::Failed }, stop: result.cancelled }
+    MutationReply {
+        text,
+        end: if succeeded {
+            CallEnd::Succeeded
+        } else {
+            CallEnd::Failed
+        },
+        stop: result.cancelled,
+    }
 }
 
 fn program_display(plan: &CommandPlan) -> String {
