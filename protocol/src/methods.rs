@@ -21,9 +21,10 @@ pub const GRANTS_LIST: &str = "grants/list";
 pub const GRANTS_REVOKE: &str = "grants/revoke";
 pub const PROFILE_LIST: &str = "profile/list";
 pub const PROFILE_TRUST: &str = "profile/trust";
+pub const MODEL_STATUS: &str = "model/status";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 14] = [
+pub const ALL_METHODS: [&str; 15] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -38,6 +39,7 @@ pub const ALL_METHODS: [&str; 14] = [
     GRANTS_REVOKE,
     PROFILE_LIST,
     PROFILE_TRUST,
+    MODEL_STATUS,
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -391,6 +393,31 @@ pub struct ProfileTrustResult {
     pub pinned: bool,
     pub sha256: String,
     pub profile_count: usize,
+}
+
+/// The model server as the daemon sees it (`model/status`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelStatusResult {
+    /// `managed` or `connect_only`.
+    pub mode: String,
+    /// `starting`, `loading`, `ready`, `restarting`, `failed`, `stopped` (managed), or
+    /// `connect_only`.
+    pub state: String,
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// The GGUF model file (managed mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Restarts after crashes since the daemon started.
+    pub restarts: u32,
+    /// Whether the listener was proven to belong to the process Talos started.
+    pub owned: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 #[cfg(test)]
