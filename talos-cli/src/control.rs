@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use talos_protocol::{DAEMON_SHUTDOWN, DAEMON_STATUS, DaemonStatusResult};
+use talos_protocol::{
+    DAEMON_SHUTDOWN, DAEMON_STATUS, DaemonStatusResult, MODEL_STATUS, ModelStatusResult,
+};
 
 use crate::client::{Client, ignore_messages};
 use crate::failure::Failure;
@@ -22,6 +24,49 @@ pub fn status(client: &mut Client, json: bool, output: &Output) -> Result<(), Fa
     let status: DaemonStatusResult = serde_json::from_value(raw)
         .map_err(|error| Failure::Connection(format!("invalid daemon/status result: {error}")))?;
     output.out(&describe_status(&status))
+}
+
+/// `talos model status`: the model server as the daemon sees it.
+pub fn model_status(client: &mut Client, json: bool, output: &Output) -> Result<(), Failure> {
+    client.initialize()?;
+    let raw = client.call(MODEL_STATUS, serde_json::json!({}), &mut ignore_messages)?;
+    if json {
+        return output.out(&format!("{raw}\n"));
+    }
+    let status: ModelStatusResult = serde_json::from_value(raw)
+        .map_err(|error| Failure::Connection(format!("invalid model/status result: {error}")))?;
+    let mut rows = vec![
+        ("mode", status.mode.clone()),
+        ("state", status.state.clone()),
+        ("url", status.url.clone()),
+    ];
+    if let Some(pid) = status.pid {
+        rows.push(("pid", pid.to_string()));
+    }
+    if let Some(model) = &status.model {
+        rows.push(("model", model.clone()));
+    }
+    if status.mode == "managed" {
+        rows.push((
+            "owned",
+            if status.owned {
+                "yes (listener proven to be the server Talos started)".into()
+            } else {
+                "no".into()
+            },
+        ));
+        rows.push(("restarts", status.restarts.to_string()));
+    }
+    if let Some(error) = &status.last_error {
+        rows.push(("last error", error.clone()));
+    }
+    let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0) + 1;
+    output.out(
+        &rows
+            .iter()
+            .map(|(name, value)| format!("{:<width$} {}\n", format!("{name}:"), printable(value)))
+            .collect::<String>(),
+    )
 }
 
 /// `talos stop`: asks the daemon to shut down and waits briefly for it to hang up.

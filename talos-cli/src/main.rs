@@ -53,6 +53,11 @@ enum Command {
     },
     /// Ask the running daemon to shut down.
     Stop,
+    /// The model server: `talos model status`.
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
+    },
     /// List the command profiles of a workspace and their trust state; `trust` pins them.
     Profiles {
         #[command(subcommand)]
@@ -76,6 +81,16 @@ enum Command {
         #[arg(long)]
         revoke: bool,
         /// Print the daemon's results as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ModelAction {
+    /// Show the model server's state (managed or connect_only), pid, port and last error.
+    Status {
+        /// Print the raw result as one JSON line.
         #[arg(long)]
         json: bool,
     },
@@ -209,6 +224,13 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
                     profiles::trust(&mut client, &workspace, yes, output)?
                 }
             }
+            Ok(0)
+        }
+        Command::Model {
+            action: ModelAction::Status { json },
+        } => {
+            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
+            control::model_status(&mut client, json, output)?;
             Ok(0)
         }
         Command::Stop => {

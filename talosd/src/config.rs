@@ -23,14 +23,44 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
-    /// Only `connect_only` for now: attach to a llama-server someone else started.
+    /// `managed` (the default): talosd launches and owns llama-server on 127.0.0.1.
+    /// `connect_only`: attach to a llama-server at `url` that someone else started.
     pub mode: String,
+    /// `connect_only` only.
     pub url: String,
     pub allow_remote: bool,
     /// The `model` field sent in chat requests (llama-server ignores it).
     pub name: String,
     pub request_timeout_secs: u64,
     pub max_tokens: u32,
+    /// `managed`: the llama-server binary.
+    pub server: String,
+    /// `managed`: the GGUF model file.
+    pub path: String,
+    /// `managed`: the loopback port the server listens on.
+    pub port: u16,
+    pub ctx: u32,
+    pub threads: u32,
+    /// One slot per session, for prompt-cache reuse.
+    pub slots: u32,
+    /// `managed`: a tool-capable chat template (`--chat-template-file`), when set.
+    pub chat_template_file: String,
+    /// How long the server may stay loading before its start counts as failed.
+    pub start_timeout_secs: u64,
+}
+
+/// Where `packaging/get-llama.sh` installs llama-server and the default model.
+pub fn default_llama_home() -> std::path::PathBuf {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if let Some(dir) = env("TALOS_LLAMA_HOME") {
+        return dir.into();
+    }
+    let data = env("XDG_DATA_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| env("HOME").map(|h| std::path::Path::new(&h).join(".local/share")));
+    data.unwrap_or_else(std::env::temp_dir)
+        .join("talos")
+        .join("llama")
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -57,13 +87,32 @@ pub struct TurnConfig {
 
 impl Default for ModelConfig {
     fn default() -> Self {
+        let llama = default_llama_home();
+        let template = llama.join("templates/Qwen-Qwen2.5-7B-Instruct.jinja");
         ModelConfig {
-            mode: "connect_only".into(),
+            mode: "managed".into(),
             url: "http://127.0.0.1:8080".into(),
             allow_remote: false,
             name: "local".into(),
             request_timeout_secs: 300,
             max_tokens: 1024,
+            server: llama.join("bin/llama-server").display().to_string(),
+            path: llama
+                .join("models/SmolLM2-135M-Instruct.Q4_1.gguf")
+                .display()
+                .to_string(),
+            port: 18480,
+            ctx: 4096,
+            threads: std::thread::available_parallelism()
+                .map(|n| u32::try_from(n.get()).unwrap_or(2))
+                .unwrap_or(2),
+            slots: 4,
+            chat_template_file: if template.exists() {
+                template.display().to_string()
+            } else {
+                String::new()
+            },
+            start_timeout_secs: 120,
         }
     }
 }
@@ -133,11 +182,26 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), String> {
-        if self.model.mode != "connect_only" {
-            return Err(format!(
-                "model.mode `{}` is not supported yet; use connect_only",
-                self.model.mode
-            ));
+        match self.model.mode.as_str() {
+            "connect_only" => {}
+            "managed" => {
+                if self.model.port == 0 {
+                    return Err("model.port must be a port number, not 0".into());
+                }
+                if self.model.slots == 0 || self.model.ctx == 0 || self.model.threads == 0 {
+                    return Err(
+                        "model.slots, model.ctx and model.threads must be at least 1".into(),
+                    );
+                }
+                if self.model.start_timeout_secs == 0 {
+                    return Err("model.start_timeout_secs must be at least 1".into());
+                }
+            }
+            other => {
+                return Err(format!(
+                    "model.mode `{other}` is not supported; use managed or connect_only"
+                ));
+            }
         }
         let url = reqwest::Url::parse(&self.model.url)
             .map_err(|e| format!("model.url `{}` is not a URL: {e}", self.model.url))?;

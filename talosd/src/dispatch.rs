@@ -176,6 +176,20 @@ pub async fn handle(
                 profile_count: profiles.len(),
             })
         }
+        proto::MODEL_STATUS => to_value(match &daemon.supervisor {
+            Some(supervisor) => supervisor.status(),
+            None => proto::ModelStatusResult {
+                mode: daemon.config.model.mode.clone(),
+                state: "connect_only".into(),
+                url: daemon.config.model.url.clone(),
+                pid: None,
+                port: None,
+                model: None,
+                restarts: 0,
+                owned: false,
+                last_error: None,
+            },
+        }),
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),
@@ -198,7 +212,7 @@ fn status(daemon: &Daemon) -> proto::DaemonStatusResult {
         active_turns: daemon.active_turns.load(Ordering::Relaxed),
         model: proto::ModelInfo {
             mode: daemon.config.model.mode.clone(),
-            url: daemon.config.model.url.clone(),
+            url: daemon.engine.url.clone(),
         },
         config_error: daemon.config_error.clone(),
     }
@@ -228,7 +242,12 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
         return Err(invalid("the filesystem root cannot be a workspace".into()));
     }
     let id = crate::ids::new_id("ses");
-    let session = Arc::new(Session::new(id.clone(), root.clone(), p.mode));
+    let session = Arc::new(Session::new(
+        id.clone(),
+        root.clone(),
+        p.mode,
+        daemon.next_slot(),
+    ));
     daemon
         .sessions
         .lock()

@@ -49,10 +49,13 @@ pub struct ChatReply {
     pub finish_reason: String,
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
+    /// Prompt tokens served from the slot's cache.
+    pub cached_tokens: Option<u64>,
 }
 
 impl Engine {
-    pub fn new(config: &ModelConfig) -> Engine {
+    /// An engine for `url` (the managed server's loopback URL, or `model.url` to connect to).
+    pub fn new(config: &ModelConfig, url: &str) -> Engine {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .read_timeout(Duration::from_secs(config.request_timeout_secs.max(1)))
@@ -61,8 +64,8 @@ impl Engine {
             .unwrap_or_else(|_| reqwest::Client::new());
         Engine {
             http,
-            base: config.url.trim_end_matches('/').to_string(),
-            url: config.url.clone(),
+            base: url.trim_end_matches('/').to_string(),
+            url: url.to_string(),
             model_name: config.name.clone(),
             max_tokens: config.max_tokens,
         }
@@ -221,6 +224,15 @@ impl ChatStream {
         if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
             self.reply.prompt_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
             self.reply.completion_tokens = usage.get("completion_tokens").and_then(Value::as_u64);
+            if let Some(cached) = usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+            {
+                self.reply.cached_tokens = Some(cached);
+            }
+        }
+        if let Some(cached) = value.pointer("/timings/cache_n").and_then(Value::as_u64) {
+            self.reply.cached_tokens = Some(cached);
         }
     }
 

@@ -18,6 +18,7 @@ pub mod runner;
 pub mod server;
 pub mod sessions;
 pub mod socket;
+pub mod supervisor;
 pub mod to_proto;
 pub mod traces;
 pub mod turn;

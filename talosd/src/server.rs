@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::paths::Home;
 use crate::sessions::Session;
+use crate::supervisor::Supervisor;
 
 /// How long a stopping daemon waits for in-flight turns to write their traces.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -32,12 +33,15 @@ pub struct Daemon {
     pub home: Home,
     pub socket_path: PathBuf,
     pub engine: Engine,
+    /// The managed llama-server, in `managed` mode.
+    pub supervisor: Option<Arc<Supervisor>>,
     pub sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub started: Instant,
     /// Cancelled when the daemon begins to stop; every turn's token is a child of it.
     pub stopping: CancellationToken,
     pub active_turns: AtomicUsize,
     next_connection: AtomicU64,
+    next_slot: AtomicU64,
 }
 
 /// What `run` needs besides the listener.
@@ -54,9 +58,15 @@ impl Daemon {
             Ok(config) => (config, None),
             Err(error) => (Config::default(), Some(error)),
         };
-        let engine = Engine::new(&config.model);
+        let supervisor = (config.model.mode == "managed" && config_error.is_none())
+            .then(|| Arc::new(Supervisor::new(config.model.clone(), settings.home.logs())));
+        let url = supervisor
+            .as_ref()
+            .map_or_else(|| config.model.url.clone(), |s| s.url());
+        let engine = Engine::new(&config.model, &url);
         let rules = config.permissions.rules();
         Arc::new(Daemon {
+            supervisor,
             rules,
             config,
             config_error,
@@ -68,11 +78,18 @@ impl Daemon {
             stopping: CancellationToken::new(),
             active_turns: AtomicUsize::new(0),
             next_connection: AtomicU64::new(1),
+            next_slot: AtomicU64::new(0),
         })
     }
 
     pub fn session(&self, id: &str) -> Option<Arc<Session>> {
         self.sessions.lock().ok()?.get(id).cloned()
+    }
+
+    /// The slot for a new session: round robin over `model.slots`.
+    pub fn next_slot(&self) -> u32 {
+        let slots = u64::from(self.config.model.slots.max(1));
+        u32::try_from(self.next_slot.fetch_add(1, Ordering::Relaxed) % slots).unwrap_or(0)
     }
 
     pub fn session_count(&self) -> usize {
@@ -88,6 +105,10 @@ impl Daemon {
 /// in-flight turns, waits for their traces, and returns.
 pub async fn run(daemon: Arc<Daemon>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
     let connections = TaskTracker::new();
+    let supervision = daemon
+        .supervisor
+        .clone()
+        .map(|s| tokio::spawn(async move { s.run().await }));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -125,5 +146,11 @@ pub async fn run(daemon: Arc<Daemon>, listener: UnixListener, shutdown: impl Fut
         .is_err()
     {
         tracing::warn!("some connections did not finish within {DRAIN_TIMEOUT:?}");
+    }
+    if let Some(supervisor) = &daemon.supervisor {
+        supervisor.shutdown().await;
+    }
+    if let Some(task) = supervision {
+        let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
     }
 }

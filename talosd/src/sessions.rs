@@ -15,6 +15,8 @@ pub struct Session {
     /// Canonical (symlinks resolved) workspace root.
     pub workspace: PathBuf,
     pub mode: Mode,
+    /// The llama.cpp slot this session's requests use, so its prompt cache is reused.
+    pub slot: u32,
     turns: AtomicU64,
     grants: Mutex<Grants>,
     /// The contracts and outcomes of earlier turns, oldest first (at most [`HISTORY_TURNS`]).
@@ -36,11 +38,12 @@ impl Drop for BusyGuard<'_> {
 }
 
 impl Session {
-    pub fn new(id: String, workspace: PathBuf, mode: Mode) -> Session {
+    pub fn new(id: String, workspace: PathBuf, mode: Mode, slot: u32) -> Session {
         Session {
             id,
             workspace,
             mode,
+            slot,
             turns: AtomicU64::new(0),
             grants: Mutex::new(Grants::default()),
             history: Mutex::new(Vec::new()),

@@ -23,8 +23,10 @@ pub struct TestDaemon {
 }
 
 impl TestDaemon {
-    /// Starts a daemon whose `config.yaml` is `config`.
+    /// Starts a daemon whose `config.yaml` is `config` (with [`offline`] applied).
     pub async fn start(config: &str) -> TestDaemon {
+        let config = offline(config);
+        let config = config.as_str();
         let home = tempfile::Builder::new()
             .prefix("th")
             .tempdir_in("/tmp")
@@ -119,6 +121,16 @@ impl TestDaemon {
                 .expect("daemon stops")
                 .unwrap();
         }
+    }
+}
+
+/// A config without a `model` section gets a `connect_only` model on a closed port: the
+/// default (`managed`) would launch a real llama-server if one is installed.
+pub fn offline(config: &str) -> String {
+    if config.contains("model:") {
+        config.to_string()
+    } else {
+        format!("model:\n  mode: connect_only\n  url: http://127.0.0.1:9\n{config}")
     }
 }
 

@@ -34,7 +34,11 @@ fn home_with(config: &str) -> tempfile::TempDir {
         .prefix("tb")
         .tempdir_in("/tmp")
         .unwrap();
-    std::fs::write(home.path().join("config.yaml"), config).unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        talos_tests::harness::offline(config),
+    )
+    .unwrap();
     home
 }
 

@@ -68,6 +68,9 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
             "max_tokens": daemon.engine.max_tokens,
             "cache_prompt": true,
         });
+        if daemon.supervisor.is_some() {
+            body["id_slot"] = json!(ctx.session.slot);
+        }
         if calling == ToolCalling::Native && !surface.tools().is_empty() {
             body["tools"] = Value::Array(
                 surface
@@ -92,6 +95,7 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
                     tool_calls: 0,
                     prompt_tokens: None,
                     completion_tokens: None,
+                    cached_tokens: None,
                     error: Some(e.to_string()),
                 });
                 ctx.emit(TurnEvent::Error {
@@ -109,6 +113,7 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
             tool_calls: reply.tool_calls.len(),
             prompt_tokens: reply.prompt_tokens,
             completion_tokens: reply.completion_tokens,
+            cached_tokens: reply.cached_tokens,
             error: None,
         });
         let text = textcall::parse(&reply.content);
@@ -265,6 +270,22 @@ fn proposals(reply: &ChatReply, text: &textcall::TextCalls, native: bool) -> Vec
 
 /// Native tool calls when configured and the server's template supports them.
 async fn tool_calling(ctx: &mut TurnCtx) -> Result<ToolCalling, String> {
+    let ready = match ctx.daemon.supervisor.clone() {
+        Some(supervisor) => supervisor.wait_ready().await,
+        None => Ok(()),
+    };
+    if let Err(reason) = ready {
+        ctx.facts.model_failed = true;
+        ctx.trace.warnings.push(TraceWarning {
+            code: "MODEL_NOT_READY".into(),
+            message: reason.clone(),
+        });
+        ctx.emit(TurnEvent::Error {
+            message: reason.clone(),
+        })
+        .await;
+        return Err(format!("The model server is not available: {reason}"));
+    }
     if !ctx.daemon.config.tools.native_calling {
         return Ok(ToolCalling::Text);
     }

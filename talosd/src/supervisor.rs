@@ -1,0 +1,430 @@
+//! The managed llama-server: launched by the daemon on 127.0.0.1 only, refused when its port
+//! already has a listener, proven to be the process Talos started (Linux `/proc`: the listening
+//! socket's inode, the pid holding it, that pid's start time), waited for while the model loads,
+//! restarted with bounded backoff after a crash, and stopped with the daemon.
+//!
+//! What the ownership probe does not cover: a hostile kernel (it trusts `/proc`), and the race
+//! between the last check and a request (a process that takes the port over after the check is
+//! not noticed until the server exits).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use talos_protocol::ModelStatusResult;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ModelConfig;
+
+pub const PORT_IN_USE: &str = "Another server is not restarted by Talos.";
+/// Restarts in a row after which the supervisor gives up.
+const MAX_RESTARTS: u32 = 5;
+/// A server that stayed up this long resets the restart count.
+const STABLE_AFTER: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    Starting,
+    Loading,
+    Ready,
+    Restarting,
+    Failed(String),
+    Stopped,
+}
+
+impl State {
+    fn name(&self) -> &'static str {
+        match self {
+            State::Starting => "starting",
+            State::Loading => "loading",
+            State::Ready => "ready",
+            State::Restarting => "restarting",
+            State::Failed(_) => "failed",
+            State::Stopped => "stopped",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Supervisor {
+    config: ModelConfig,
+    logs: PathBuf,
+    status: Mutex<Status>,
+    state_tx: watch::Sender<State>,
+    stop: CancellationToken,
+    done: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct Status {
+    pid: Option<u32>,
+    restarts: u32,
+    owned: bool,
+}
+
+impl Supervisor {
+    pub fn new(config: ModelConfig, logs: PathBuf) -> Supervisor {
+        let (state_tx, _) = watch::channel(State::Starting);
+        Supervisor {
+            config,
+            logs,
+            status: Mutex::new(Status::default()),
+            state_tx,
+            stop: CancellationToken::new(),
+            done: tokio::sync::Notify::new(),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.config.port)
+    }
+
+    fn set(&self, state: State) {
+        if let State::Failed(reason) = &state {
+            tracing::error!(%reason, "model server failed");
+        }
+        self.state_tx.send_replace(state);
+    }
+
+    pub fn state(&self) -> State {
+        self.state_tx.borrow().clone()
+    }
+
+    pub fn status(&self) -> ModelStatusResult {
+        let state = self.state();
+        let status = self
+            .status
+            .lock()
+            .map(|s| (s.pid, s.restarts, s.owned))
+            .unwrap_or_default();
+        ModelStatusResult {
+            mode: "managed".into(),
+            state: state.name().into(),
+            url: self.url(),
+            pid: status.0,
+            port: Some(self.config.port),
+            model: Some(self.config.path.clone()),
+            restarts: status.1,
+            owned: status.2,
+            last_error: match state {
+                State::Failed(reason) => Some(reason),
+                State::Starting
+                | State::Loading
+                | State::Ready
+                | State::Restarting
+                | State::Stopped => None,
+            },
+        }
+    }
+
+    /// Waits until the server is ready, up to the start timeout; the error says why not.
+    pub async fn wait_ready(&self) -> Result<(), String> {
+        let mut rx = self.state_tx.subscribe();
+        let deadline = Duration::from_secs(self.config.start_timeout_secs);
+        let wait = async {
+            loop {
+                match rx.borrow_and_update().clone() {
+                    State::Ready => return Ok(()),
+                    State::Failed(reason) => return Err(reason),
+                    State::Stopped => return Err("the model server is stopped".to_string()),
+                    State::Starting | State::Loading | State::Restarting => {}
+                }
+                if rx.changed().await.is_err() {
+                    return Err("the model server supervisor ended".to_string());
+                }
+            }
+        };
+        tokio::time::timeout(deadline, wait)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "the model server was not ready within {} s",
+                    deadline.as_secs()
+                ))
+            })
+    }
+
+    /// Stops the server and waits for the supervisor to finish.
+    pub async fn shutdown(&self) {
+        self.stop.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.done.notified()).await;
+    }
+
+    /// The supervision loop; run it as a task.
+    pub async fn run(&self) {
+        let mut failures_in_a_row = 0u32;
+        loop {
+            if port_has_listener(self.config.port) {
+                self.set(State::Failed(format!(
+                    "port {} already has a listener. {PORT_IN_USE}",
+                    self.config.port
+                )));
+                break;
+            }
+            let started = Instant::now();
+            match self.run_once().await {
+                Ended::Stopped => {
+                    self.set(State::Stopped);
+                    break;
+                }
+                Ended::Fatal(reason) => {
+                    self.set(State::Failed(reason));
+                    break;
+                }
+                Ended::Exited(reason) => {
+                    if started.elapsed() > STABLE_AFTER {
+                        failures_in_a_row = 0;
+                    }
+                    failures_in_a_row += 1;
+                    if let Ok(mut s) = self.status.lock() {
+                        s.restarts += 1;
+                        s.pid = None;
+                        s.owned = false;
+                    }
+                    if failures_in_a_row > MAX_RESTARTS {
+                        self.set(State::Failed(format!("the model server exited {failures_in_a_row} times in a row; giving up ({reason})")));
+                        break;
+                    }
+                    tracing::warn!(%reason, attempt = failures_in_a_row, "model server exited; restarting");
+                    self.set(State::Restarting);
+                    let backoff = Duration::from_millis(250u64 << failures_in_a_row.min(5))
+                        .min(Duration::from_secs(5));
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = self.stop.cancelled() => {
+                            self.set(State::Stopped);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.done.notify_waiters();
+        self.done.notify_one();
+    }
+
+    async fn run_once(&self) -> Ended {
+        let c = &self.config;
+        let mut args: Vec<String> = vec![
+            "-m".into(),
+            c.path.clone(),
+            "--host".into(),
+            "127.0.0.1".into(),
+            "--port".into(),
+            c.port.to_string(),
+            "-c".into(),
+            c.ctx.to_string(),
+            "-t".into(),
+            c.threads.to_string(),
+            "--parallel".into(),
+            c.slots.to_string(),
+            "--jinja".into(),
+        ];
+        if !c.chat_template_file.is_empty() {
+            args.extend(["--chat-template-file".into(), c.chat_template_file.clone()]);
+        }
+        args.push("--no-webui".into());
+        let log = std::fs::create_dir_all(&self.logs).and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.logs.join("llama-server.log"))
+        });
+        let (out, err) = match log.and_then(|f| Ok((f.try_clone()?, f))) {
+            Ok((a, b)) => (Stdio::from(a), Stdio::from(b)),
+            Err(_) => (Stdio::null(), Stdio::null()),
+        };
+        self.set(State::Starting);
+        let mut child = match tokio::process::Command::new(&c.server)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => {
+                return Ended::Fatal(format!("cannot start the model server {}: {e}", c.server));
+            }
+        };
+        let pid = child.id().unwrap_or(0);
+        let launched_at = start_time(pid);
+        if let Ok(mut s) = self.status.lock() {
+            s.pid = Some(pid);
+            s.owned = false;
+        }
+        tracing::info!(pid, port = c.port, model = %c.path, "model server launched");
+        self.set(State::Loading);
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .no_proxy()
+            .build()
+            .unwrap_or_default();
+        let health = format!("{}/health", self.url());
+        let deadline = Instant::now() + Duration::from_secs(c.start_timeout_secs);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Ended::Exited(format!("exited while loading ({status})"));
+            }
+            if self.stop.is_cancelled() {
+                terminate(&mut child, pid).await;
+                return Ended::Stopped;
+            }
+            match http.get(&health).send().await {
+                Ok(r) if r.status().is_success() => break,
+                Ok(_) | Err(_) => {}
+            }
+            if Instant::now() > deadline {
+                terminate(&mut child, pid).await;
+                return Ended::Fatal(format!(
+                    "the model server did not finish loading within {} s",
+                    c.start_timeout_secs
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Prove the listener is ours before any request reaches it.
+        let ours = match (listener_pid(c.port), launched_at) {
+            (Ok(owner), Ok(expected)) if owner == pid => {
+                start_time(owner).is_ok_and(|t| t == expected)
+            }
+            (Ok(owner), Ok(_)) => {
+                tracing::error!(owner, pid, "the listener belongs to another process");
+                false
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::error!(error = %e, "listener ownership could not be observed");
+                false
+            }
+        };
+        if !ours {
+            terminate(&mut child, pid).await;
+            return Ended::Fatal(format!(
+                "listener ownership check failed: 127.0.0.1:{} is not served by the process Talos started (pid {pid}); nothing is sent to it",
+                c.port
+            ));
+        }
+        if let Ok(mut s) = self.status.lock() {
+            s.owned = true;
+        }
+        self.set(State::Ready);
+        tokio::select! {
+            status = child.wait() => Ended::Exited(status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string())),
+            () = self.stop.cancelled() => {
+                terminate(&mut child, pid).await;
+                Ended::Stopped
+            }
+        }
+    }
+}
+
+enum Ended {
+    Stopped,
+    Fatal(String),
+    Exited(String),
+}
+
+/// SIGTERM to the server's process group, then SIGKILL after 5 s.
+async fn terminate(child: &mut tokio::process::Child, pid: u32) {
+    if let Some(group) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
+    }
+    if tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .is_err()
+    {
+        crate::runner::kill_group(pid);
+        let _ = child.wait().await;
+    }
+    crate::runner::kill_group(pid);
+}
+
+fn port_has_listener(port: u16) -> bool {
+    std::net::TcpStream::connect_timeout(
+        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Duration::from_millis(300),
+    )
+    .is_ok()
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22).
+pub fn start_time(pid: u32) -> Result<u64, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| format!("cannot read /proc/{pid}/stat: {e}"))?;
+    let after = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .ok_or("malformed stat")?;
+    after
+        .split_whitespace()
+        .nth(19)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no start time in /proc/{pid}/stat"))
+}
+
+/// The pid that holds the socket listening on 127.0.0.1:`port`.
+pub fn listener_pid(port: u16) -> Result<u32, String> {
+    let table = std::fs::read_to_string("/proc/net/tcp")
+        .map_err(|e| format!("cannot read /proc/net/tcp: {e}"))?;
+    let local = format!("0100007F:{port:04X}");
+    let inode = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() > 9 && f[1] == local && f[3] == "0A")
+        .map(|f| f[9].to_string())
+        .ok_or_else(|| format!("no listening socket for 127.0.0.1:{port} in /proc/net/tcp"))?;
+    let needle = format!("socket:[{inode}]");
+    let mut owners = Vec::new();
+    for entry in std::fs::read_dir("/proc")
+        .map_err(|e| e.to_string())?
+        .flatten()
+    {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        if fds
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy() == needle))
+        {
+            owners.push(pid);
+        }
+    }
+    match owners.as_slice() {
+        [pid] => Ok(*pid),
+        [] => Err(format!("no process holds socket inode {inode}")),
+        many => Err(format!(
+            "several processes hold socket inode {inode}: {many:?}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listener_of_a_port_we_hold_is_this_process() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        assert_eq!(listener_pid(port), Ok(std::process::id()));
+        assert!(port_has_listener(port));
+        assert!(start_time(std::process::id()).unwrap() > 0);
+        drop(listener);
+        assert!(listener_pid(port).is_err());
+    }
+}
