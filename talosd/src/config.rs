@@ -70,6 +70,14 @@ pub struct ToolsConfig {
     pub native_calling: bool,
     /// `true` turns tool-name alias rescue off.
     pub strict_names: bool,
+    /// With native calling, ask the server for a tool call (`tool_choice: "required"`) on a
+    /// turn's first model call when the plan's obligation needs a tool (a change, an
+    /// inspection, a listing).
+    pub require_tool_call: bool,
+    /// Text the assistant turn starts with when a tool call is required (for example
+    /// `"<tool_call>\n"` for ChatML templates, which small models otherwise ignore). Empty:
+    /// no prefill.
+    pub tool_call_prefill: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -102,11 +110,11 @@ impl Default for ModelConfig {
                 .display()
                 .to_string(),
             port: 18480,
-            ctx: 4096,
+            ctx: 8192,
             threads: std::thread::available_parallelism()
                 .map(|n| u32::try_from(n.get()).unwrap_or(2))
                 .unwrap_or(2),
-            slots: 4,
+            slots: 2,
             chat_template_file: if template.exists() {
                 template.display().to_string()
             } else {
@@ -121,6 +129,8 @@ impl Default for ToolsConfig {
         ToolsConfig {
             native_calling: true,
             strict_names: false,
+            require_tool_call: true,
+            tool_call_prefill: String::new(),
         }
     }
 }

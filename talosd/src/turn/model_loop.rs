@@ -71,6 +71,20 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
         if daemon.supervisor.is_some() {
             body["id_slot"] = json!(ctx.session.slot);
         }
+        let tools_cfg = &daemon.config.tools;
+        if calling == ToolCalling::Native
+            && index == 0
+            && tools_cfg.require_tool_call
+            && !surface.tools().is_empty()
+            && needs_tool(plan)
+        {
+            body["tool_choice"] = json!("required");
+            if !tools_cfg.tool_call_prefill.is_empty()
+                && let Some(messages) = body["messages"].as_array_mut()
+            {
+                messages.push(json!({"role": "assistant", "content": tools_cfg.tool_call_prefill}));
+            }
+        }
         if calling == ToolCalling::Native && !surface.tools().is_empty() {
             body["tools"] = Value::Array(
                 surface
@@ -216,6 +230,20 @@ pub async fn run(ctx: &mut TurnCtx, plan: &TurnPlan) -> String {
         }
     }
     answer
+}
+
+/// Whether the plan's obligation can only be met with a tool.
+fn needs_tool(plan: &TurnPlan) -> bool {
+    use talos_core::plan::ActionObligation;
+    match plan.obligation() {
+        ActionObligation::MutatingToolRequired
+        | ActionObligation::InspectRequired
+        | ActionObligation::ListDirOnly
+        | ActionObligation::VerifyFromEvidence => true,
+        ActionObligation::DirectAnswerOnly | ActionObligation::None | ActionObligation::Unknown => {
+            false
+        }
+    }
 }
 
 /// The turn moves from APPLY to VERIFY once every target the request named has changed; a
