@@ -49,6 +49,14 @@ pub struct ModelConfig {
     pub start_timeout_secs: u64,
 }
 
+/// `~/x` becomes `$HOME/x`; anything else is kept.
+fn expand_home(path: &str) -> String {
+    match (path.strip_prefix("~/"), std::env::var("HOME")) {
+        (Some(rest), Ok(home)) if !home.is_empty() => format!("{home}/{rest}"),
+        _ => path.to_string(),
+    }
+}
+
 /// Where `packaging/get-llama.sh` installs llama-server and the default model.
 pub fn default_llama_home() -> std::path::PathBuf {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -176,7 +184,7 @@ impl Config {
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        let config: Config = if text.trim().is_empty() {
+        let mut config: Config = if text.trim().is_empty() {
             Config::default()
         } else {
             serde_yaml_ng::from_str(text).map_err(|e| ConfigError::Parse {
@@ -184,6 +192,13 @@ impl Config {
                 message: with_line(&e, text),
             })?
         };
+        for path in [
+            &mut config.model.server,
+            &mut config.model.path,
+            &mut config.model.chat_template_file,
+        ] {
+            *path = expand_home(path);
+        }
         config.validate().map_err(|message| ConfigError::Invalid {
             path: origin.to_string(),
             message,

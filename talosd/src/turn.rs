@@ -32,6 +32,8 @@ pub use context::now_ms;
 
 const RESTORE_ANSWER: &str = "Checkpoint restore is available through Talos's local checkpoint store.\nI did not restore files from this natural-language turn.\nCheckpoint restore commands arrive in a later release; the checkpoints of every change are kept under the Talos home.";
 
+const UNSUPPORTED_COMMAND_ANSWER: &str = "I can't run that command check because no approved command profile was specified. Talos runs commands only through bounded, approved command profiles: the built-in cargo_test, cargo_check, cargo_build, cargo_clippy, cargo_fmt_check and gradle_* profiles, and workspace profiles you pinned with talos profiles trust. Name one (for example: run the cargo_test command profile).";
+
 /// What a client asked for.
 #[derive(Debug, Clone)]
 pub struct TurnRequest {
@@ -110,6 +112,13 @@ pub async fn run(
     let answer = if let Some(command) = structural {
         ctx.trace.model.tool_calling = "none".into();
         viewer::answer(&mut ctx, command).await
+    } else if plan
+        .contract()
+        .classification_reason
+        .starts_with("unsupported-command-verification-request")
+    {
+        ctx.trace.model.tool_calling = "none".into();
+        UNSUPPORTED_COMMAND_ANSWER.to_string()
     } else if plan.contract().task_type == TaskType::CheckpointRestore {
         ctx.trace.model.tool_calling = "none".into();
         RESTORE_ANSWER.to_string()

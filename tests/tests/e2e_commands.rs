@@ -427,3 +427,18 @@ async fn an_isolated_profile_has_no_network_and_cannot_write_outside() {
         "writes inside the workspace still work: {progress}"
     );
 }
+
+#[tokio::test]
+async fn a_request_to_run_an_unnamed_command_gets_a_fixed_answer_without_the_model() {
+    let mut e = env(vec![Reply::Text("sure, running it".into())]).await;
+    let (outcome, _) = e
+        .turn("Run pytest and tell me if it passes", "approve")
+        .await;
+    assert!(
+        outcome["finalAnswer"].as_str().unwrap().starts_with(
+            "I can't run that command check because no approved command profile was specified."
+        ),
+        "{outcome}"
+    );
+    assert!(e.llama.requests().is_empty(), "no model call");
+}
