@@ -178,6 +178,38 @@ pub fn cmdline(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// The pids holding the socket that listens on 127.0.0.1:`port` (from `/proc/net/tcp` and
+/// `/proc/*/fd`); empty when nothing listens or it cannot be seen.
+pub fn listener_pids(port: u16) -> Vec<u32> {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!("0100007F:{port:04X}");
+    let Some(inode) = table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|fields| fields.len() > 9 && fields[1] == local && fields[3] == "0A")
+        .map(|fields| fields[9].to_string())
+    else {
+        return Vec::new();
+    };
+    let needle = format!("socket:[{inode}]");
+    let mut owners = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let holds = std::fs::read_dir(entry.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy() == needle));
+        if holds {
+            owners.push(pid);
+        }
+    }
+    owners
+}
+
 /// The value following `flag` in `args`, if the flag is there.
 pub fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
     args.iter()
