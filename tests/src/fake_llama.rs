@@ -1,10 +1,13 @@
 //! The fake llama server: a small HTTP/1.1 server on loopback that speaks the parts of
 //! llama-server's API Talos uses (`/health`, `/props`, streamed `/v1/chat/completions`), with
 //! replies chosen by a script from the request. It records every chat request so tests can
-//! assert what the model was offered.
+//! assert what the model was offered. [`serve`] is the server itself; [`FakeLlama`] runs it
+//! in-process and the `fake-llama-server` binary runs it as a separate process.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -43,14 +46,16 @@ impl FakeLlama {
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let requests: Arc<Mutex<Vec<Value>>> = Arc::default();
         let recorded = requests.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let (script, recorded) = (script.clone(), recorded.clone());
-                tokio::spawn(async move {
-                    let _ = serve(stream, native, script, recorded).await;
-                });
-            }
-        });
+        let serving = Serving {
+            native,
+            on_request: Some(Arc::new(move |request: &Value| {
+                if let Ok(mut r) = recorded.lock() {
+                    r.push(request.clone());
+                }
+            })),
+            ..Serving::default()
+        };
+        let task = tokio::spawn(serve(listener, serving, script));
         FakeLlama {
             url,
             requests,
@@ -70,11 +75,74 @@ impl Drop for FakeLlama {
     }
 }
 
-async fn serve(
+/// Token counts a fake reports for every reply: in the usage chunk and, when `cached_tokens` is
+/// set, also as `usage.prompt_tokens_details.cached_tokens` and llama-server's `timings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: Option<u64>,
+}
+
+/// A hook called with each chat request as it arrives.
+pub type RequestHook = Arc<dyn Fn(&Value) + Send + Sync>;
+/// A hook called after each chat reply has been written and the connection closed.
+pub type ReplyHook = Arc<dyn Fn() + Send + Sync>;
+
+/// How [`serve`] behaves besides answering from its script.
+#[derive(Clone)]
+pub struct Serving {
+    /// What `/props` reports as `chat_template_caps.supports_tool_calls`.
+    pub native: bool,
+    /// `/props` `total_slots`.
+    pub slots: u32,
+    pub usage: Usage,
+    /// Until this instant `/health` and chat requests answer 503 `Loading model`.
+    pub loading_until: Option<Instant>,
+    pub on_request: Option<RequestHook>,
+    pub after_reply: Option<ReplyHook>,
+}
+
+impl Default for Usage {
+    fn default() -> Self {
+        Usage {
+            prompt_tokens: 42,
+            completion_tokens: 7,
+            cached_tokens: None,
+        }
+    }
+}
+
+impl Default for Serving {
+    fn default() -> Self {
+        Serving {
+            native: true,
+            slots: 1,
+            usage: Usage::default(),
+            loading_until: None,
+            on_request: None,
+            after_reply: None,
+        }
+    }
+}
+
+/// Serves every connection `listener` accepts, one request per connection, until the task is
+/// dropped or the listener fails.
+pub async fn serve(listener: TcpListener, serving: Serving, script: Script) {
+    let serving = Arc::new(serving);
+    while let Ok((stream, _)) = listener.accept().await {
+        let (serving, script) = (serving.clone(), script.clone());
+        tokio::spawn(async move {
+            let _ = serve_connection(stream, &serving, script).await;
+        });
+    }
+}
+
+async fn serve_connection(
     stream: TcpStream,
-    native: bool,
+    serving: &Serving,
     script: Script,
-    recorded: Arc<Mutex<Vec<Value>>>,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
@@ -99,23 +167,38 @@ async fn serve(
         .nth(1)
         .unwrap_or("/")
         .to_string();
+    let loading = serving
+        .loading_until
+        .is_some_and(|until| Instant::now() < until);
     match path.as_str() {
+        "/health" | "/v1/chat/completions" if loading => {
+            respond_json(
+                &mut stream,
+                503,
+                &json!({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}),
+            )
+            .await
+        }
         "/health" => respond_json(&mut stream, 200, &json!({"status": "ok"})).await,
         "/props" => {
             respond_json(
                 &mut stream,
                 200,
-                &json!({"chat_template_caps": {"supports_tool_calls": native}, "total_slots": 1}),
+                &json!({"chat_template_caps": {"supports_tool_calls": serving.native}, "total_slots": serving.slots}),
             )
             .await
         }
         "/v1/chat/completions" => {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            if let Ok(mut r) = recorded.lock() {
-                r.push(request.clone());
+            if let Some(hook) = &serving.on_request {
+                hook(&request);
             }
             let reply = script(&request);
-            stream_reply(&mut stream, reply).await
+            let written = stream_reply(&mut stream, reply, serving.usage).await;
+            if let Some(hook) = &serving.after_reply {
+                hook();
+            }
+            written
         }
         _ => respond_json(&mut stream, 404, &json!({"error": "not found"})).await,
     }
@@ -142,7 +225,7 @@ fn chunk(delta: Value, finish: Option<&str>) -> Value {
     json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 }
 
-async fn stream_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
+async fn stream_reply(stream: &mut TcpStream, reply: Reply, usage: Usage) -> std::io::Result<()> {
     match reply {
         Reply::Error(status, message) => {
             return respond_json(
@@ -197,10 +280,36 @@ async fn stream_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<(
         }
         Reply::Error(..) | Reply::Hang => "stop",
     };
-    event(stream, chunk(json!({}), Some(finish))).await?;
-    event(stream, json!({"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}})).await?;
+    let mut last = chunk(json!({}), Some(finish));
+    let mut usage_chunk = json!({"object": "chat.completion.chunk", "choices": [], "usage": {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+    }});
+    if let Some(cached) = usage.cached_tokens {
+        // As llama-server does: timings on the finishing chunk and again beside the usage.
+        let timings = timings(usage, cached);
+        last["timings"] = timings.clone();
+        usage_chunk["timings"] = timings;
+        usage_chunk["usage"]["prompt_tokens_details"] = json!({"cached_tokens": cached});
+    }
+    event(stream, last).await?;
+    event(stream, usage_chunk).await?;
     stream.write_all(b"data: [DONE]\n\n").await?;
     stream.shutdown().await
+}
+
+/// llama-server's `timings` for `usage`: the cached prefix is `cache_n`, the rest `prompt_n`,
+/// at a nominal 1 ms per prompt token and 5 ms per generated token.
+fn timings(usage: Usage, cached: u64) -> Value {
+    let prompt_n = usage.prompt_tokens.saturating_sub(cached);
+    json!({
+        "cache_n": cached,
+        "prompt_n": prompt_n,
+        "prompt_ms": prompt_n as f64,
+        "predicted_n": usage.completion_tokens,
+        "predicted_ms": usage.completion_tokens as f64 * 5.0,
+    })
 }
 
 /// True when the request's last message is a tool result (native or written as text).

@@ -7,3 +7,5 @@
 
 pub mod fake_llama;
 pub mod harness;
+pub mod managed;
+pub mod real_llama;

@@ -1,0 +1,418 @@
+//! talos-real-bench: Talos against the real llama-server and small model that
+//! `packaging/get-llama.sh` installs. Runs the real `talosd` (built beside this binary as
+//! `e2e-talosd`) in managed mode under a temporary `TALOS_HOME`, and per repetition runs a
+//! session's first and second turn of a read-only question and one denied edit. Prints medians
+//! of: time to first token (the first `stream_chunk` event) for turns 1 and 2 and their ratio
+//! (prompt-cache reuse), prompt and cached tokens per surface, and the daemon's overhead (a
+//! turn's wall time minus llama-server's own prompt and generation time: from timings in the
+//! trace when it records them, else estimated from the token counts at rates measured on the
+//! same server).
+//!
+//! Run: `cargo run --release -p talos-tests --bin talos-real-bench [-- REPETITIONS]`
+#![allow(clippy::print_stdout)] // a benchmark reports on stdout
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use talos_protocol::Message;
+use talos_tests::harness::{Answer, Client};
+use talos_tests::managed::{ManagedConfig, free_port, wait_gone};
+use talos_tests::real_llama::{RealParts, threads};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const QUESTION: &str = "What does settings.py configure?";
+const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+const SETTINGS: &str = "TIMEOUT = 30\nRETRIES = 3\n";
+
+/// One turn as measured from the client.
+struct Measured {
+    wall: Duration,
+    first_token: Option<Duration>,
+    calls: Vec<Value>,
+}
+
+/// llama-server's own speed on this machine, from one uncached request.
+#[derive(Clone, Copy)]
+struct Rates {
+    prompt_per_second: f64,
+    predicted_per_second: f64,
+}
+
+struct Daemon {
+    child: Child,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let repetitions: usize = std::env::args()
+        .nth(1)
+        .map(|a| a.parse())
+        .transpose()
+        .context("REPETITIONS must be a number")?
+        .unwrap_or(3)
+        .max(1);
+    let parts = match RealParts::find() {
+        Ok(parts) => parts,
+        Err(missing) => {
+            eprintln!("talos-real-bench: {missing}");
+            std::process::exit(2);
+        }
+    };
+    let home = tempfile::Builder::new()
+        .prefix("trbench")
+        .tempdir_in("/tmp")?;
+    let port = free_port();
+    let mut config = ManagedConfig::new(&parts.server, &parts.model, port);
+    config.ctx = 8192;
+    config.slots = 2;
+    config.threads = threads();
+    config.chat_template_file = Some(parts.template.clone());
+    config.start_timeout_secs = 120;
+    config.extra =
+        "  max_tokens: 128\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n".into();
+    std::fs::write(home.path().join("config.yaml"), config.to_yaml())?;
+
+    let launched = Instant::now();
+    let mut daemon = Daemon {
+        child: Command::new(sibling("e2e-talosd")?)
+            .arg("--foreground")
+            .env("TALOS_HOME", home.path())
+            .env("TALOS_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(home.path().join("talosd.stderr"))?)
+            .spawn()?,
+    };
+    let socket = home.path().join("run").join("talosd.sock");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        if Instant::now() > deadline {
+            bail!("talosd did not start; see {}", home.path().display());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut client = Client::connect(&socket).await;
+    let ready = wait_ready(&mut client).await?;
+    let to_ready = launched.elapsed();
+    let server_pid = ready["pid"].as_u64().and_then(|p| u32::try_from(p).ok());
+
+    let ws = tempfile::tempdir()?;
+    let settings = ws.path().join("settings.py");
+    let (mut first, mut second, mut edits) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..repetitions {
+        std::fs::write(&settings, SETTINGS)?;
+        let session = client.open_session(ws.path(), "agent").await;
+        first.push(measure(&mut client, &session, QUESTION, home.path()).await?);
+        second.push(measure(&mut client, &session, QUESTION, home.path()).await?);
+        let session = client.open_session(ws.path(), "agent").await;
+        edits.push(measure(&mut client, &session, EDIT_REQUEST, home.path()).await?);
+        if std::fs::read_to_string(&settings)? != SETTINGS {
+            bail!("a denied edit changed settings.py");
+        }
+    }
+    let rates = calibrate(port).await?;
+    client.call("daemon/shutdown", json!({})).await;
+    let exited = tokio::task::spawn_blocking(move || daemon.child.wait().map(|_| ())).await?;
+    exited?;
+    if let Some(pid) = server_pid
+        && !wait_gone(&[pid], Duration::from_secs(8)).await.is_empty()
+    {
+        bail!("llama-server {pid} outlived the daemon");
+    }
+
+    report(
+        &parts,
+        repetitions,
+        to_ready,
+        rates,
+        [&first, &second, &edits],
+    );
+    Ok(())
+}
+
+fn report(
+    parts: &RealParts,
+    repetitions: usize,
+    to_ready: Duration,
+    rates: Rates,
+    [first, second, edits]: [&Vec<Measured>; 3],
+) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let first_tokens = |turns: &[Measured]| -> Vec<f64> {
+        turns.iter().filter_map(|t| t.first_token.map(ms)).collect()
+    };
+    let call0 = |turns: &[Measured], key: &str| -> Vec<f64> {
+        turns
+            .iter()
+            .filter_map(|t| t.calls.first()?.get(key)?.as_f64())
+            .collect()
+    };
+    let (ttft1, ttft2) = (first_tokens(first), first_tokens(second));
+    let ratios: Vec<f64> = first
+        .iter()
+        .zip(second)
+        .filter_map(|(a, b)| Some(ms(b.first_token?) / ms(a.first_token?)))
+        .collect();
+    let from_trace = [first, second, edits]
+        .iter()
+        .flat_map(|turns| turns.iter().flat_map(|t| &t.calls))
+        .all(|c| c.get("promptMs").is_some() && c.get("predictedMs").is_some());
+    let overhead = |turns: &[Measured]| -> Vec<f64> {
+        turns
+            .iter()
+            .map(|t| ms(t.wall) - t.calls.iter().map(|c| server_ms(c, rates)).sum::<f64>())
+            .collect()
+    };
+    let calls =
+        |turns: &[Measured]| -> Vec<f64> { turns.iter().map(|t| t.calls.len() as f64).collect() };
+    let walls = |turns: &[Measured]| -> Vec<f64> { turns.iter().map(|t| ms(t.wall)).collect() };
+
+    println!(
+        "talos-real-bench: {repetitions} repetitions, {} with {} threads (release={})",
+        parts
+            .model
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy(),
+        threads(),
+        !cfg!(debug_assertions)
+    );
+    println!("daemon start to model ready: {:.0} ms", ms(to_ready));
+    println!(
+        "llama-server speed (one uncached request): prompt {:.0} tok/s, generation {:.0} tok/s",
+        rates.prompt_per_second, rates.predicted_per_second
+    );
+    println!("medians                              read-only t1   read-only t2   denied edit");
+    row(
+        "time to first token (ms)",
+        &[ttft1.clone(), ttft2.clone(), first_tokens(edits)],
+    );
+    println!(
+        "  turn 2 / turn 1 first-token ratio: {}   (turns without a streamed token: {})",
+        fmt(median(&ratios)),
+        3 * first.len() - ttft1.len() - ttft2.len() - first_tokens(edits).len()
+    );
+    row(
+        "prompt tokens, first call",
+        &[
+            call0(first, "promptTokens"),
+            call0(second, "promptTokens"),
+            call0(edits, "promptTokens"),
+        ],
+    );
+    row(
+        "cached tokens, first call",
+        &[
+            call0(first, "cachedTokens"),
+            call0(second, "cachedTokens"),
+            call0(edits, "cachedTokens"),
+        ],
+    );
+    row(
+        "model calls per turn",
+        &[calls(first), calls(second), calls(edits)],
+    );
+    row(
+        "turn wall time (ms)",
+        &[walls(first), walls(second), walls(edits)],
+    );
+    row(
+        "daemon overhead (ms)",
+        &[overhead(first), overhead(second), overhead(edits)],
+    );
+    println!(
+        "  overhead = wall time - llama-server time, {}",
+        if from_trace {
+            "llama-server time from the trace's timings"
+        } else {
+            "llama-server time estimated from each call's uncached prompt and completion tokens at the speeds above"
+        }
+    );
+}
+
+fn row(label: &str, columns: &[Vec<f64>; 3]) {
+    println!(
+        "  {label:<33} {:>12} {:>14} {:>13}",
+        fmt(median(&columns[0])),
+        fmt(median(&columns[1])),
+        fmt(median(&columns[2]))
+    );
+}
+
+fn fmt(value: Option<f64>) -> String {
+    value.map_or("n/a".into(), |v| {
+        if v.abs() < 10.0 && v.fract() != 0.0 {
+            format!("{v:.2}")
+        } else {
+            format!("{v:.0}")
+        }
+    })
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(sorted[n / 2]),
+        n => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+/// llama-server's time for one model call: its own timings when the trace records them, else
+/// the uncached prompt and the completion at the measured speeds.
+fn server_ms(call: &Value, rates: Rates) -> f64 {
+    if let (Some(prompt), Some(predicted)) = (
+        call.get("promptMs").and_then(Value::as_f64),
+        call.get("predictedMs").and_then(Value::as_f64),
+    ) {
+        return prompt + predicted;
+    }
+    let tokens = |key: &str| call.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+    let uncached = (tokens("promptTokens") - tokens("cachedTokens")).max(0.0);
+    1000.0
+        * (uncached / rates.prompt_per_second
+            + tokens("completionTokens") / rates.predicted_per_second)
+}
+
+async fn wait_ready(client: &mut Client) -> anyhow::Result<Value> {
+    let deadline = Instant::now() + Duration::from_secs(150);
+    loop {
+        let (response, _) = client
+            .call_with("model/status", json!({}), |_| Answer::Ignore)
+            .await
+            .context("daemon closed the connection")?;
+        if let Some(error) = response.error {
+            bail!("model/status: {}", error.message);
+        }
+        let status = response.result.unwrap_or_default();
+        match status["state"].as_str() {
+            Some("ready") => return Ok(status),
+            Some("failed") => bail!("the model server failed: {}", status["lastError"]),
+            _ if Instant::now() > deadline => bail!("the model server is not ready: {status}"),
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+/// Runs one turn, denying every approval, and reads its trace's model calls.
+async fn measure(
+    client: &mut Client,
+    session: &str,
+    prompt: &str,
+    home: &Path,
+) -> anyhow::Result<Measured> {
+    let started = Instant::now();
+    let mut first_token = None;
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": prompt}),
+            |m: &Message| {
+                if m.method.as_deref() == Some("approval/request") {
+                    return Answer::Result(json!({"decision": "deny"}));
+                }
+                if first_token.is_none()
+                    && m.method.as_deref() == Some("turn/event")
+                    && m.params
+                        .as_ref()
+                        .is_some_and(|p| p["event"]["kind"] == "stream_chunk")
+                {
+                    first_token = Some(started.elapsed());
+                }
+                Answer::Ignore
+            },
+        )
+        .await
+        .context("daemon closed the connection")?;
+    let wall = started.elapsed();
+    let outcome = response.result.context("turn/start failed")?;
+    let trace_path = outcome["tracePath"]
+        .as_str()
+        .map(PathBuf::from)
+        .or_else(|| find_trace(home, outcome["traceId"].as_str()?))
+        .with_context(|| format!("no trace for {outcome}"))?;
+    let trace: Value = serde_json::from_slice(&std::fs::read(&trace_path)?)?;
+    Ok(Measured {
+        wall,
+        first_token,
+        calls: trace["modelCalls"].as_array().cloned().unwrap_or_default(),
+    })
+}
+
+fn find_trace(home: &Path, trace_id: &str) -> Option<PathBuf> {
+    std::fs::read_dir(home.join("traces"))
+        .ok()?
+        .flatten()
+        .flat_map(|session| {
+            std::fs::read_dir(session.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|file| file.path())
+        .find(|path| path.to_string_lossy().contains(trace_id))
+}
+
+/// One uncached request straight to the managed server, for its prompt and generation speed.
+async fn calibrate(port: u16) -> anyhow::Result<Rates> {
+    let body = json!({
+        "messages": [{"role": "user", "content": format!("Summarise this list: {}", "apples pears plums cherries ".repeat(60))}],
+        "max_tokens": 64,
+        "temperature": 0,
+        "cache_prompt": false,
+    })
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await?;
+    let mut response = String::new();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        stream.read_to_string(&mut response),
+    )
+    .await
+    .context("calibration request timed out")??;
+    let json_start = response
+        .find('{')
+        .context("no JSON in the calibration reply")?;
+    let json_end = response
+        .rfind('}')
+        .context("no JSON in the calibration reply")?;
+    let reply: Value = serde_json::from_str(&response[json_start..=json_end])?;
+    let rate = |key: &str| {
+        reply["timings"][key]
+            .as_f64()
+            .filter(|r| *r > 0.0)
+            .with_context(|| format!("no timings.{key} in {reply}"))
+    };
+    Ok(Rates {
+        prompt_per_second: rate("prompt_per_second")?,
+        predicted_per_second: rate("predicted_per_second")?,
+    })
+}
+
+fn sibling(name: &str) -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let path = exe.parent().map(|d| d.join(name)).context("no parent")?;
+    if !path.exists() {
+        bail!(
+            "{} not found; build it with `cargo build --release -p talos-tests`",
+            path.display()
+        );
+    }
+    Ok(path)
+}

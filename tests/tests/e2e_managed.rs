@@ -1,0 +1,402 @@
+//! Managed mode end to end: the daemon launches `fake-llama-server` (a separate process speaking
+//! llama-server's command line and API), proves it owns the listener, waits while it loads,
+//! restarts it after a crash and stops it with the daemon. Each test asserts `model/status`,
+//! the message a person sees, and the processes themselves through `/proc`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use talos_protocol::Message;
+use talos_tests::harness::{Client, TestDaemon, approvals, approve_all, timeout_workspace};
+use talos_tests::managed::{
+    FakeServer, alive, cmdline, flag_value, model_status, wait_for_state, wait_for_status,
+    wait_gone,
+};
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-llama-server");
+const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
+const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+const QUESTION: &str = "What does settings.py configure?";
+const REFUSED: &str = "Another server is not restarted by Talos.";
+/// Long enough for a start on a loaded machine; every wait ends as soon as its state arrives.
+const START: Duration = Duration::from_secs(20);
+/// SIGTERM, then SIGKILL after 5 s, plus slack.
+const STOPPED: Duration = Duration::from_secs(8);
+
+/// Reads settings.py, proposes the TIMEOUT edit natively, then answers in text.
+fn edit_reply() -> Value {
+    json!([
+        {"tool_call": {"name": "talos.read_file", "arguments": {"path": "settings.py"}}},
+        {"tool_call": {"name": "talos.edit_file", "arguments": {
+            "path": "settings.py", "old_string": "TIMEOUT = 30", "new_string": "TIMEOUT = 60"}}},
+        "TIMEOUT is now 60."
+    ])
+}
+
+async fn turn(
+    client: &mut Client,
+    session: &str,
+    prompt: &str,
+    decision: &'static str,
+) -> (Value, Vec<Message>) {
+    let (response, seen) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": prompt}),
+            approve_all(decision),
+        )
+        .await
+        .unwrap();
+    (response.result.unwrap(), seen)
+}
+
+async fn assert_all_gone(fake: &FakeServer, what: &str) {
+    let pids = fake.pids();
+    let survivors = wait_gone(&pids, STOPPED).await;
+    assert!(
+        survivors.is_empty(),
+        "{what}: fake llama-server processes {survivors:?} of {pids:?} survive"
+    );
+}
+
+#[tokio::test]
+async fn the_daemon_launches_the_server_owns_it_carries_an_edit_and_stops_it() {
+    let fake = FakeServer::new(json!({"reply": edit_reply()}));
+    let template = fake.dir.path().join("template.jinja");
+    std::fs::write(&template, "{{ messages }}").unwrap();
+    let mut config = fake.config(FAKE);
+    config.chat_template_file = Some(template.clone());
+    let daemon = TestDaemon::start(&config.to_yaml()).await;
+    let mut client = daemon.client().await;
+
+    let ready = wait_for_state(&mut client, "ready", START).await.last;
+    let pid = fake.listener_pid().expect("the fake listens");
+    assert_eq!(
+        ready,
+        json!({"mode": "managed", "state": "ready", "url": format!("http://127.0.0.1:{}", fake.port),
+               "pid": pid, "port": fake.port, "model": fake.model, "restarts": 0, "owned": true}),
+    );
+    assert!(alive(pid));
+    let args = cmdline(pid);
+    for (flag, value) in [
+        ("-m", fake.model.to_str().unwrap()),
+        ("--host", "127.0.0.1"),
+        ("--port", &fake.port.to_string()),
+        ("-c", "4096"),
+        ("-t", "2"),
+        ("--parallel", "4"),
+        ("--chat-template-file", template.to_str().unwrap()),
+    ] {
+        assert_eq!(flag_value(&args, flag), Some(value), "{flag} in {args:?}");
+    }
+    for flag in ["--jinja", "--no-webui"] {
+        assert!(args.iter().any(|a| a == flag), "{flag} in {args:?}");
+    }
+
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "agent").await;
+    let (outcome, seen) = turn(&mut client, &session, EDIT_REQUEST, "approve").await;
+    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED", "{outcome}");
+    assert_eq!(approvals(&seen).len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
+    assert_eq!(fake.requests().len(), 3);
+
+    daemon.stop().await;
+    assert_all_gone(&fake, "after the daemon stopped").await;
+    assert_eq!(fake.pids(), vec![pid], "one launch, no restart");
+}
+
+#[tokio::test]
+async fn a_port_already_in_use_is_refused_and_the_other_server_is_left_alone() {
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = other.local_addr().unwrap().port();
+    let fake = FakeServer::on_port(json!({}), port);
+    let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
+    let mut client = daemon.client().await;
+
+    let failed = wait_for_state(&mut client, "failed", START).await.last;
+    assert_eq!(failed["owned"], false, "{failed}");
+    assert!(
+        failed["lastError"].as_str().unwrap().contains(REFUSED),
+        "{failed}"
+    );
+
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "agent").await;
+    let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
+    assert_eq!(outcome["status"], "FAILED", "{outcome}");
+    assert!(
+        outcome["finalAnswer"].as_str().unwrap().contains(REFUSED),
+        "{outcome}"
+    );
+    assert!(fake.pids().is_empty(), "nothing was launched");
+
+    daemon.stop().await;
+    // The other server still accepts and reads: nothing closed or killed it. Connections the
+    // daemon made to probe the port may be queued first.
+    let mut dialled = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    dialled.write_all(b"ping").unwrap();
+    let reached = (0..8).any(|_| {
+        let (mut accepted, _) = other.accept().unwrap();
+        accepted
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let mut got = [0u8; 4];
+        accepted.read_exact(&mut got).is_ok() && &got == b"ping"
+    });
+    assert!(reached, "the other server still takes connections");
+}
+
+#[tokio::test]
+async fn a_listener_held_by_another_process_fails_closed_and_both_processes_are_killed() {
+    let fake = FakeServer::new(json!({"fork_listener": true}));
+    let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
+    let mut client = daemon.client().await;
+
+    let failed = wait_for_state(&mut client, "failed", START).await.last;
+    assert_eq!(failed["owned"], false, "{failed}");
+    assert!(
+        failed["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("listener ownership"),
+        "{failed}"
+    );
+    let pids = fake.pids();
+    assert_eq!(
+        pids.len(),
+        2,
+        "the launched process and the listener it forked: {pids:?}"
+    );
+    assert_eq!(fake.listener_pid(), Some(pids[1]));
+    let survivors = wait_gone(&pids, STOPPED).await;
+    assert!(
+        survivors.is_empty(),
+        "neither the launched process nor its forked listener survives: {survivors:?}"
+    );
+    // Failing closed is final: no restart, and turns are refused.
+    let status = model_status(&mut client).await;
+    assert_eq!(status["state"], "failed", "{status}");
+    assert_eq!(fake.pids().len(), 2, "no relaunch");
+    assert!(fake.requests().is_empty(), "no chat reached the impostor");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_turn_started_while_the_model_loads_waits_and_then_succeeds() {
+    let fake =
+        FakeServer::new(json!({"loading_ms": 1500, "reply": "It sets TIMEOUT and RETRIES."}));
+    let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
+    let mut watcher = daemon.client().await;
+    let loading = wait_for_state(&mut watcher, "loading", START).await.last;
+    assert_eq!(
+        loading["owned"], false,
+        "not proven while loading: {loading}"
+    );
+
+    let ws = timeout_workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let started = Instant::now();
+    let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
+    assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED", "{outcome}");
+    assert!(
+        started.elapsed() > Duration::from_millis(300),
+        "the turn waited for the load ({:?})",
+        started.elapsed()
+    );
+    let ready = model_status(&mut watcher).await;
+    assert_eq!(
+        (&ready["state"], &ready["owned"]),
+        (&json!("ready"), &json!(true))
+    );
+    assert_eq!(fake.requests().len(), 1);
+    daemon.stop().await;
+    assert_all_gone(&fake, "after the daemon stopped").await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_finishes_loading_fails_the_start_after_its_timeout() {
+    let fake = FakeServer::new(json!({"loading_ms": 600_000}));
+    let mut config = fake.config(FAKE);
+    config.start_timeout_secs = 1;
+    let daemon = TestDaemon::start(&config.to_yaml()).await;
+    let mut client = daemon.client().await;
+    let log = wait_for_state(&mut client, "failed", Duration::from_secs(60)).await;
+    assert!(
+        log.states.iter().any(|s| s == "loading"),
+        "{:?}",
+        log.states
+    );
+    assert!(log.last["lastError"].is_string(), "{}", log.last);
+    assert_all_gone(&fake, "after the start failed").await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn() {
+    let fake = FakeServer::new(json!({"crash_after_requests": 1, "reply": "It sets TIMEOUT."}));
+    let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
+    let mut client = daemon.client().await;
+    let first = wait_for_state(&mut client, "ready", START).await.last;
+    let first_pid = first["pid"].as_u64().unwrap();
+
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "agent").await;
+    let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
+    assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED", "{outcome}");
+
+    let log = wait_for_status(&mut client, Duration::from_secs(30), |s| {
+        s["state"] == "ready" && s["pid"].as_u64().is_some_and(|pid| pid != first_pid)
+    })
+    .await;
+    assert!(
+        log.states.iter().any(|s| s == "restarting"),
+        "{:?}",
+        log.states
+    );
+    assert!(log.last["restarts"].as_u64().unwrap() >= 1, "{}", log.last);
+    assert_eq!(log.last["owned"], true);
+    assert!(!alive(u32::try_from(first_pid).unwrap()));
+
+    let (again, _) = turn(&mut client, &session, QUESTION, "deny").await;
+    assert_eq!(again["classification"], "READ_ONLY_ANSWERED", "{again}");
+    daemon.stop().await;
+    assert_all_gone(&fake, "after the daemon stopped").await;
+}
+
+#[tokio::test]
+async fn a_server_that_always_exits_is_retried_a_bounded_number_of_times_then_fails() {
+    let fake = FakeServer::new(json!({"exit_immediately": true}));
+    let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
+    let mut client = daemon.client().await;
+    let log = wait_for_state(&mut client, "failed", Duration::from_secs(90)).await;
+    assert!(
+        log.states.iter().any(|s| s == "restarting"),
+        "{:?}",
+        log.states
+    );
+    assert_eq!(log.last["restarts"], 5, "{}", log.last);
+    assert!(log.last["lastError"].is_string(), "{}", log.last);
+    let launches = fake.pids().len();
+    assert_eq!(launches, 6, "the first launch and 5 restarts");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(fake.pids().len(), launches, "no launch after giving up");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn each_session_keeps_its_own_slot_with_prompt_caching_and_cached_tokens_reach_the_trace() {
+    let fake = FakeServer::new(json!({
+        "reply": "It sets TIMEOUT.",
+        "usage": {"prompt_tokens": 120, "cached_tokens": 100, "completion_tokens": 9},
+    }));
+    let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
+    let mut client = daemon.client().await;
+    wait_for_state(&mut client, "ready", START).await;
+    let ws = timeout_workspace();
+    let first = client.open_session(ws.path(), "agent").await;
+    let second = client.open_session(ws.path(), "agent").await;
+    for session in [&first, &second, &first] {
+        let (outcome, _) = turn(&mut client, session, QUESTION, "deny").await;
+        assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED", "{outcome}");
+    }
+
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    let slots: Vec<u64> = requests
+        .iter()
+        .map(|r| r["id_slot"].as_u64().expect("id_slot"))
+        .collect();
+    assert!(slots.iter().all(|slot| *slot < 4), "{slots:?}");
+    assert_ne!(slots[0], slots[1], "two sessions, two slots");
+    assert_eq!(slots[0], slots[2], "a session keeps its slot");
+    assert!(
+        requests.iter().all(|r| r["cache_prompt"] == true),
+        "{requests:?}"
+    );
+
+    let traces = daemon.traces();
+    assert_eq!(traces.len(), 3);
+    for trace in &traces {
+        let call = &trace["modelCalls"][0];
+        assert_eq!(
+            (
+                &call["promptTokens"],
+                &call["completionTokens"],
+                &call["cachedTokens"]
+            ),
+            (&json!(120), &json!(9), &json!(100)),
+            "{call}"
+        );
+    }
+    client.call("daemon/shutdown", json!({})).await;
+    daemon.stop().await;
+    assert_all_gone(&fake, "after daemon/shutdown").await;
+}
+
+/// The real `talosd` binary in the foreground.
+struct Foreground {
+    child: Child,
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_to_the_real_daemon_stops_the_server_it_launched() {
+    let fake = FakeServer::new(json!({}));
+    let home = tempfile::Builder::new()
+        .prefix("tm")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(home.path().join("config.yaml"), fake.config(FAKE).to_yaml()).unwrap();
+    let socket = home.path().join("run").join("talosd.sock");
+    let mut daemon = Foreground {
+        child: Command::new(TALOSD)
+            .arg("--foreground")
+            .env("TALOS_HOME", home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    };
+    wait_for_socket(&socket).await;
+    let mut client = Client::connect(&socket).await;
+    let ready = wait_for_state(&mut client, "ready", START).await.last;
+    let pid = u32::try_from(ready["pid"].as_u64().unwrap()).unwrap();
+    assert!(alive(pid));
+
+    let killed = Command::new("kill")
+        .arg("-TERM")
+        .arg(daemon.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + STOPPED + Duration::from_secs(5);
+    while daemon.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "talosd exits on SIGTERM");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_all_gone(&fake, "after SIGTERM to talosd").await;
+}
+
+async fn wait_for_socket(socket: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(socket).is_err() {
+        assert!(Instant::now() < deadline, "talosd did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

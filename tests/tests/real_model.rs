@@ -1,0 +1,176 @@
+//! Managed mode with the real llama-server and the real small model that
+//! `packaging/get-llama.sh` installs: the daemon launches and owns the server, and real turns go
+//! through the whole pipeline. These run only when `TALOS_REAL_MODEL=1` and say so otherwise.
+//! They assert shape (a trace, token counts, a known outcome, an untouched file), never the
+//! tiny model's choices.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+#![allow(clippy::print_stdout)] // a skipped test says so, and a run shows what the model did
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use talos_protocol::TurnOutcome;
+use talos_protocol::trace::TraceRecord;
+use talos_tests::harness::{Client, TestDaemon, approve_all, timeout_workspace};
+use talos_tests::managed::{ManagedConfig, alive, cmdline, free_port, wait_for_state, wait_gone};
+use talos_tests::real_llama::{RealParts, SKIPPED, enabled, threads};
+
+const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+const QUESTION: &str = "What does settings.py configure?";
+const TOOL_STAGES: [&str; 5] = ["rejected", "denied", "executed", "failed", "cancelled"];
+
+/// The real parts, or `None` (after printing why) when these tests are not asked for.
+fn parts() -> Option<RealParts> {
+    if !enabled() {
+        println!("{SKIPPED}");
+        return None;
+    }
+    Some(RealParts::find().unwrap_or_else(|missing| panic!("TALOS_REAL_MODEL=1 but {missing}")))
+}
+
+/// Starts a daemon managing the real server and waits until it is ready and owned.
+async fn start(parts: &RealParts) -> (TestDaemon, Client, u32) {
+    let mut config = ManagedConfig::new(&parts.server, &parts.model, free_port());
+    config.ctx = 8192;
+    config.slots = 2;
+    config.threads = threads();
+    config.chat_template_file = Some(parts.template.clone());
+    config.start_timeout_secs = 120;
+    config.extra =
+        "  max_tokens: 256\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n".into();
+    let daemon = TestDaemon::start(&config.to_yaml()).await;
+    let mut client = daemon.client().await;
+    let ready = wait_for_state(&mut client, "ready", Duration::from_secs(150))
+        .await
+        .last;
+    assert_eq!(ready["owned"], true, "{ready}");
+    let pid = u32::try_from(ready["pid"].as_u64().unwrap()).unwrap();
+    assert!(alive(pid));
+    let args = cmdline(pid);
+    assert_eq!(args[0], parts.server.to_str().unwrap(), "{args:?}");
+    (daemon, client, pid)
+}
+
+async fn turn(client: &mut Client, session: &str, prompt: &str) -> Value {
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": prompt}),
+            approve_all("deny"),
+        )
+        .await
+        .unwrap();
+    response.result.unwrap()
+}
+
+/// The trace of the turn whose outcome is `outcome`.
+fn trace_of(daemon: &TestDaemon, outcome: &Value) -> Value {
+    daemon
+        .traces()
+        .into_iter()
+        .find(|t| t["traceId"] == outcome["traceId"])
+        .unwrap_or_else(|| panic!("no trace for {outcome}"))
+}
+
+async fn stop(daemon: TestDaemon, pid: u32) {
+    daemon.stop().await;
+    let survivors = wait_gone(&[pid], Duration::from_secs(8)).await;
+    assert!(
+        survivors.is_empty(),
+        "llama-server {pid} outlives the daemon"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_server_launched_by_the_daemon_carries_a_denied_edit_through_the_pipeline() {
+    let Some(parts) = parts() else { return };
+    let (daemon, mut client, pid) = start(&parts).await;
+    let ws = timeout_workspace();
+    let before = std::fs::read(ws.path().join("settings.py")).unwrap();
+    let session = client.open_session(ws.path(), "agent").await;
+    let outcome = turn(&mut client, &session, EDIT_REQUEST).await;
+
+    let typed: TurnOutcome = serde_json::from_value(outcome.clone())
+        .unwrap_or_else(|e| panic!("the outcome is not a known shape ({e}): {outcome}"));
+    assert_eq!(
+        std::fs::read(ws.path().join("settings.py")).unwrap(),
+        before,
+        "approvals were denied: nothing is written"
+    );
+    let trace = trace_of(&daemon, &outcome);
+    let record: TraceRecord = serde_json::from_value(trace.clone())
+        .unwrap_or_else(|e| panic!("the trace does not parse ({e}): {trace}"));
+    assert_eq!(record.schema_version, 5);
+    assert!(
+        ["native", "text"].contains(&record.model.tool_calling.as_str()),
+        "{}",
+        record.model.tool_calling
+    );
+    assert!(!record.model_calls.is_empty());
+    assert!(
+        record.model_calls[0].prompt_tokens.is_some_and(|n| n > 0),
+        "{:?}",
+        record.model_calls[0]
+    );
+    for call in &record.tool_calls {
+        assert!(TOOL_STAGES.contains(&call.stage.as_str()), "{call:?}");
+        if call.stage == "rejected" {
+            assert!(call.rejection.is_some(), "a rejection says why: {call:?}");
+        } else {
+            let decision = record
+                .permission_decisions
+                .iter()
+                .find(|p| p.call_id == call.call_id)
+                .unwrap_or_else(|| panic!("no permission decision for {call:?}"));
+            assert!(
+                ["allow", "ask", "deny"].contains(&decision.action.as_str()),
+                "{decision:?}"
+            );
+        }
+    }
+    assert!(
+        record
+            .approvals
+            .iter()
+            .all(|a| a.decision == talos_protocol::Decision::Deny)
+    );
+    println!(
+        "real edit turn: {:?} / {:?}, tool calling {}, {} model calls, tool calls {:?}",
+        typed.status,
+        typed.classification,
+        record.model.tool_calling,
+        record.model_calls.len(),
+        record
+            .tool_calls
+            .iter()
+            .map(|c| format!("{} -> {}", c.requested_name, c.stage))
+            .collect::<Vec<_>>()
+    );
+    stop(daemon, pid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_turn_in_a_session_reuses_the_cached_prompt_prefix_in_its_slot() {
+    let Some(parts) = parts() else { return };
+    let (daemon, mut client, pid) = start(&parts).await;
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "ask").await;
+    let first = turn(&mut client, &session, QUESTION).await;
+    let second = turn(&mut client, &session, QUESTION).await;
+    let calls = |outcome: &Value| trace_of(&daemon, outcome)["modelCalls"].clone();
+    let (first_calls, second_calls) = (calls(&first), calls(&second));
+    assert!(first_calls[0]["promptTokens"].as_u64().unwrap() > 0);
+    let cached = second_calls[0]["cachedTokens"].as_u64();
+    assert!(
+        cached.is_some_and(|n| n > 0),
+        "turn 2 starts from turn 1's prefix: {second_calls}"
+    );
+    println!(
+        "cache: turn 1 prompt {} cached {}; turn 2 prompt {} cached {}",
+        first_calls[0]["promptTokens"],
+        first_calls[0]["cachedTokens"],
+        second_calls[0]["promptTokens"],
+        second_calls[0]["cachedTokens"]
+    );
+    stop(daemon, pid).await;
+}
