@@ -179,15 +179,17 @@ impl Supervisor {
                     }
                     failures_in_a_row += 1;
                     if let Ok(mut s) = self.status.lock() {
-                        s.restarts += 1;
                         s.pid = None;
                         s.owned = false;
                     }
                     if failures_in_a_row > MAX_RESTARTS {
-                        self.set(State::Failed(format!("the model server exited {failures_in_a_row} times in a row; giving up ({reason})")));
+                        self.set(State::Failed(format!("the model server exited {failures_in_a_row} times in a row ({MAX_RESTARTS} restarts); giving up ({reason})")));
                         break;
                     }
                     tracing::warn!(%reason, attempt = failures_in_a_row, "model server exited; restarting");
+                    if let Ok(mut s) = self.status.lock() {
+                        s.restarts += 1;
+                    }
                     self.set(State::Restarting);
                     let backoff = Duration::from_millis(250u64 << failures_in_a_row.min(5))
                         .min(Duration::from_secs(5));

@@ -139,6 +139,8 @@ pub struct Client {
     reader: BufReader<OwnedReadHalf>,
     writer: OwnedWriteHalf,
     next_id: u64,
+    /// How long a read waits for the daemon's next message before the test fails.
+    pub read_timeout: Duration,
 }
 
 /// How a test answers a daemon-to-client request during a call.
@@ -159,6 +161,7 @@ impl Client {
             reader: BufReader::new(read),
             writer: write,
             next_id: 1,
+            read_timeout: Duration::from_secs(30),
         }
     }
 
@@ -171,9 +174,9 @@ impl Client {
     /// The next message from the daemon, or `None` at end of stream.
     pub async fn read(&mut self) -> Option<Message> {
         let mut line = String::new();
-        let n = tokio::time::timeout(Duration::from_secs(30), self.reader.read_line(&mut line))
+        let n = tokio::time::timeout(self.read_timeout, self.reader.read_line(&mut line))
             .await
-            .expect("daemon answers within 30 s")
+            .expect("the daemon answers within the read timeout")
             .unwrap();
         (n > 0).then(|| serde_json::from_str(&line).unwrap())
     }

@@ -19,6 +19,9 @@ const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 const QUESTION: &str = "What does settings.py configure?";
 const TOOL_STAGES: [&str; 5] = ["rejected", "denied", "executed", "failed", "cancelled"];
 
+/// One real llama-server at a time: two on two cores starve each other's turns.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The real parts, or `None` (after printing why) when these tests are not asked for.
 fn parts() -> Option<RealParts> {
     if !enabled() {
@@ -37,9 +40,11 @@ async fn start(parts: &RealParts) -> (TestDaemon, Client, u32) {
     config.chat_template_file = Some(parts.template.clone());
     config.start_timeout_secs = 120;
     config.extra =
-        "  max_tokens: 256\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n".into();
+        "  max_tokens: 128\nturn:\n  max_model_calls: 3\napproval:\n  timeout_secs: 30\n".into();
     let daemon = TestDaemon::start(&config.to_yaml()).await;
     let mut client = daemon.client().await;
+    // A real model on two cores can think for a while between two messages.
+    client.read_timeout = Duration::from_secs(240);
     let ready = wait_for_state(&mut client, "ready", Duration::from_secs(150))
         .await
         .last;
@@ -84,6 +89,7 @@ async fn stop(daemon: TestDaemon, pid: u32) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_server_launched_by_the_daemon_carries_a_denied_edit_through_the_pipeline() {
     let Some(parts) = parts() else { return };
+    let _one = ONE_AT_A_TIME.lock().await;
     let (daemon, mut client, pid) = start(&parts).await;
     let ws = timeout_workspace();
     let before = std::fs::read(ws.path().join("settings.py")).unwrap();
@@ -152,6 +158,7 @@ async fn a_real_server_launched_by_the_daemon_carries_a_denied_edit_through_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_turn_in_a_session_reuses_the_cached_prompt_prefix_in_its_slot() {
     let Some(parts) = parts() else { return };
+    let _one = ONE_AT_A_TIME.lock().await;
     let (daemon, mut client, pid) = start(&parts).await;
     let ws = timeout_workspace();
     let session = client.open_session(ws.path(), "ask").await;
