@@ -102,6 +102,8 @@ async fn main() -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let mut client = Client::connect(&socket).await;
+    // A real model on two cores can think for a while between two messages.
+    client.read_timeout = Duration::from_secs(300);
     let ready = wait_ready(&mut client).await?;
     let to_ready = launched.elapsed();
     let server_pid = ready["pid"].as_u64().and_then(|p| u32::try_from(p).ok());
