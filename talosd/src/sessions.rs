@@ -21,6 +21,9 @@ pub struct Session {
     grants: Mutex<Grants>,
     /// The contracts and outcomes of earlier turns, oldest first (at most [`HISTORY_TURNS`]).
     history: Mutex<Vec<PriorTurn>>,
+    /// The outcome of the last turn that was not a status question: what "did you make the
+    /// changes?" is answered from.
+    last_outcome: Mutex<Option<talos_protocol::TurnOutcome>>,
     busy: AtomicBool,
 }
 
@@ -47,6 +50,7 @@ impl Session {
             turns: AtomicU64::new(0),
             grants: Mutex::new(Grants::default()),
             history: Mutex::new(Vec::new()),
+            last_outcome: Mutex::new(None),
             busy: AtomicBool::new(false),
         }
     }
@@ -77,6 +81,16 @@ impl Session {
 
     pub fn history(&self) -> Vec<PriorTurn> {
         self.history.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    pub fn last_outcome(&self) -> Option<talos_protocol::TurnOutcome> {
+        self.last_outcome.lock().ok().and_then(|o| o.clone())
+    }
+
+    pub fn remember_outcome(&self, outcome: &talos_protocol::TurnOutcome) {
+        if let Ok(mut last) = self.last_outcome.lock() {
+            *last = Some(outcome.clone());
+        }
     }
 
     pub fn remember_turn(&self, turn: PriorTurn) {

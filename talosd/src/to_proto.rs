@@ -150,6 +150,10 @@ pub fn plan(plan: &TurnPlan) -> TracePlan {
             .map(|e| match e {
                 Expectation::MustChange { target } => format!("must-change {target}"),
                 Expectation::Replacement { target, .. } => format!("replacement in {target}"),
+                Expectation::ExactContent { target, content } => format!(
+                    "exact content of {target} ({})",
+                    talos_core::digest::sha256(content.as_bytes())
+                ),
             })
             .collect(),
         requested_results: plan

@@ -115,6 +115,14 @@ pub async fn run(
     } else if plan
         .contract()
         .classification_reason
+        .starts_with("prior-change-status-question")
+        && let Some(last) = ctx.session.last_outcome()
+    {
+        ctx.trace.model.tool_calling = "none".into();
+        status_from_records(&last)
+    } else if plan
+        .contract()
+        .classification_reason
         .starts_with("unsupported-command-verification-request")
     {
         ctx.trace.model.tool_calling = "none".into();
@@ -130,12 +138,46 @@ pub async fn run(
     // A status question ("did you make the changes?") is answered from the records; it does
     // not become the turn a later "try again" continues.
     if resolved.classification_reason != "prior-change-status-question" {
+        session.remember_outcome(&outcome);
         session.remember_turn(talos_core::history::PriorTurn {
             contract: resolved,
             outcome: prior_outcome(outcome.classification),
         });
     }
     outcome
+}
+
+/// "Did you make the changes?", answered from the session's records, not by the model.
+fn status_from_records(last: &proto::TurnOutcome) -> String {
+    let class = serde_json::to_value(last.classification)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let mut out = format!(
+        "From Talos's records of the previous turn (trace {}): {class}.",
+        last.trace_id
+    );
+    let changed: Vec<String> = last
+        .files
+        .iter()
+        .filter(|f| f.changed)
+        .map(|f| format!("- {}: {}", f.path, f.detail))
+        .collect();
+    let unchanged: Vec<String> = last
+        .files
+        .iter()
+        .filter(|f| !f.changed)
+        .map(|f| format!("- {}: {}", f.path, f.detail))
+        .collect();
+    if changed.is_empty() {
+        out.push_str("\nNo file was changed.");
+    } else {
+        out.push_str(&format!("\nChanged:\n{}", changed.join("\n")));
+    }
+    if !unchanged.is_empty() {
+        out.push_str(&format!("\nNot changed:\n{}", unchanged.join("\n")));
+    }
+    out
 }
 
 fn prior_outcome(classification: proto::Classification) -> talos_core::history::PriorOutcome {
@@ -229,10 +271,15 @@ async fn finish(mut ctx: TurnCtx, plan: &TurnPlan, model_answer: String) -> prot
             Expectation::MustChange { target } if !changed.contains(&target.as_str()) => {
                 Some(target.clone())
             }
-            Expectation::MustChange { .. } | Expectation::Replacement { .. } => None,
+            Expectation::MustChange { .. }
+            | Expectation::Replacement { .. }
+            | Expectation::ExactContent { .. } => None,
         })
         .collect();
     ctx.facts.unmet_targets = unmet;
+    let model_answered = !ctx.trace.model_calls.is_empty();
+    ctx.facts.tools_offered = ctx.trace.tool_surfaces.iter().any(|s| !s.tools.is_empty());
+    ctx.facts.tool_calls = ctx.trace.tool_calls.len();
     for result in plan.requested_results() {
         if let RequestedResult::Read { target } = result
             && !ctx.read_paths.iter().any(|p| p == target)
@@ -242,6 +289,11 @@ async fn finish(mut ctx: TurnCtx, plan: &TurnPlan, model_answer: String) -> prot
                 code: "EVIDENCE_TARGET_NOT_READ".into(),
                 message: format!("{target} was named by the request but not read this turn"),
             });
+            let needs_reading = plan.evidence_obligation()
+                == talos_core::plan::EvidenceObligation::ReadTargetRequired;
+            if model_answered && needs_reading && !ctx.facts.mutation_requested {
+                ctx.facts.evidence_missing.push(target.clone());
+            }
         }
     }
     let fine = outcome::classify(&ctx.facts);

@@ -206,7 +206,10 @@ async fn a_turn_started_while_the_model_loads_waits_and_then_succeeds() {
     let session = client.open_session(ws.path(), "agent").await;
     let started = Instant::now();
     let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
-    assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED", "{outcome}");
+    assert_eq!(
+        outcome["classification"], "ADVISORY_ONLY",
+        "{outcome}: the fake answers without reading settings.py, so the answer is ungrounded"
+    );
     assert!(
         started.elapsed() > Duration::from_millis(300),
         "the turn waited for the load ({:?})",
@@ -251,7 +254,10 @@ async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn()
     let ws = timeout_workspace();
     let session = client.open_session(ws.path(), "agent").await;
     let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
-    assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED", "{outcome}");
+    assert_eq!(
+        outcome["classification"], "ADVISORY_ONLY",
+        "{outcome}: the fake answers without reading settings.py, so the answer is ungrounded"
+    );
 
     let log = wait_for_status(&mut client, Duration::from_secs(30), |s| {
         s["state"] == "ready" && s["pid"].as_u64().is_some_and(|pid| pid != first_pid)
@@ -267,7 +273,7 @@ async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn()
     assert!(!alive(u32::try_from(first_pid).unwrap()));
 
     let (again, _) = turn(&mut client, &session, QUESTION, "deny").await;
-    assert_eq!(again["classification"], "READ_ONLY_ANSWERED", "{again}");
+    assert_eq!(again["classification"], "ADVISORY_ONLY", "{again}");
     daemon.stop().await;
     assert_all_gone(&fake, "after the daemon stopped").await;
 }
@@ -306,7 +312,10 @@ async fn each_session_keeps_its_own_slot_with_prompt_caching_and_cached_tokens_r
     let second = client.open_session(ws.path(), "agent").await;
     for session in [&first, &second, &first] {
         let (outcome, _) = turn(&mut client, session, QUESTION, "deny").await;
-        assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED", "{outcome}");
+        assert_eq!(
+            outcome["classification"], "ADVISORY_ONLY",
+            "{outcome}: the fake answers without reading settings.py, so the answer is ungrounded"
+        );
     }
 
     let requests = fake.requests();

@@ -263,10 +263,8 @@ async fn thousands_of_streamed_chunks_arrive_in_order_and_none_is_dropped() {
         .collect();
     assert_eq!(streamed, text);
     assert!(seqs.len() > 1500, "{}", seqs.len());
-    assert_eq!(
-        response.result.unwrap()["classification"],
-        "READ_ONLY_ANSWERED"
-    );
+    // The model answered about settings.py without reading it: advisory, not answered.
+    assert_eq!(response.result.unwrap()["classification"], "ADVISORY_ONLY");
     daemon.stop().await;
 }
 

@@ -491,3 +491,123 @@ async fn a_follow_up_inherits_the_previous_turns_targets_and_a_status_question_n
     );
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn an_exact_literal_request_writes_exactly_the_literal_whatever_the_model_proposed() {
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![(
+            "talos.write_file".into(),
+            r#"{"path": "index.html", "content": "AFTER\n"}"#.into(),
+        )]),
+        Reply::Text("Done.".into()),
+    ]);
+    let (_llama, daemon) = setup(true, model).await;
+    let ws = timeout_workspace();
+    std::fs::write(ws.path().join("index.html"), "BEFORE").unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (response, seen) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "Overwrite index.html with exactly AFTER"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let outcome = response.result.unwrap();
+    assert_eq!(
+        std::fs::read(ws.path().join("index.html")).unwrap(),
+        b"AFTER",
+        "{outcome}"
+    );
+    assert!(
+        approvals(&seen)[0]["diff"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("+AFTER"),
+        "the approval shows the corrected bytes"
+    );
+    let trace = &daemon.traces()[0];
+    let warning = trace["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "EXACT_LITERAL_WRITE_CORRECTED")
+        .unwrap()
+        .to_string();
+    assert!(
+        warning.contains("sha256:") && !warning.contains("AFTER"),
+        "the correction is recorded by hashes: {warning}"
+    );
+    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_status_question_is_answered_from_the_records_not_the_model() {
+    let (llama, daemon) = setup(true, native_edit_model()).await;
+    let ws = timeout_workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
+            approve_all("deny"),
+        )
+        .await
+        .unwrap();
+    let calls_before = llama.requests().len();
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "did you make the changes?"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let answer = response.result.unwrap()["finalAnswer"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        answer.starts_with("From Talos's records of the previous turn")
+            && answer.contains("BLOCKED_BY_APPROVAL")
+            && answer.contains("settings.py: approval denied"),
+        "{answer}"
+    );
+    assert_eq!(llama.requests().len(), calls_before, "no model call");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_model_that_says_it_cannot_touch_files_is_corrected() {
+    let (_llama, daemon) = setup(
+        true,
+        scripted(vec![Reply::Text(
+            "As an AI language model, I can't create files on your computer.".into(),
+        )]),
+    )
+    .await;
+    let ws = timeout_workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "Create notes.md with a todo list"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let outcome = response.result.unwrap();
+    assert!(
+        outcome["finalAnswer"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Capability correction: Talos can create and edit files"),
+        "{outcome}"
+    );
+    assert_ne!(outcome["status"], "COMPLETE");
+    daemon.stop().await;
+}

@@ -101,6 +101,29 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
     if facts.read_only_blocked && !succeeded {
         return "[Truth check: no file was changed in this turn. The model attempted to call mutating tools, but this turn was classified as read-only, so those calls were blocked.]\nNo file changes were applied. Ask explicitly to edit, update, or create files if you want Talos to modify the workspace.".into();
     }
+    if facts.tool_calls == 0 && facts.tools_offered && denies_capability(model_answer) {
+        return if facts.mutation_allowed {
+            "[Capability correction: Talos can create and edit files in the current workspace on mutation-capable turns, subject to policy and approval.]\nNo file tool was called in this turn. If you want a workspace change, ask Talos to create, edit, update, or fix the file directly.".into()
+        } else {
+            "[Capability correction: Talos can inspect files in the current workspace with local read tools, but no file tool was called in this turn.]\nI can read, list, and search files in this workspace when the task calls for it. I did not inspect files in this turn, so I cannot give an evidence-backed workspace answer yet.".into()
+        };
+    }
+    if !facts.mutation_requested && !facts.evidence_missing.is_empty() {
+        return format!(
+            "[Grounding check: the answer should rest on {}, but {} not read in this turn. The response below was produced without reading {}.]\n\n{model_answer}",
+            facts.evidence_missing.join(", "),
+            if facts.evidence_missing.len() == 1 {
+                "it was"
+            } else {
+                "they were"
+            },
+            if facts.evidence_missing.len() == 1 {
+                "it"
+            } else {
+                "them"
+            },
+        );
+    }
     if !succeeded && claims_change(model_answer) {
         return format!(
             "[Truth check: the response below claims a file was changed, but no file-mutating tool succeeded in this turn. No file on disk was actually modified.]\n\n{model_answer}"
@@ -129,6 +152,37 @@ fn summary_of_changes(facts: &TurnFacts) -> String {
     } else {
         format!("\nChanged before the stop: {}.", changed.join(", "))
     }
+}
+
+const INCAPABLE: &[&str] = &[
+    "i can't create files",
+    "i cannot create files",
+    "i can't modify files",
+    "i cannot modify files",
+    "i can't edit files",
+    "i cannot edit files",
+    "i can't write files",
+    "i cannot write files",
+    "i don't have access to your",
+    "i do not have access to your",
+    "i can't access your",
+    "i cannot access your",
+    "i can't access files",
+    "i cannot access files",
+    "i can't read files",
+    "i cannot read files",
+    "i'm unable to access",
+    "i am unable to access",
+    "unable to modify files",
+    "as an ai language model",
+    "i don't have the ability to",
+    "i do not have the ability to",
+];
+
+/// The model says it cannot do what the turn lets it do.
+fn denies_capability(answer: &str) -> bool {
+    let lower = answer.to_lowercase().replace('’', "'");
+    INCAPABLE.iter().any(|m| lower.contains(m))
 }
 
 fn claims_change(answer: &str) -> bool {
@@ -188,5 +242,49 @@ mod tests {
             guard_answer("I have updated a.", &facts),
             "I have updated a."
         );
+    }
+
+    #[test]
+    fn a_capability_denial_is_corrected_when_the_turn_could_act() {
+        let facts = TurnFacts {
+            mutation_requested: true,
+            mutation_allowed: true,
+            tools_offered: true,
+            ..TurnFacts::default()
+        };
+        assert!(
+            guard_answer(
+                "Sorry, as an AI language model I can't create files.",
+                &facts
+            )
+            .starts_with("[Capability correction: Talos can create and edit files")
+        );
+        let read_only = TurnFacts {
+            tools_offered: true,
+            ..TurnFacts::default()
+        };
+        assert!(
+            guard_answer("I don't have access to your files.", &read_only)
+                .starts_with("[Capability correction: Talos can inspect files")
+        );
+        let chat = TurnFacts::default();
+        assert_eq!(
+            guard_answer("I can't create files.", &chat),
+            "I can't create files.",
+            "a chat turn offers no tools"
+        );
+    }
+
+    #[test]
+    fn an_answer_without_its_evidence_is_marked_ungrounded() {
+        let facts = TurnFacts {
+            evidence_missing: vec!["app.js".into()],
+            tools_offered: true,
+            tool_calls: 1,
+            ..TurnFacts::default()
+        };
+        assert!(guard_answer("app.js is fine.", &facts).starts_with(
+            "[Grounding check: the answer should rest on app.js, but it was not read in this turn."
+        ));
     }
 }

@@ -34,6 +34,11 @@ pub struct TurnFacts {
     pub read_denied: bool,
     /// A read the person asked for directly was refused by policy (escape, protected).
     pub read_blocked: bool,
+    /// Files a read-only answer had to rest on and that were not read this turn.
+    pub evidence_missing: Vec<String>,
+    /// Whether the turn offered any tool, and how many calls the model made.
+    pub tools_offered: bool,
+    pub tool_calls: usize,
     /// The person denied running a command.
     pub command_denied: bool,
     /// A command ran and failed, timed out, or could not start.
@@ -170,6 +175,9 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         };
     }
     if facts.mutation_allowed && facts.mutation_requested && succeeded.is_empty() {
+        return Fine::AdvisoryOnly;
+    }
+    if !facts.mutation_requested && !facts.evidence_missing.is_empty() {
         return Fine::AdvisoryOnly;
     }
     if !succeeded.is_empty() {

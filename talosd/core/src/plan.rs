@@ -46,6 +46,8 @@ pub enum Expectation {
         from: String,
         to: String,
     },
+    /// "Overwrite X with exactly LITERAL": the written bytes must equal the literal.
+    ExactContent { target: String, content: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -461,6 +463,16 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
         .iter()
         .map(|t| Expectation::MustChange { target: t.clone() })
         .collect();
+    if let ([target], Some(content)) = (
+        contract.expected_targets.as_slice(),
+        exact_literal(&contract.original_request),
+    ) {
+        out.push(Expectation::ExactContent {
+            target: target.clone(),
+            content,
+        });
+        return out;
+    }
     if let ([target], Some((from, to))) = (
         contract.expected_targets.as_slice(),
         replacement(&contract.original_request),
@@ -472,6 +484,32 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
         });
     }
     out
+}
+
+/// The literal after "with exactly" / "to exactly" / "containing exactly": a quoted string
+/// (double quotes or backticks, kept as written), else the rest of the request after the
+/// marker, trimmed. Escapes `\n` in a quoted literal stand for newlines.
+pub fn exact_literal(request: &str) -> Option<String> {
+    let lower = request.to_lowercase();
+    let marker = [
+        "with exactly",
+        "to exactly",
+        "containing exactly",
+        "contain exactly",
+        "content exactly",
+    ]
+    .iter()
+    .find_map(|m| lower.find(m).map(|i| i + m.len()))?;
+    let rest = request[marker..].trim_start_matches([':', ' ']);
+    let quoted = |q: char| {
+        rest.strip_prefix(q)
+            .and_then(|r| r.find(q).map(|end| r[..end].to_string()))
+    };
+    let literal = quoted('"')
+        .or_else(|| quoted('`'))
+        .map(|l| l.replace("\\n", "\n"))
+        .unwrap_or_else(|| rest.trim().to_string());
+    (!literal.is_empty()).then_some(literal)
 }
 
 /// "change X from A to B" -> (A, B), for single-token values.
@@ -595,6 +633,33 @@ mod tests {
         assert!(
             TurnPlan::new(ask, right, PlanSettings::default()).is_err(),
             "a read-only turn expects no change"
+        );
+    }
+
+    #[test]
+    fn exact_literals_become_an_exact_content_expectation() {
+        for (request, literal) in [
+            ("Overwrite index.html with exactly AFTER", Some("AFTER")),
+            (
+                "Overwrite notes.txt with exactly \"hello world\"",
+                Some("hello world"),
+            ),
+            ("Overwrite notes.txt with exactly: `a\\nb`", Some("a\nb")),
+            ("In settings.py, change TIMEOUT from 30 to 60.", None),
+        ] {
+            assert_eq!(exact_literal(request).as_deref(), literal, "{request}");
+        }
+        let plan = TurnPlan::from_turn(turn(
+            "Overwrite index.html with exactly AFTER",
+            Posture::Agent,
+        ));
+        assert!(
+            plan.expectations().contains(&Expectation::ExactContent {
+                target: "index.html".into(),
+                content: "AFTER".into()
+            }),
+            "{:?}",
+            plan.expectations()
         );
     }
 

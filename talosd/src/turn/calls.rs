@@ -287,7 +287,24 @@ pub async fn dispatch(
         let outcome = if tool.is_workspace_operation() {
             workspace_ops::run(ctx, &call_id, tool, &args, &decision).await
         } else {
-            mutate::run(ctx, &call_id, tool, &args, &resolved, &decision).await
+            let exact = plan.expectations().iter().find_map(|e| match e {
+                talos_core::plan::Expectation::ExactContent { target, content }
+                    if Some(target.as_str()) == resolved.facts.relative.as_deref() =>
+                {
+                    Some(content.clone())
+                }
+                _ => None,
+            });
+            mutate::run(
+                ctx,
+                &call_id,
+                tool,
+                &args,
+                &resolved,
+                &decision,
+                exact.as_deref(),
+            )
+            .await
         };
         guard.after_call(tool, &args, outcome.end);
         let stage = match outcome.end {

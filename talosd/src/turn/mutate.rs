@@ -35,6 +35,7 @@ pub async fn run(
     args: &ToolArgs,
     resolved: &Resolved,
     decision: &PermissionDecision,
+    exact: Option<&str>,
 ) -> MutationReply {
     let shown = resolved.facts.relative.clone().unwrap_or_default();
     let root = ctx.session.workspace.clone();
@@ -115,6 +116,30 @@ pub async fn run(
         | ToolArgs::RunCommand { .. } => {
             return blocked(ctx, &shown, "not a file write".into());
         }
+    };
+    // The person asked for exact content: the written bytes are that literal, whatever the
+    // model proposed. The correction is recorded by hashes, never by the text.
+    let (after, check) = match exact {
+        Some(literal) if after != literal => {
+            ctx.trace
+                .warnings
+                .push(talos_protocol::trace::TraceWarning {
+                    code: "EXACT_LITERAL_WRITE_CORRECTED".into(),
+                    message: format!(
+                        "{call_id}: {shown}: proposed {} corrected to the requested literal {}",
+                        talos_core::digest::sha256(after.as_bytes()),
+                        talos_core::digest::sha256(literal.as_bytes())
+                    ),
+                });
+            ctx.emit(TurnEvent::Info {
+                text: format!(
+                    "{shown}: the proposed content was corrected to the exact content you asked for"
+                ),
+            })
+            .await;
+            (literal.to_string(), WriteCheck::Exact(literal.to_string()))
+        }
+        Some(_) | None => (after, check),
     };
     let preview = diff::preview(before_text.as_deref(), &after);
     let decision = &format_override(
