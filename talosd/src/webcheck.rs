@@ -380,39 +380,77 @@ fn selector_finding(file: &str, selector: &str, part: &str, pages: &[&str]) -> F
 fn check_script_lookups(site: &Site<'_>, findings: &mut Vec<Finding>) {
     for (path, facts) in &site.scripts {
         let pages = site.pages_using(path, false);
-        if pages.is_empty() {
-            continue;
-        }
         let page_paths: Vec<&str> = site
             .pages
             .iter()
             .filter(|(_, p)| pages.iter().any(|q| std::ptr::eq(*q, *p)))
             .map(|(k, _)| *k)
             .collect();
-        let mut reported = BTreeSet::new();
-        for lookup in &facts.lookups {
-            let missing_ids = lookup.ids.iter().filter(|id| {
-                !pages.iter().any(|p| p.ids.contains_key(*id)) && !facts.dynamic_words.contains(*id)
-            });
-            let missing_classes = lookup.classes.iter().filter(|c| {
-                !pages.iter().any(|p| p.classes.contains(*c)) && !facts.dynamic_words.contains(*c)
-            });
-            let parts: Vec<String> = missing_ids
-                .map(|id| format!("#{id}"))
-                .chain(missing_classes.map(|c| format!(".{c}")))
-                .collect();
-            for part in parts {
-                if reported.insert(part.clone()) {
-                    findings.push(Finding {
-                        file: path.to_string(),
-                        code: "SELECTOR_WITHOUT_ELEMENT",
-                        message: format!(
-                            "{path}: lookup \"{}\" names {part}, which no element of {} has",
-                            lookup.arg,
-                            page_paths.join(", ")
-                        ),
-                    });
-                }
+        let place = format!("{path}:");
+        let made = made_by_scripts(site, &page_paths);
+        lookup_findings(path, &place, facts, &pages, &page_paths, &made, findings);
+    }
+    for (path, page) in &site.pages {
+        for inline in &page.inline_scripts {
+            let facts = js::script_facts(inline);
+            let place = format!("{path} (inline script):");
+            let made = made_by_scripts(site, &[path]);
+            lookup_findings(path, &place, &facts, &[page], &[path], &made, findings);
+        }
+    }
+}
+
+/// Names any script of these pages may give elements itself (see `ScriptFacts::dynamic_words`).
+fn made_by_scripts(site: &Site<'_>, page_paths: &[&str]) -> BTreeSet<String> {
+    site.pages
+        .iter()
+        .filter(|(k, _)| page_paths.contains(k))
+        .flat_map(|(k, p)| site.page_scripts(k, p))
+        .flat_map(|s| s.dynamic_words)
+        .collect()
+}
+
+/// `SELECTOR_WITHOUT_ELEMENT` for each constant lookup of one script that names an id or class
+/// no page running it has and the script does not mention elsewhere (it may create it).
+fn lookup_findings(
+    file: &str,
+    place: &str,
+    facts: &ScriptFacts,
+    pages: &[&PageFacts],
+    page_paths: &[&str],
+    made: &BTreeSet<String>,
+    findings: &mut Vec<Finding>,
+) {
+    if pages.is_empty() {
+        return;
+    }
+    let mut reported = BTreeSet::new();
+    for lookup in &facts.lookups {
+        let missing_ids = lookup.ids.iter().filter(|id| {
+            !pages.iter().any(|p| p.ids.contains_key(*id))
+                && !facts.dynamic_words.contains(*id)
+                && !made.contains(*id)
+        });
+        let missing_classes = lookup.classes.iter().filter(|c| {
+            !pages.iter().any(|p| p.classes.contains(*c))
+                && !facts.dynamic_words.contains(*c)
+                && !made.contains(*c)
+        });
+        let parts: Vec<String> = missing_ids
+            .map(|id| format!("#{id}"))
+            .chain(missing_classes.map(|c| format!(".{c}")))
+            .collect();
+        for part in parts {
+            if reported.insert(part.clone()) {
+                findings.push(Finding {
+                    file: file.to_string(),
+                    code: "SELECTOR_WITHOUT_ELEMENT",
+                    message: format!(
+                        "{place} lookup \"{}\" names {part}, which no element of {} has",
+                        lookup.arg,
+                        page_paths.join(", ")
+                    ),
+                });
             }
         }
     }

@@ -116,6 +116,14 @@ fn one_row_per_finding_code() {
             "SELECTOR_WITHOUT_ELEMENT",
         ),
         (
+            vec![(
+                "index.html",
+                page("<p>x</p><script>document.querySelector('.gone').remove();</script>"),
+            )],
+            "",
+            "SELECTOR_WITHOUT_ELEMENT",
+        ),
+        (
             vec![("index.html", page("<button>Go</button>"))],
             BEHAVIOUR,
             "NO_SCRIPT_FOR_BEHAVIOUR",
@@ -229,6 +237,18 @@ fn negative_rows_stay_quiet() {
                      document.getElementById('made').textContent = 'x';"
                         .to_string(),
                 ),
+            ],
+            "",
+        ),
+        (
+            "element made by another script of the page",
+            vec![
+                (
+                    "index.html",
+                    page("", r#"<script src="a.js"></script><script src="b.js"></script>"#),
+                ),
+                ("a.js", "document.body.innerHTML = '<p id=\"late\"></p>';".to_string()),
+                ("b.js", "document.getElementById('late').textContent = 'x';".to_string()),
             ],
             "",
         ),
