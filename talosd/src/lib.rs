@@ -22,5 +22,6 @@ pub mod supervisor;
 pub mod to_proto;
 pub mod traces;
 pub mod turn;
+pub mod webcheck;
 
 pub use server::{Daemon, DaemonSettings, run};
