@@ -5,8 +5,10 @@
 //! of: time to first token (the first `stream_chunk` event) for turns 1 and 2 and their ratio
 //! (prompt-cache reuse), prompt and cached tokens per surface, and the daemon's overhead (a
 //! turn's wall time minus llama-server's own prompt and generation time: from timings in the
-//! trace when it records them, else estimated from the token counts at rates measured on the
-//! same server).
+//! trace when it records them, else from llama-server's `print_timing` lines in the log the
+//! daemon keeps for it, else estimated from the token counts at speeds measured on the same
+//! server). Other load on the machine inflates wall times but not the overhead, unless the
+//! estimate had to be used.
 //!
 //! Run: `cargo run --release -p talos-tests --bin talos-real-bench [-- REPETITIONS]`
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
@@ -19,7 +21,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use talos_protocol::Message;
 use talos_tests::harness::{Answer, Client};
-use talos_tests::managed::{ManagedConfig, free_port, wait_gone};
+use talos_tests::managed::{ManagedConfig, alive, free_port, wait_gone};
 use talos_tests::real_llama::{RealParts, threads};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -32,6 +34,24 @@ struct Measured {
     wall: Duration,
     first_token: Option<Duration>,
     calls: Vec<Value>,
+    /// What llama-server's log says it spent on this turn's requests.
+    logged: Option<ServerTime>,
+}
+
+/// Sums of llama-server's `print_timing` lines for some requests.
+#[derive(Debug, Default, Clone, Copy)]
+struct ServerTime {
+    total_ms: f64,
+    eval_ms: f64,
+    eval_tokens: f64,
+}
+
+/// Where llama-server's time per turn came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Trace,
+    ServerLog,
+    Estimate,
 }
 
 /// llama-server's own speed on this machine, from one uncached request.
@@ -41,15 +61,37 @@ struct Rates {
     predicted_per_second: f64,
 }
 
+/// The daemon, and the server it launched once known. Dropped on any way out: SIGTERM first,
+/// so that the daemon stops its server (a SIGKILLed daemon leaves llama-server running), then
+/// SIGKILL for whatever is left.
 struct Daemon {
     child: Child,
+    server_pid: Option<u32>,
 }
 
 impl Drop for Daemon {
     fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            signal("TERM", self.child.id());
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(pid) = self.server_pid.filter(|pid| alive(*pid)) {
+            signal("KILL", pid);
+        }
     }
+}
+
+fn signal(name: &str, pid: u32) {
+    let _ = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .stderr(Stdio::null())
+        .status();
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -61,6 +103,16 @@ async fn main() -> anyhow::Result<()> {
         .context("REPETITIONS must be a number")?
         .unwrap_or(3)
         .max(1);
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    // On SIGINT or SIGTERM the run is dropped, and with it the daemon, which stops its server.
+    tokio::select! {
+        result = run(repetitions) => result,
+        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+        _ = terminate.recv() => bail!("terminated"),
+    }
+}
+
+async fn run(repetitions: usize) -> anyhow::Result<()> {
     let parts = match RealParts::find() {
         Ok(parts) => parts,
         Err(missing) => {
@@ -92,6 +144,7 @@ async fn main() -> anyhow::Result<()> {
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(home.path().join("talosd.stderr"))?)
             .spawn()?,
+        server_pid: None,
     };
     let socket = home.path().join("run").join("talosd.sock");
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -107,25 +160,31 @@ async fn main() -> anyhow::Result<()> {
     let ready = wait_ready(&mut client).await?;
     let to_ready = launched.elapsed();
     let server_pid = ready["pid"].as_u64().and_then(|p| u32::try_from(p).ok());
+    daemon.server_pid = server_pid;
 
     let ws = tempfile::tempdir()?;
     let settings = ws.path().join("settings.py");
+    let mut log = ServerLog {
+        path: home.path().join("logs").join("llama-server.log"),
+        offset: 0,
+    };
+    log.since();
     let (mut first, mut second, mut edits) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..repetitions {
         std::fs::write(&settings, SETTINGS)?;
         let session = client.open_session(ws.path(), "agent").await;
-        first.push(measure(&mut client, &session, QUESTION, home.path()).await?);
-        second.push(measure(&mut client, &session, QUESTION, home.path()).await?);
+        first.push(measure(&mut client, &session, QUESTION, home.path(), &mut log).await?);
+        second.push(measure(&mut client, &session, QUESTION, home.path(), &mut log).await?);
         let session = client.open_session(ws.path(), "agent").await;
-        edits.push(measure(&mut client, &session, EDIT_REQUEST, home.path()).await?);
+        edits.push(measure(&mut client, &session, EDIT_REQUEST, home.path(), &mut log).await?);
         if std::fs::read_to_string(&settings)? != SETTINGS {
             bail!("a denied edit changed settings.py");
         }
     }
     let rates = calibrate(port).await?;
     client.call("daemon/shutdown", json!({})).await;
-    let exited = tokio::task::spawn_blocking(move || daemon.child.wait().map(|_| ())).await?;
-    exited?;
+    let exited = tokio::task::spawn_blocking(move || daemon.child.wait().map(|_| daemon)).await?;
+    drop(exited?);
     if let Some(pid) = server_pid
         && !wait_gone(&[pid], Duration::from_secs(8)).await.is_empty()
     {
@@ -165,14 +224,33 @@ fn report(
         .zip(second)
         .filter_map(|(a, b)| Some(ms(b.first_token?) / ms(a.first_token?)))
         .collect();
-    let from_trace = [first, second, edits]
-        .iter()
-        .flat_map(|turns| turns.iter().flat_map(|t| &t.calls))
-        .all(|c| c.get("promptMs").is_some() && c.get("predictedMs").is_some());
+    let all = || {
+        [first, second, edits]
+            .into_iter()
+            .flat_map(|turns| turns.iter())
+    };
+    let source = if all()
+        .flat_map(|t| &t.calls)
+        .all(|c| c.get("promptMs").is_some() && c.get("predictedMs").is_some())
+    {
+        Source::Trace
+    } else if all().all(|t| t.logged.is_some()) {
+        Source::ServerLog
+    } else {
+        Source::Estimate
+    };
     let overhead = |turns: &[Measured]| -> Vec<f64> {
         turns
             .iter()
-            .map(|t| ms(t.wall) - t.calls.iter().map(|c| server_ms(c, rates)).sum::<f64>())
+            .map(|t| ms(t.wall) - server_ms(t, source, rates))
+            .collect()
+    };
+    let generation = |turns: &[Measured]| -> Vec<f64> {
+        turns
+            .iter()
+            .filter_map(|t| t.logged)
+            .filter(|l| l.eval_ms > 0.0)
+            .map(|l| 1000.0 * l.eval_tokens / l.eval_ms)
             .collect()
     };
     let calls =
@@ -194,6 +272,19 @@ fn report(
         "llama-server speed (one uncached request): prompt {:.0} tok/s, generation {:.0} tok/s",
         rates.prompt_per_second, rates.predicted_per_second
     );
+    if let Some(cold) = first.first() {
+        println!(
+            "first turn of the run (empty cache): first token {} ms, prompt {} tokens, {} cached, wall {:.0} ms",
+            fmt(cold.first_token.map(ms)),
+            cold.calls
+                .first()
+                .map_or(Value::Null, |c| c["promptTokens"].clone()),
+            cold.calls
+                .first()
+                .map_or(Value::Null, |c| c["cachedTokens"].clone()),
+            ms(cold.wall)
+        );
+    }
     println!("medians                              read-only t1   read-only t2   denied edit");
     row(
         "time to first token (ms)",
@@ -232,12 +323,19 @@ fn report(
         "daemon overhead (ms)",
         &[overhead(first), overhead(second), overhead(edits)],
     );
+    if source == Source::ServerLog {
+        row(
+            "generation in turns (tok/s)",
+            &[generation(first), generation(second), generation(edits)],
+        );
+    }
     println!(
         "  overhead = wall time - llama-server time, {}",
-        if from_trace {
-            "llama-server time from the trace's timings"
-        } else {
-            "llama-server time estimated from each call's uncached prompt and completion tokens at the speeds above"
+        match source {
+            Source::Trace => "llama-server time from the trace's timings",
+            Source::ServerLog => "llama-server time from its log's print_timing lines",
+            Source::Estimate =>
+                "llama-server time estimated from each call's uncached prompt and completion tokens at the speeds above",
         }
     );
 }
@@ -271,20 +369,65 @@ fn median(values: &[f64]) -> Option<f64> {
     }
 }
 
-/// llama-server's time for one model call: its own timings when the trace records them, else
-/// the uncached prompt and the completion at the measured speeds.
-fn server_ms(call: &Value, rates: Rates) -> f64 {
-    if let (Some(prompt), Some(predicted)) = (
-        call.get("promptMs").and_then(Value::as_f64),
-        call.get("predictedMs").and_then(Value::as_f64),
-    ) {
-        return prompt + predicted;
+/// llama-server's time for one turn, from `source`.
+fn server_ms(turn: &Measured, source: Source, rates: Rates) -> f64 {
+    match (source, turn.logged) {
+        (Source::Trace, _) => turn
+            .calls
+            .iter()
+            .map(|c| {
+                let field = |key: &str| c.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+                field("promptMs") + field("predictedMs")
+            })
+            .sum(),
+        (Source::ServerLog, Some(logged)) => logged.total_ms,
+        (Source::ServerLog | Source::Estimate, _) => turn
+            .calls
+            .iter()
+            .map(|c| {
+                let tokens = |key: &str| c.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+                let uncached = (tokens("promptTokens") - tokens("cachedTokens")).max(0.0);
+                1000.0
+                    * (uncached / rates.prompt_per_second
+                        + tokens("completionTokens") / rates.predicted_per_second)
+            })
+            .sum(),
     }
-    let tokens = |key: &str| call.get(key).and_then(Value::as_f64).unwrap_or(0.0);
-    let uncached = (tokens("promptTokens") - tokens("cachedTokens")).max(0.0);
-    1000.0
-        * (uncached / rates.prompt_per_second
-            + tokens("completionTokens") / rates.predicted_per_second)
+}
+
+/// llama-server's log, read from where the last read stopped.
+struct ServerLog {
+    path: PathBuf,
+    offset: usize,
+}
+
+impl ServerLog {
+    /// The `print_timing` sums of the lines written since the last call; `None` without any.
+    fn since(&mut self) -> Option<ServerTime> {
+        let text = std::fs::read(&self.path).ok()?;
+        // Whole lines only: a line still being written is read next time.
+        let complete = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let new = String::from_utf8_lossy(text.get(self.offset..complete)?).into_owned();
+        self.offset = complete;
+        let number_after = |line: &str, marker: &str| -> Option<f64> {
+            let rest = &line[line.find(marker)? + marker.len()..];
+            rest.split_whitespace().next()?.parse().ok()
+        };
+        let mut time = ServerTime::default();
+        let mut tasks = 0;
+        for line in new.lines().filter(|l| l.contains("print_timing")) {
+            if line.contains("prompt eval time =") {
+                continue;
+            } else if line.contains("total time =") {
+                time.total_ms += number_after(line, "total time =").unwrap_or(0.0);
+                tasks += 1;
+            } else if line.contains("eval time =") {
+                time.eval_ms += number_after(line, "eval time =").unwrap_or(0.0);
+                time.eval_tokens += number_after(line, "ms /").unwrap_or(0.0);
+            }
+        }
+        (tasks > 0).then_some(time)
+    }
 }
 
 async fn wait_ready(client: &mut Client) -> anyhow::Result<Value> {
@@ -313,6 +456,7 @@ async fn measure(
     session: &str,
     prompt: &str,
     home: &Path,
+    log: &mut ServerLog,
 ) -> anyhow::Result<Measured> {
     let started = Instant::now();
     let mut first_token = None;
@@ -345,10 +489,13 @@ async fn measure(
         .or_else(|| find_trace(home, outcome["traceId"].as_str()?))
         .with_context(|| format!("no trace for {outcome}"))?;
     let trace: Value = serde_json::from_slice(&std::fs::read(&trace_path)?)?;
+    // llama-server logs a request's timings as it finishes it; give the lines a moment.
+    tokio::time::sleep(Duration::from_millis(100)).await;
     Ok(Measured {
         wall,
         first_token,
         calls: trace["modelCalls"].as_array().cloned().unwrap_or_default(),
+        logged: log.since(),
     })
 }
 
