@@ -156,7 +156,7 @@ impl Supervisor {
     pub async fn run(&self) {
         let mut failures_in_a_row = 0u32;
         loop {
-            if port_has_listener(self.config.port) {
+            if port_has_listener(self.config.port) && !self.reclaim_orphan().await {
                 self.set(State::Failed(format!(
                     "port {} already has a listener. {PORT_IN_USE}",
                     self.config.port
@@ -207,6 +207,66 @@ impl Supervisor {
         self.done.notify_one();
     }
 
+    /// Where the pid and start time of the server this home launched are kept, so that a
+    /// server left behind by a daemon that was killed can be recognised as ours.
+    fn record_path(&self) -> PathBuf {
+        self.logs
+            .with_file_name("run")
+            .join(format!("llama-server-{}.json", self.config.port))
+    }
+
+    fn record_launch(&self, pid: u32, started: u64) {
+        let record = serde_json::json!({"pid": pid, "startTime": started, "port": self.config.port, "server": self.config.server});
+        let path = self.record_path();
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(path, record.to_string());
+    }
+
+    /// A listener on our port that is the very process this home launched before (same pid,
+    /// same start time, recorded at launch) is an orphan of a killed daemon: it is stopped and
+    /// the port reused. Any other listener is someone else's and is left alone.
+    async fn reclaim_orphan(&self) -> bool {
+        let Ok(text) = std::fs::read_to_string(self.record_path()) else {
+            return false;
+        };
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return false;
+        };
+        let (Some(pid), Some(started)) = (
+            record["pid"].as_u64().and_then(|p| u32::try_from(p).ok()),
+            record["startTime"].as_u64(),
+        ) else {
+            return false;
+        };
+        let ours = listener_pid(self.config.port).is_ok_and(|owner| owner == pid)
+            && start_time(pid).is_ok_and(|t| t == started);
+        if !ours {
+            return false;
+        }
+        tracing::warn!(
+            pid,
+            port = self.config.port,
+            "stopping the llama-server an earlier talosd of this home left running"
+        );
+        if let Some(group) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
+        }
+        for _ in 0..100 {
+            if !port_has_listener(self.config.port) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        crate::runner::kill_group(pid);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        !port_has_listener(self.config.port)
+    }
+
     async fn run_once(&self) -> Ended {
         let c = &self.config;
         let mut args: Vec<String> = vec![
@@ -255,6 +315,9 @@ impl Supervisor {
         };
         let pid = child.id().unwrap_or(0);
         let launched_at = start_time(pid);
+        if let Ok(started) = &launched_at {
+            self.record_launch(pid, *started);
+        }
         if let Ok(mut s) = self.status.lock() {
             s.pid = Some(pid);
             s.owned = false;

@@ -409,3 +409,39 @@ async fn wait_for_socket(socket: &Path) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_left_by_a_killed_daemon_of_the_same_home_is_reclaimed_and_no_one_elses_is() {
+    let fake = FakeServer::new(json!({}));
+    let home = tempfile::Builder::new()
+        .prefix("tm")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(home.path().join("config.yaml"), fake.config(FAKE).to_yaml()).unwrap();
+    let socket = home.path().join("run").join("talosd.sock");
+    let start = || Foreground {
+        child: Command::new(TALOSD)
+            .arg("--foreground")
+            .env("TALOS_HOME", home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    };
+    let mut first = start();
+    wait_for_socket(&socket).await;
+    let mut client = Client::connect(&socket).await;
+    let orphan = wait_for_state(&mut client, "ready", START).await.last;
+    let orphan = u32::try_from(orphan["pid"].as_u64().unwrap()).unwrap();
+    // SIGKILL: the daemon cannot stop its server, which keeps the port.
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    assert!(alive(orphan), "the orphan outlives a SIGKILLed daemon");
+    let _second = start();
+    wait_for_socket(&socket).await;
+    let mut client = Client::connect(&socket).await;
+    let ready = wait_for_state(&mut client, "ready", START).await.last;
+    assert_ne!(ready["pid"], json!(orphan), "a new server was launched");
+    assert!(!alive(orphan), "the orphan this home launched was stopped");
+}
