@@ -9,6 +9,7 @@ mod model_loop;
 mod mutate;
 mod pins;
 mod read_tools;
+mod verify;
 mod viewer;
 mod workspace_ops;
 
@@ -296,8 +297,14 @@ async fn finish(mut ctx: TurnCtx, plan: &TurnPlan, model_answer: String) -> prot
             }
         }
     }
+    let diagnostics = verify::static_web(&mut ctx, plan);
     let fine = outcome::classify(&ctx.facts);
-    let answer = talos_core::guard::guard_answer(&model_answer, &ctx.facts);
+    let mut answer = talos_core::guard::guard_answer(&model_answer, &ctx.facts);
+    if let Some(diagnostics) = diagnostics {
+        answer = format!("{answer}\n\n{diagnostics}")
+            .trim_start()
+            .to_string();
+    }
     let status = to_proto::status(fine.status());
     let classification = to_proto::classification(fine);
     ctx.trace.outcome = TraceOutcome {

@@ -611,3 +611,44 @@ async fn a_model_that_says_it_cannot_touch_files_is_corrected() {
     assert_ne!(outcome["status"], "COMPLETE");
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn the_runtime_states_static_web_problems_itself_whatever_the_model_says() {
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![(
+            "talos.read_file".into(),
+            r#"{"path": "index.html"}"#.into(),
+        )]),
+        Reply::Text("Everything looks fine, no problems found.".into()),
+    ]);
+    let (_llama, daemon) = setup(true, model).await;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("index.html"), "<html><head><link rel=\"stylesheet\" href=\"styles.css\"></head><body><button id=\"go\">Go</button><p id=\"status\"></p></body></html>").unwrap();
+    std::fs::write(ws.path().join("styles.css"), "#missing { color: red; }\n").unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "ask").await;
+    let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "Inspect index.html and check whether clicking #go updates #status"}), approve_all("deny")).await.unwrap();
+    let outcome = response.result.unwrap();
+    let answer = outcome["finalAnswer"].as_str().unwrap();
+    assert!(
+        answer.contains("Static web diagnostics (checked by Talos, not the model) found:"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("missing"),
+        "the unmatched selector is named: {answer}"
+    );
+    assert!(
+        answer.contains("not checked in a browser") || answer.contains("interaction"),
+        "{answer}"
+    );
+    let trace = &daemon.traces()[0];
+    assert!(
+        trace["verification"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["status"] == "FAIL")
+    );
+    daemon.stop().await;
+}

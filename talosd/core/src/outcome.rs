@@ -39,6 +39,8 @@ pub struct TurnFacts {
     /// Whether the turn offered any tool, and how many calls the model made.
     pub tools_offered: bool,
     pub tool_calls: usize,
+    /// Problems the task verifier found after the turn's changes (or on a diagnosis).
+    pub task_findings: Vec<String>,
     /// The person denied running a command.
     pub command_denied: bool,
     /// A command ran and failed, timed out, or could not start.
@@ -166,6 +168,9 @@ pub fn classify(facts: &TurnFacts) -> Fine {
     }
     if !succeeded.is_empty() && unsuccessful > 0 {
         return Fine::Partial;
+    }
+    if !succeeded.is_empty() && !facts.task_findings.is_empty() {
+        return Fine::Failed;
     }
     if facts.mutation_allowed && !facts.unmet_targets.is_empty() {
         return if succeeded.is_empty() {
