@@ -24,6 +24,9 @@ pub struct Session {
     /// The outcome of the last turn that was not a status question: what "did you make the
     /// changes?" is answered from.
     last_outcome: Mutex<Option<talos_protocol::TurnOutcome>>,
+    /// What the task verifier found after the last turn: a "fix the remaining problems"
+    /// follow-up is planned from these.
+    last_findings: Mutex<Vec<String>>,
     busy: AtomicBool,
 }
 
@@ -51,6 +54,7 @@ impl Session {
             grants: Mutex::new(Grants::default()),
             history: Mutex::new(Vec::new()),
             last_outcome: Mutex::new(None),
+            last_findings: Mutex::new(Vec::new()),
             busy: AtomicBool::new(false),
         }
     }
@@ -85,6 +89,19 @@ impl Session {
 
     pub fn last_outcome(&self) -> Option<talos_protocol::TurnOutcome> {
         self.last_outcome.lock().ok().and_then(|o| o.clone())
+    }
+
+    pub fn last_findings(&self) -> Vec<String> {
+        self.last_findings
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn remember_findings(&self, findings: Vec<String>) {
+        if let Ok(mut last) = self.last_findings.lock() {
+            *last = findings;
+        }
     }
 
     pub fn remember_outcome(&self, outcome: &talos_protocol::TurnOutcome) {

@@ -75,6 +75,14 @@ pub async fn run(
                 resolved.classification_reason
             )
         });
+    let findings = session.last_findings();
+    let inherited = match inherited {
+        Some(context) if !findings.is_empty() => Some(format!(
+            "{context}; the last verification found: {}",
+            findings.join("; ")
+        )),
+        other => other,
+    };
     let effective = posture::apply(mode.posture(), resolved.clone());
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
@@ -135,11 +143,12 @@ pub async fn run(
         model_loop::run(&mut ctx, &plan).await
     };
     let session = ctx.session.clone();
-    let outcome = finish(ctx, &plan, answer).await;
+    let (outcome, findings) = finish(ctx, &plan, answer).await;
     // A status question ("did you make the changes?") is answered from the records; it does
     // not become the turn a later "try again" continues.
     if resolved.classification_reason != "prior-change-status-question" {
         session.remember_outcome(&outcome);
+        session.remember_findings(findings);
         session.remember_turn(talos_core::history::PriorTurn {
             contract: resolved,
             outcome: prior_outcome(outcome.classification),
@@ -254,7 +263,11 @@ fn new_trace(
     }
 }
 
-async fn finish(mut ctx: TurnCtx, plan: &TurnPlan, model_answer: String) -> proto::TurnOutcome {
+async fn finish(
+    mut ctx: TurnCtx,
+    plan: &TurnPlan,
+    model_answer: String,
+) -> (proto::TurnOutcome, Vec<String>) {
     if ctx.cancel.is_cancelled() {
         ctx.facts.cancelled = true;
     }
@@ -300,6 +313,23 @@ async fn finish(mut ctx: TurnCtx, plan: &TurnPlan, model_answer: String) -> prot
     let diagnostics = verify::static_web(&mut ctx, plan);
     let fine = outcome::classify(&ctx.facts);
     let mut answer = talos_core::guard::guard_answer(&model_answer, &ctx.facts);
+    let echoed: Vec<&String> = ctx
+        .protected_lines
+        .iter()
+        .filter(|l| answer.contains(l.as_str()))
+        .collect();
+    if !echoed.is_empty() {
+        for line in echoed {
+            answer = answer.replace(line.as_str(), "[protected content withheld]");
+        }
+        answer = format!(
+            "[Protected content check: lines of a protected file in the answer were withheld.]\n\n{answer}"
+        );
+        ctx.trace.warnings.push(TraceWarning {
+            code: "PROTECTED_CONTENT_WITHHELD".into(),
+            message: "the answer echoed lines of a protected file; they were withheld".into(),
+        });
+    }
     if let Some(diagnostics) = diagnostics {
         answer = format!("{answer}\n\n{diagnostics}")
             .trim_start()
@@ -336,5 +366,5 @@ async fn finish(mut ctx: TurnCtx, plan: &TurnPlan, model_answer: String) -> prot
     })
     .await;
     tracing::info!(turn = %ctx.turn_id, ?status, ?classification, "turn finished");
-    outcome
+    (outcome, std::mem::take(&mut ctx.facts.task_findings))
 }

@@ -652,3 +652,84 @@ async fn the_runtime_states_static_web_problems_itself_whatever_the_model_says()
     );
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn an_answer_never_echoes_the_lines_of_a_protected_file() {
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![(
+            "talos.read_file".into(),
+            r#"{"path": ".env"}"#.into(),
+        )]),
+        Reply::Text("Your .env says API_KEY=sk-live-0123456789 and DEBUG=1.".into()),
+    ]);
+    let (_llama, daemon) = setup(true, model).await;
+    let ws = timeout_workspace();
+    std::fs::write(ws.path().join(".env"), "API_KEY=sk-live-0123456789\n").unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (response, seen) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "What is in .env?"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(approvals(&seen).len(), 1, "a protected read asks");
+    let answer = response.result.unwrap()["finalAnswer"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        !answer.contains("sk-live-0123456789") && answer.contains("[protected content withheld]"),
+        "{answer}"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn fix_the_remaining_problems_is_planned_from_the_last_verifiers_findings() {
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![("talos.write_file".into(), json!({"path": "index.html", "content": "<html><head><script src=\"app.js\"></script></head><body><p>hi</p></body></html>"}).to_string())]),
+        Reply::Text("Done.".into()),
+    ]);
+    let (llama, daemon) = setup(true, model).await;
+    let ws = tempfile::tempdir().unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (first, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "Create index.html for a small web page"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let first = first.result.unwrap();
+    assert_eq!(
+        first["classification"], "FAILED",
+        "the verifier found the missing script: {first}"
+    );
+    assert!(
+        first["finalAnswer"].as_str().unwrap().contains("app.js"),
+        "{first}"
+    );
+    let before = llama.requests().len();
+    client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "fix the remaining problems"}),
+            approve_all("deny"),
+        )
+        .await
+        .unwrap();
+    let system = llama.requests()[before]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("the last verification found") && system.contains("app.js"),
+        "{system}"
+    );
+    daemon.stop().await;
+}

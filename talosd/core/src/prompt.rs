@@ -53,6 +53,9 @@ pub fn system_prompt(
             contract.expected_targets.join(", ")
         ));
     }
+    if let Some(context) = plan.active_task_context() {
+        out.push_str(&format!("continuing: {context}\n"));
+    }
     if !contract.forbidden_targets.is_empty() {
         out.push_str(&format!(
             "do not touch: {}\n",

@@ -395,6 +395,15 @@ pub async fn dispatch(
     }
     let output = run_read_tool(ctx, &args, resolved.as_ref());
     let success = !output.starts_with("[error]");
+    if success && protected {
+        // Remember the content lines (without the `N | ` display prefix) so that the answer
+        // guard can withhold them if the model echoes them.
+        let lines = output
+            .lines()
+            .filter_map(|l| l.split_once(" | ").map(|(_, text)| text.trim().to_string()))
+            .filter(|l| l.len() >= 8);
+        ctx.protected_lines.extend(lines);
+    }
     let for_model = if success && protected && ctx.mode.private() {
         ctx.emit(TurnEvent::TrustedInfo {
             text: format!(

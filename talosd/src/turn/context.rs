@@ -26,6 +26,8 @@ pub struct TurnCtx {
     pub files: Vec<proto::FileResult>,
     /// Paths read this turn (for the read-before-edit hint and evidence).
     pub read_paths: Vec<String>,
+    /// Lines of protected files read this turn: the final answer must not echo them.
+    pub protected_lines: Vec<String>,
     pub mode: talos_core::modes::SessionMode,
     seq: u64,
     calls: u64,
@@ -58,6 +60,7 @@ impl TurnCtx {
             facts: TurnFacts::default(),
             files: Vec::new(),
             read_paths: Vec::new(),
+            protected_lines: Vec::new(),
             mode,
             seq: 0,
             calls: 0,
