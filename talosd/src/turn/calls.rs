@@ -248,13 +248,7 @@ pub async fn dispatch(
     if let ToolArgs::RunCommand { request } = &args {
         let outcome = command::run(ctx, &call_id, request, &decision).await;
         guard.after_call(tool, &args, outcome.end);
-        let stage = match outcome.end {
-            CallEnd::Succeeded => "executed",
-            CallEnd::Denied => "denied",
-            CallEnd::Failed => "failed",
-        };
-        let rejection =
-            (outcome.end != CallEnd::Succeeded).then(|| outcome.text.chars().take(300).collect());
+        let (stage, rejection) = end_record(outcome.end, &outcome.text);
         record(
             ctx,
             &call_id,
@@ -307,13 +301,7 @@ pub async fn dispatch(
             .await
         };
         guard.after_call(tool, &args, outcome.end);
-        let stage = match outcome.end {
-            CallEnd::Succeeded => "executed",
-            CallEnd::Denied => "denied",
-            CallEnd::Failed => "failed",
-        };
-        let rejection =
-            (outcome.end != CallEnd::Succeeded).then(|| outcome.text.chars().take(300).collect());
+        let (stage, rejection) = end_record(outcome.end, &outcome.text);
         record(
             ctx,
             &call_id,
@@ -547,4 +535,15 @@ fn record(
         stage: stage.into(),
         rejection,
     });
+}
+
+/// The trace stage and rejection text recorded for a call that ran.
+fn end_record(end: CallEnd, text: &str) -> (&'static str, Option<String>) {
+    let stage = match end {
+        CallEnd::Succeeded => "executed",
+        CallEnd::Denied => "denied",
+        CallEnd::Failed => "failed",
+    };
+    let rejection = (end != CallEnd::Succeeded).then(|| text.chars().take(300).collect());
+    (stage, rejection)
 }
