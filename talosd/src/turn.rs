@@ -136,6 +136,15 @@ pub async fn run(
     {
         ctx.trace.model.tool_calling = "none".into();
         UNSUPPORTED_COMMAND_ANSWER.to_string()
+    } else if let Some(documents) = unreadable_documents(&plan) {
+        ctx.trace.model.tool_calling = "none".into();
+        ctx.trace.warnings.push(TraceWarning {
+            code: "DOCUMENT_NOT_READABLE".into(),
+            message: format!("{} cannot be read by the text tools", documents.join(", ")),
+        });
+        let answer = document_note(&documents);
+        ctx.facts.unreadable_documents = documents;
+        answer
     } else if plan.contract().task_type == TaskType::CheckpointRestore {
         ctx.trace.model.tool_calling = "none".into();
         RESTORE_ANSWER.to_string()
@@ -155,6 +164,31 @@ pub async fn run(
         });
     }
     outcome
+}
+
+/// Named documents the text tools cannot read, on a turn that only needs to read them.
+fn unreadable_documents(plan: &TurnPlan) -> Option<Vec<String>> {
+    let contract = plan.contract();
+    if contract.mutation_requested {
+        return None;
+    }
+    let mut documents: Vec<String> = contract
+        .expected_targets
+        .iter()
+        .chain(&contract.source_evidence_targets)
+        .filter(|t| talos_core::targets::is_unreadable_document(t))
+        .cloned()
+        .collect();
+    documents.dedup();
+    (!documents.is_empty()).then_some(documents)
+}
+
+/// The honest capability note for documents the text tools cannot read.
+fn document_note(documents: &[String]) -> String {
+    format!(
+        "[Capability note: Talos's file tools read text files; they cannot extract the text of {} (PDF, Word, Excel and other binary document formats are not supported yet).]\nNo file was read in this turn, and Talos did not guess at the document's contents from other files. Export it to text (for example with pdftotext, or by saving it as .txt or .md), name that file, and Talos can work from it.",
+        documents.join(", ")
+    )
 }
 
 /// "Did you make the changes?", answered from the session's records, not by the model.
@@ -313,6 +347,15 @@ async fn finish(
     let diagnostics = verify::static_web(&mut ctx, plan);
     let fine = outcome::classify(&ctx.facts);
     let mut answer = talos_core::guard::guard_answer(&model_answer, &ctx.facts);
+    if answer.starts_with("[Verification check:") {
+        ctx.trace.warnings.push(TraceWarning {
+            code: "CLEAN_VERDICT_CONTRADICTED".into(),
+            message: format!(
+                "the answer said nothing was wrong; Talos's checks found {} problem(s)",
+                ctx.facts.task_findings.len()
+            ),
+        });
+    }
     let echoed: Vec<&String> = ctx
         .protected_lines
         .iter()

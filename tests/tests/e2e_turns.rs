@@ -631,6 +631,10 @@ async fn the_runtime_states_static_web_problems_itself_whatever_the_model_says()
     let outcome = response.result.unwrap();
     let answer = outcome["finalAnswer"].as_str().unwrap();
     assert!(
+        answer.starts_with("[Verification check: the response below says nothing is wrong"),
+        "the clean verdict is contradicted up front: {answer}"
+    );
+    assert!(
         answer.contains("Static web diagnostics (checked by Talos, not the model) found:"),
         "{answer}"
     );
@@ -649,6 +653,14 @@ async fn the_runtime_states_static_web_problems_itself_whatever_the_model_says()
             .unwrap()
             .iter()
             .any(|v| v["status"] == "FAIL")
+    );
+    assert!(
+        trace["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "CLEAN_VERDICT_CONTRADICTED"),
+        "{trace}"
     );
     daemon.stop().await;
 }

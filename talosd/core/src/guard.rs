@@ -124,6 +124,13 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
             },
         );
     }
+    if !facts.task_findings.is_empty() && claims_no_problems(model_answer) {
+        let n = facts.task_findings.len();
+        return format!(
+            "[Verification check: the response below says nothing is wrong, but Talos's own checks found {n} problem{}. The runtime's findings follow the response.]\n\n{model_answer}",
+            if n == 1 { "" } else { "s" }
+        );
+    }
     if !succeeded && claims_change(model_answer) {
         return format!(
             "[Truth check: the response below claims a file was changed, but no file-mutating tool succeeded in this turn. No file on disk was actually modified.]\n\n{model_answer}"
@@ -183,6 +190,36 @@ const INCAPABLE: &[&str] = &[
 fn denies_capability(answer: &str) -> bool {
     let lower = answer.to_lowercase().replace('’', "'");
     INCAPABLE.iter().any(|m| lower.contains(m))
+}
+
+const CLEAN_VERDICTS: &[&str] = &[
+    "no problems",
+    "no issues",
+    "no mismatches",
+    "no mismatch",
+    "no errors",
+    "no bugs",
+    "nothing wrong",
+    "nothing is wrong",
+    "everything looks fine",
+    "everything looks good",
+    "everything looks correct",
+    "everything is fine",
+    "everything is correct",
+    "everything is working",
+    "all good",
+    "looks correct",
+    "works correctly",
+    "is working now",
+    "is working correctly",
+    "all selectors match",
+    "all ids match",
+];
+
+/// The answer gives a clean verdict: nothing wrong, everything works.
+pub fn claims_no_problems(answer: &str) -> bool {
+    let lower = answer.to_lowercase().replace('’', "'");
+    CLEAN_VERDICTS.iter().any(|m| lower.contains(m))
 }
 
 fn claims_change(answer: &str) -> bool {
@@ -272,6 +309,36 @@ mod tests {
             guard_answer("I can't create files.", &chat),
             "I can't create files.",
             "a chat turn offers no tools"
+        );
+    }
+
+    #[test]
+    fn a_clean_verdict_is_contradicted_by_the_runtimes_findings() {
+        let facts = TurnFacts {
+            tools_offered: true,
+            tool_calls: 1,
+            task_findings: vec!["app.js: #go is not in any page".into()],
+            ..TurnFacts::default()
+        };
+        let answer = guard_answer("Everything looks fine, no mismatches.", &facts);
+        assert!(
+            answer.starts_with("[Verification check: the response below says nothing is wrong, but Talos's own checks found 1 problem."),
+            "{answer}"
+        );
+        assert_eq!(
+            guard_answer("The button id is wrong.", &facts),
+            "The button id is wrong.",
+            "an answer that admits the problem is left alone"
+        );
+        let clean = TurnFacts {
+            tools_offered: true,
+            tool_calls: 1,
+            ..TurnFacts::default()
+        };
+        assert_eq!(
+            guard_answer("No problems found.", &clean),
+            "No problems found.",
+            "without findings a clean verdict stands"
         );
     }
 

@@ -48,6 +48,8 @@ pub struct TurnFacts {
     pub mutations: Vec<MutationRecord>,
     /// Expected targets that must change and did not.
     pub unmet_targets: Vec<String>,
+    /// Named documents the text tools cannot read (pdf, docx, xlsx, ...).
+    pub unreadable_documents: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +180,9 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         } else {
             Fine::Partial
         };
+    }
+    if succeeded.is_empty() && !facts.unreadable_documents.is_empty() {
+        return Fine::AdvisoryOnly;
     }
     if facts.mutation_allowed && facts.mutation_requested && succeeded.is_empty() {
         return Fine::AdvisoryOnly;

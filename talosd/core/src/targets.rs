@@ -27,6 +27,18 @@ const TARGET_EXTENSIONS: &[&str] = &[
     "kt", "swift", "rb", "php", "sh", "sql", "cfg", "conf", "lock", "log", "vue", "scss",
 ];
 
+/// Document formats the text tools cannot read until extraction lands.
+const BINARY_DOCUMENTS: &[&str] = &[
+    "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "rtf",
+];
+
+/// A target whose contents the text tools cannot read (a PDF, a Word or Excel file, ...).
+pub fn is_unreadable_document(target: &str) -> bool {
+    target.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && BINARY_DOCUMENTS.contains(&ext.to_ascii_lowercase().as_str())
+    })
+}
+
 /// Extensionless file names recognised as targets when written with this exact case anywhere,
 /// or in any case right after an edit verb.
 #[rustfmt::skip]
@@ -350,6 +362,29 @@ pub(crate) fn inside_span(spans: &[TargetSpan], offset: usize) -> bool {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn binary_documents_are_known_unreadable() {
+        for t in [
+            "report.pdf",
+            "docs/Budget.XLSX",
+            "a.docx",
+            "slides.pptx",
+            "old.doc",
+        ] {
+            assert!(is_unreadable_document(t), "{t}");
+        }
+        for t in [
+            "notes.txt",
+            "README.md",
+            "pdf",
+            ".pdf",
+            "report.pdf.txt",
+            "index.html",
+        ] {
+            assert!(!is_unreadable_document(t), "{t}");
+        }
+    }
 
     fn check(text: &str, expected: &[&str], forbidden: &[&str]) {
         assert_eq!(file_targets(text), expected, "targets of {text:?}");

@@ -1,0 +1,90 @@
+//! Documents the text tools cannot read (pdf, docx, xlsx): an honest capability note, an
+//! ADVISORY_ONLY outcome, and no speculative reads of other files.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+
+use serde_json::json;
+use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
+use talos_tests::harness::{TestDaemon, approve_all};
+
+#[tokio::test]
+async fn a_pdf_question_gets_a_capability_note_and_no_guessing() {
+    // A model that would read the neighbouring notes and make up a summary.
+    let model = scripted(vec![
+        read_call("notes.txt"),
+        Reply::Text("The report says revenue grew 40%.".into()),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("report.pdf"), b"%PDF-1.7\n\x00\x01binary").unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "unrelated notes\n").unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    for prompt in [
+        "Summarize report.pdf",
+        "What does the table in budget.xlsx say about Q3?",
+        "Explain the main points of proposal.docx",
+    ] {
+        let (response, _) = client
+            .call_with(
+                "turn/start",
+                json!({"sessionId": session, "prompt": prompt}),
+                approve_all("approve"),
+            )
+            .await
+            .unwrap();
+        let outcome = response.result.unwrap();
+        let answer = outcome["finalAnswer"].as_str().unwrap();
+        assert!(
+            answer.starts_with("[Capability note: Talos's file tools read text files; they cannot extract the text of"),
+            "{prompt}: {answer}"
+        );
+        assert!(!answer.contains("40%"), "no made-up summary: {answer}");
+        assert_eq!(outcome["status"], "ADVISORY_ONLY", "{prompt}: {outcome}");
+        assert_eq!(outcome["classification"], "ADVISORY_ONLY", "{outcome}");
+    }
+    assert!(
+        llama.requests().is_empty(),
+        "the model is not asked to guess, so nothing else is read"
+    );
+    let traces = daemon.traces();
+    assert_eq!(traces.len(), 3);
+    for trace in &traces {
+        assert!(trace["toolCalls"].as_array().unwrap().is_empty(), "{trace}");
+        assert!(
+            trace["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["code"] == "DOCUMENT_NOT_READABLE"),
+            "{trace}"
+        );
+    }
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_text_file_next_to_a_pdf_is_still_read_normally() {
+    let model = scripted(vec![
+        read_call("notes.txt"),
+        Reply::Text("The notes are unrelated.".into()),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "unrelated notes\n").unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "Summarize notes.txt"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let outcome = response.result.unwrap();
+    assert_eq!(outcome["status"], "COMPLETE", "{outcome}");
+    assert!(!llama.requests().is_empty());
+    daemon.stop().await;
+}
