@@ -9,6 +9,7 @@
 //! headless browser, which this module does not run: it says so rather than passing it.
 //! Decision record: docs/decisions/0013-static-web-verifier.md.
 
+mod browser;
 mod css;
 mod html;
 mod js;
@@ -87,9 +88,24 @@ pub fn check(files: &BTreeMap<String, String>, request: &str) -> WebReport {
             if !site.pages.is_empty() && !missing.is_empty() {
                 InteractionCheck::Failed(format!("no element {} in any page", missing.join(", ")))
             } else if std::path::Path::new(CHROMIUM).exists() {
-                InteractionCheck::NotRun(
-                    "headless browser run is not implemented in this module".to_string(),
-                )
+                match site
+                    .pages
+                    .iter()
+                    .find(|(_, p)| p.ids.contains_key(&trigger) && p.ids.contains_key(&target))
+                    .or_else(|| {
+                        site.pages
+                            .iter()
+                            .find(|(_, p)| p.ids.contains_key(&trigger))
+                    }) {
+                    Some((page, _)) => browser::run(
+                        std::path::Path::new(CHROMIUM),
+                        files,
+                        page,
+                        &trigger,
+                        &target,
+                    ),
+                    None => InteractionCheck::NotRun("no page to load in the browser".to_string()),
+                }
             } else {
                 InteractionCheck::NotRun("no headless browser installed".to_string())
             }

@@ -48,6 +48,8 @@ pub struct TurnFacts {
     pub mutations: Vec<MutationRecord>,
     /// Expected targets that must change and did not.
     pub unmet_targets: Vec<String>,
+    /// A task check the request asked for could not be run (no headless browser).
+    pub task_unverified: bool,
     /// Named documents the text tools cannot read (pdf, docx, xlsx, ...).
     pub unreadable_documents: Vec<String>,
 }
@@ -194,7 +196,7 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         let all_verified = succeeded
             .iter()
             .all(|m| m.result == MutationResult::Succeeded { verified: true });
-        return if all_verified {
+        return if all_verified && !facts.task_unverified {
             Fine::CompletedVerified
         } else {
             Fine::CompletedUnverified
@@ -240,6 +242,22 @@ mod tests {
                 ),
                 Fine::CompletedUnverified,
                 "SUCCEEDED",
+            ),
+            (
+                TurnFacts {
+                    task_unverified: true,
+                    ..edit_facts(vec![m("a", ok())], &[])
+                },
+                Fine::CompletedUnverified,
+                "SUCCEEDED",
+            ),
+            (
+                TurnFacts {
+                    unreadable_documents: vec!["report.pdf".into()],
+                    ..TurnFacts::default()
+                },
+                Fine::AdvisoryOnly,
+                "NOT_REQUESTED",
             ),
             (
                 edit_facts(vec![m("a", MutationResult::Denied)], &["a"]),

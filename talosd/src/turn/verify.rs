@@ -66,8 +66,17 @@ pub fn static_web(ctx: &mut TurnCtx, plan: &TurnPlan) -> Option<String> {
         .map(|f| format!("- {}: {}", f.file, f.message))
         .collect();
     match &report.interaction {
-        InteractionCheck::NotRequested | InteractionCheck::Passed => {}
+        InteractionCheck::NotRequested => {}
+        InteractionCheck::Passed => {
+            ctx.trace.verification.push(TraceVerification {
+                call_id: "task".into(),
+                path: ".".into(),
+                status: "PASS".into(),
+                summary: "INTERACTION: checked in a headless browser".into(),
+            });
+        }
         InteractionCheck::NotRun(why) => {
+            ctx.facts.task_unverified = true;
             ctx.trace.warnings.push(TraceWarning {
                 code: "INTERACTION_CHECK_NOT_RUN".into(),
                 message: why.clone(),

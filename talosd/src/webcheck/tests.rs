@@ -347,12 +347,31 @@ fn interaction_rows() {
     let no_browser = !std::path::Path::new(CHROMIUM).exists();
     let req = "clicking #teaser-button updates #teaser-status";
     let got = check(&files, req).interaction;
-    let want = if no_browser {
-        "no headless browser installed"
+    if no_browser {
+        assert_eq!(
+            got,
+            InteractionCheck::NotRun("no headless browser installed".to_string())
+        );
     } else {
-        "headless browser run is not implemented in this module"
-    };
-    assert_eq!(got, InteractionCheck::NotRun(want.to_string()));
+        assert_eq!(got, InteractionCheck::Passed, "the handler sets the text");
+        let inert = site(&[
+            ("index.html", CLEAN_HTML),
+            ("styles.css", CLEAN_CSS),
+            (
+                "scripts.js",
+                "const b = document.getElementById('teaser-button');\n\
+                 b.addEventListener('click', () => { console.log('clicked'); });\n",
+            ),
+        ]);
+        assert_eq!(
+            check(&inert, req).interaction,
+            InteractionCheck::Failed(
+                "clicking #teaser-button did not change #teaser-status in a headless browser"
+                    .to_string()
+            ),
+            "a handler that changes nothing fails in the browser"
+        );
+    }
     assert_eq!(
         check(&files, "clicking #teaser-button updates #missing-status").interaction,
         InteractionCheck::Failed("no element #missing-status in any page".to_string())

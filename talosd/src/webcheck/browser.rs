@@ -1,0 +1,221 @@
+//! The interaction check in a real headless browser (Debian's chromium), when one is installed.
+//!
+//! The site's web files are copied to a private temporary directory (never the workspace), a
+//! probe script is appended to the page that holds the trigger, and chromium loads it with
+//! `--dump-dom`. The probe clicks the trigger and reports whether the target element changed.
+//! Host names do not resolve in the browser (`--host-resolver-rules`), so the page cannot reach
+//! the network by name; this is a narrowing, not a sandbox. The run is bounded in time and the
+//! browser's whole process group is killed at the end.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::InteractionCheck;
+
+/// The longest a browser run may take.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Run "clicking #trigger changes #target" in `browser` against `page` of `files`.
+pub fn run(
+    browser: &Path,
+    files: &BTreeMap<String, String>,
+    page: &str,
+    trigger: &str,
+    target: &str,
+) -> InteractionCheck {
+    let Some(dir) = ScratchDir::new() else {
+        return InteractionCheck::NotRun(
+            "cannot create a private directory for the browser".into(),
+        );
+    };
+    for (path, content) in files {
+        let dest = dir.0.join(path);
+        if !dest.starts_with(&dir.0) || path.split(['/', '\\']).any(|c| c == "..") {
+            continue;
+        }
+        let written = dest
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| {
+                let body = if path == page {
+                    with_probe(content, trigger, target)
+                } else {
+                    content.clone()
+                };
+                std::fs::write(&dest, body)
+            });
+        if written.is_err() {
+            return InteractionCheck::NotRun("cannot copy the site for the browser".into());
+        }
+    }
+    let mut command = Command::new(browser);
+    if rustix::process::geteuid().is_root() {
+        // Chromium refuses to start its own sandbox as root.
+        command.arg("--no-sandbox");
+    }
+    command
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-first-run",
+            "--allow-file-access-from-files",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.0.join(".profile").display()
+        ))
+        .arg(format!("file://{}", dir.0.join(page).display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let Ok(mut child) = command.spawn() else {
+        return InteractionCheck::NotRun(format!("cannot start {}", browser.display()));
+    };
+    let pid = child.id();
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.take(8 * 1024 * 1024).read_to_string(&mut out);
+        }
+        out
+    });
+    let started = Instant::now();
+    let finished = loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break true,
+            Ok(None) if started.elapsed() < BROWSER_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            _ => break false,
+        }
+    };
+    crate::runner::kill_group(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+    let dom = reader.join().unwrap_or_default();
+    if !finished {
+        return InteractionCheck::NotRun(format!(
+            "the headless browser did not finish within {} s",
+            BROWSER_TIMEOUT.as_secs()
+        ));
+    }
+    verdict(&dom, trigger, target)
+}
+
+/// The probe's report in the dumped DOM.
+fn verdict(dom: &str, trigger: &str, target: &str) -> InteractionCheck {
+    let marker = "TALOS-PROBE:";
+    let Some(at) = dom.find(marker) else {
+        return InteractionCheck::NotRun(
+            "the headless browser did not report on the page (it may not have loaded)".into(),
+        );
+    };
+    let word: String = dom[at + marker.len()..]
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    match word.as_str() {
+        "changed" => InteractionCheck::Passed,
+        "unchanged" => InteractionCheck::Failed(format!(
+            "clicking #{trigger} did not change #{target} in a headless browser"
+        )),
+        "missing" => InteractionCheck::Failed(format!(
+            "#{trigger} or #{target} is not in the page the browser loaded"
+        )),
+        _ => InteractionCheck::NotRun("the headless browser gave no clear result".into()),
+    }
+}
+
+/// The page with a probe script appended. The marker is assembled at run time, so the probe's
+/// own source never matches it in the dumped DOM.
+fn with_probe(page: &str, trigger: &str, target: &str) -> String {
+    let js = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let probe = format!(
+        r#"<script>
+window.addEventListener("load", function () {{
+  setTimeout(function () {{
+    var say = function (w) {{ var p = document.createElement("pre"); p.textContent = "TALOS" + "-PROBE:" + w; document.documentElement.appendChild(p); }};
+    var t = document.getElementById({trigger}), s = document.getElementById({target});
+    if (!t || !s) {{ say("missing"); return; }}
+    var before = s.outerHTML;
+    t.click();
+    setTimeout(function () {{
+      var after = document.getElementById({target});
+      say(after && after.outerHTML !== before ? "changed" : "unchanged");
+    }}, 500);
+  }}, 100);
+}});
+</script>"#,
+        trigger = js(trigger),
+        target = js(target),
+    );
+    let lower = page.to_ascii_lowercase();
+    match lower.rfind("</body>") {
+        Some(at) => format!("{}{probe}{}", &page[..at], &page[at..]),
+        None => format!("{page}{probe}"),
+    }
+}
+
+/// A private temporary directory, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> Option<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("talos-webcheck-{}-{nanos}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .ok()
+            .map(|()| ScratchDir(path))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_goes_before_the_body_end_and_never_matches_its_own_marker() {
+        let page = with_probe("<html><body><p>x</p></BODY></html>", "go", "out");
+        assert!(page.contains("</script></BODY>"), "{page}");
+        assert!(!page.contains("TALOS-PROBE:"));
+        assert_eq!(
+            verdict(&page, "go", "out"),
+            InteractionCheck::NotRun(
+                "the headless browser did not report on the page (it may not have loaded)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn verdicts_are_read_from_the_dom() {
+        assert_eq!(
+            verdict("<pre>TALOS-PROBE:changed</pre>", "a", "b"),
+            InteractionCheck::Passed
+        );
+        assert!(matches!(
+            verdict("<pre>TALOS-PROBE:unchanged</pre>", "a", "b"),
+            InteractionCheck::Failed(_)
+        ));
+    }
+}
