@@ -1,0 +1,110 @@
+//! A scripted model that lies in one way per test; the outcome, the answer and the disk tell
+//! the truth.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+
+use serde_json::{Value, json};
+use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
+use talos_tests::harness::{TestDaemon, approve_all, timeout_workspace};
+
+/// One turn in agent mode with every approval granted; the outcome and the trace.
+async fn turn(ws: &std::path::Path, steps: Vec<Reply>, prompt: &str) -> (Value, Value) {
+    let llama = FakeLlama::start(true, scripted(steps)).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws, "agent").await;
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": prompt}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    let outcome = response.result.unwrap();
+    let trace = daemon.traces()[0].clone();
+    daemon.stop().await;
+    (outcome, trace)
+}
+
+fn write(path: &str, content: &str) -> Reply {
+    Reply::ToolCalls(vec![(
+        "talos.write_file".into(),
+        json!({"path": path, "content": content}).to_string(),
+    )])
+}
+
+#[tokio::test]
+async fn a_claimed_edit_that_failed_is_reported_as_failed() {
+    let ws = timeout_workspace();
+    let (outcome, _) = turn(
+        ws.path(),
+        vec![
+            read_call("settings.py"),
+            Reply::ToolCalls(vec![(
+                "talos.edit_file".into(),
+                json!({"path": "settings.py", "old_string": "TIMEOUT = 45", "new_string": "TIMEOUT = 60"})
+                    .to_string(),
+            )]),
+            Reply::Text("I have updated settings.py: TIMEOUT is now 60.".into()),
+        ],
+        "In settings.py, change TIMEOUT from 30 to 60.",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
+    let answer = outcome["finalAnswer"].as_str().unwrap();
+    assert!(
+        answer.starts_with("[Truth check: no file was changed in this turn"),
+        "{answer}"
+    );
+    assert!(!answer.contains("TIMEOUT is now 60"), "{answer}");
+    // The edit was refused before approval (its old_string is not in the file) and the action
+    // obligation is unmet: BLOCKED_BY_POLICY, as in the reference's dominance order.
+    assert_eq!(outcome["status"], "BLOCKED", "{outcome}");
+    assert_eq!(outcome["classification"], "BLOCKED_BY_POLICY", "{outcome}");
+    assert_eq!(outcome["files"][0]["changed"], false, "{outcome}");
+}
+
+#[tokio::test]
+async fn two_of_three_files_written_is_partial_and_names_the_third() {
+    let ws = tempfile::tempdir().unwrap();
+    let (outcome, trace) = turn(
+        ws.path(),
+        vec![
+            write("alpha.txt", "hello\n"),
+            write("beta.txt", "hello\n"),
+            Reply::Text("Done! I created all three files.".into()),
+        ],
+        "Create alpha.txt, beta.txt and gamma.txt, each containing the word hello",
+    )
+    .await;
+    assert!(ws.path().join("alpha.txt").exists() && ws.path().join("beta.txt").exists());
+    assert!(!ws.path().join("gamma.txt").exists());
+    let answer = outcome["finalAnswer"].as_str().unwrap();
+    assert!(
+        answer.contains("Remaining target(s): gamma.txt"),
+        "the unmet target is named as the person wrote it: {answer}"
+    );
+    assert_eq!(outcome["status"], "PARTIAL", "{outcome}");
+    assert_eq!(trace["outcome"]["classification"], "PARTIAL", "{trace}");
+}
+
+#[tokio::test]
+async fn no_mismatches_said_without_reading_is_marked_ungrounded() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("index.html"), "<p id=\"a\">x</p>\n").unwrap();
+    std::fs::write(ws.path().join("styles.css"), "#b { color: red }\n").unwrap();
+    let (outcome, _) = turn(
+        ws.path(),
+        vec![Reply::Text(
+            "There are no mismatches between the files.".into(),
+        )],
+        "Explain whether the selectors in styles.css match the ids in index.html",
+    )
+    .await;
+    let answer = outcome["finalAnswer"].as_str().unwrap();
+    assert!(answer.starts_with("[Grounding check:"), "{answer}");
+    assert_eq!(outcome["status"], "ADVISORY_ONLY", "{outcome}");
+}
