@@ -224,6 +224,16 @@ fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String
     if !tool.mutates() {
         return Ok(());
     }
+    if matches!(tool, ToolId::WriteFile | ToolId::EditFile)
+        && let Some(path) = paths
+            .iter()
+            .find(|p| crate::targets::is_unreadable_document(p))
+    {
+        return Err(format!(
+            "Talos cannot write `{}`: binary document formats (PDF, Word, Excel, PowerPoint, OpenDocument, RTF) are not supported by the text tools. Write a text format such as .md or .txt instead. No approval was requested and no file was changed.",
+            printable(path)
+        ));
+    }
     let contract = plan.contract();
     for path in &paths {
         let key = path.replace('\\', "/");
@@ -420,6 +430,20 @@ mod tests {
             ))
             .0,
             Stage::Validation
+        );
+        let document = rejected(run(
+            "Create report.docx with a summary",
+            Posture::Agent,
+            "talos.write_file",
+            &[("path", "report.docx"), ("content", "summary")],
+        ));
+        assert_eq!(document.0, Stage::Validation);
+        assert!(
+            document
+                .1
+                .starts_with("Talos cannot write `report.docx`: binary document formats"),
+            "{}",
+            document.1
         );
         assert_eq!(
             rejected(run(
