@@ -161,9 +161,31 @@ fn one_row_per_finding_code() {
         ),
     ];
     for (files, request, want) in rows {
-        let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-        assert_eq!(codes(&files, request), vec![want], "files: {files:?}");
+        let lf: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        assert_eq!(codes(&lf, request), vec![want], "files: {lf:?}");
+        let crlf: Vec<(&str, String)> = files.iter().map(|(p, c)| (*p, to_crlf(c))).collect();
+        let crlf: Vec<(&str, &str)> = crlf.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        assert_eq!(codes(&crlf, request), vec![want], "CRLF files: {crlf:?}");
     }
+}
+
+/// The same file written with Windows line endings, broken after every tag and statement.
+fn to_crlf(content: &str) -> String {
+    content
+        .replace("\r\n", "\n")
+        .replace('\n', "\r\n")
+        .replace('>', ">\r\n")
+        .replace(';', ";\r\n")
+}
+
+#[test]
+fn a_clean_site_with_crlf_line_endings_has_no_findings() {
+    let files = site(&[
+        ("index.html", &to_crlf(CLEAN_HTML)),
+        ("styles.css", &to_crlf(CLEAN_CSS)),
+        ("scripts.js", &to_crlf(CLEAN_JS)),
+    ]);
+    assert_eq!(check(&files, BEHAVIOUR).findings, vec![]);
 }
 
 #[test]
