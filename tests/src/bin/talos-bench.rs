@@ -111,7 +111,49 @@ async fn main() -> anyhow::Result<()> {
         us(pct(&per_status, 99))
     );
     println!("talosd RSS: idle {idle_rss} KiB   after turns {busy_rss} KiB   peak {peak} KiB");
+    web_checks();
     Ok(())
+}
+
+/// The static web verifier on a three-file site, and the interaction check in headless
+/// chromium when it is installed.
+fn web_checks() {
+    let files: std::collections::BTreeMap<String, String> = [
+        ("index.html", "<!doctype html><html><head><link rel=\"stylesheet\" href=\"s.css\"></head><body><button id=\"go\">Go</button><p id=\"out\">idle</p><script src=\"a.js\"></script></body></html>"),
+        ("s.css", "#out { color: red }\n.btn:hover { color: blue }\n"),
+        ("a.js", "document.getElementById('go').addEventListener('click', () => { document.getElementById('out').textContent = 'clicked'; });\n"),
+    ]
+    .into_iter()
+    .map(|(p, c)| (p.to_string(), c.to_string()))
+    .collect();
+    let time = |request: &str, runs: usize| {
+        let mut runs: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                let _ = talosd::webcheck::check(&files, request);
+                t.elapsed()
+            })
+            .collect();
+        runs.sort();
+        runs
+    };
+    let static_runs = time("make the button show a message", 1000);
+    println!(
+        "static web check (3 files): p50 {:.1} us   p99 {:.1} us",
+        static_runs[500].as_secs_f64() * 1e6,
+        pct(&static_runs, 99).as_secs_f64() * 1e6
+    );
+    if Path::new("/usr/bin/chromium").exists() {
+        let browser = time("clicking #go updates #out", 5);
+        println!(
+            "interaction check in headless chromium: median {:.0} ms over 5 runs (min {:.0} ms, max {:.0} ms)",
+            browser[2].as_secs_f64() * 1000.0,
+            browser[0].as_secs_f64() * 1000.0,
+            browser[4].as_secs_f64() * 1000.0
+        );
+    } else {
+        println!("interaction check: /usr/bin/chromium not installed, not measured");
+    }
 }
 
 fn pct(sorted: &[Duration], p: usize) -> Duration {
