@@ -344,7 +344,14 @@ async fn finish(
             }
         }
     }
-    let diagnostics = verify::static_web(&mut ctx, plan);
+    // The static checks take well under a millisecond, but an interaction check runs a headless
+    // browser for up to 30 s: let the runtime move other tasks off this worker meanwhile.
+    let diagnostics = match tokio::runtime::Handle::current().runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| verify::static_web(&mut ctx, plan))
+        }
+        _ => verify::static_web(&mut ctx, plan),
+    };
     let fine = outcome::classify(&ctx.facts);
     let mut answer = talos_core::guard::guard_answer(&model_answer, &ctx.facts);
     if answer.starts_with("[Verification check:") {
