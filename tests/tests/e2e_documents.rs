@@ -88,3 +88,39 @@ async fn a_text_file_next_to_a_pdf_is_still_read_normally() {
     assert!(!llama.requests().is_empty());
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn a_read_of_a_pdf_returns_a_capability_note_not_its_bytes() {
+    let model = scripted(vec![
+        read_call("report.pdf"),
+        Reply::Text("I could not read it.".into()),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::tempdir().unwrap();
+    // No NUL byte in the first 8000 bytes: the binary sniff alone would show this.
+    std::fs::write(
+        ws.path().join("report.pdf"),
+        "%PDF-1.7\nSECRET-STREAM-TEXT\n",
+    )
+    .unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": "Create summary.md from report.pdf"}),
+            approve_all("approve"),
+        )
+        .await
+        .unwrap();
+    response.result.unwrap();
+    let sent = serde_json::to_string(&llama.requests()).unwrap();
+    assert!(
+        sent.contains("report.pdf is a binary document"),
+        "the model is told the document cannot be read: {sent}"
+    );
+    assert!(!sent.contains("SECRET-STREAM-TEXT"), "{sent}");
+    assert!(!ws.path().join("summary.md").exists());
+    daemon.stop().await;
+}

@@ -36,6 +36,11 @@ pub fn read_file(
         })?;
     let bytes =
         boundary::read_bytes(absolute, shown)?.ok_or_else(|| IoError::NotFound(shown.into()))?;
+    if talos_core::targets::is_unreadable_document(shown) {
+        return Ok(format!(
+            "{shown} is a binary document (PDF, Word, Excel, ...); the text tools cannot extract its text, so its contents are not shown."
+        ));
+    }
     if bytes.iter().take(8000).any(|b| *b == 0) {
         return Ok(format!(
             "{shown} looks like a binary file; its contents are not shown."
