@@ -374,3 +374,11 @@ pub fn read_call(path: &str) -> Reply {
         json!({"path": path}).to_string(),
     )])
 }
+
+/// A native `talos.write_file` call of `content` to `path`.
+pub fn write_call(path: &str, content: &str) -> Reply {
+    Reply::ToolCalls(vec![(
+        "talos.write_file".into(),
+        json!({"path": path, "content": content}).to_string(),
+    )])
+}

@@ -226,6 +226,21 @@ impl Client {
         response.result.unwrap()
     }
 
+    /// `turn/start` with every approval answered `decision`; the turn's outcome.
+    pub async fn turn(&mut self, session: &str, prompt: &str, decision: &'static str) -> Value {
+        let params = json!({"sessionId": session, "prompt": prompt});
+        let (response, _) = self
+            .call_with("turn/start", params, approve_all(decision))
+            .await
+            .unwrap();
+        assert!(
+            response.error.is_none(),
+            "turn failed: {:?}",
+            response.error
+        );
+        response.result.unwrap()
+    }
+
     /// `initialize` + `session/new`; returns the session id.
     pub async fn open_session(&mut self, workspace: &Path, mode: &str) -> String {
         self.call("initialize", json!({"clientName": "e2e"})).await;
@@ -270,4 +285,32 @@ pub fn timeout_workspace() -> tempfile::TempDir {
     let ws = tempfile::Builder::new().prefix("ws").tempdir().unwrap();
     std::fs::write(ws.path().join("settings.py"), "TIMEOUT = 30\nRETRIES = 3\n").unwrap();
     ws
+}
+
+/// What one [`agent_turn`] left: the outcome, its trace and what the model was sent.
+pub struct OneTurn {
+    pub outcome: Value,
+    pub trace: Value,
+    pub requests: Vec<Value>,
+}
+
+/// One agent-mode turn in `workspace` against a native-calling fake llama running `script`,
+/// with every approval granted.
+pub async fn agent_turn(
+    workspace: &Path,
+    script: crate::fake_llama::Script,
+    prompt: &str,
+) -> OneTurn {
+    let llama = crate::fake_llama::FakeLlama::start(true, script).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(workspace, "agent").await;
+    let outcome = client.turn(&session, prompt, "approve").await;
+    let trace = daemon.traces().into_iter().next().expect("a trace");
+    daemon.stop().await;
+    OneTurn {
+        outcome,
+        trace,
+        requests: llama.requests(),
+    }
 }

@@ -2,42 +2,22 @@
 //! (CI installs Debian's), "not run" when none is. Never a pass without a browser.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
-use serde_json::{Value, json};
-use talos_tests::fake_llama::{FakeLlama, Reply, scripted};
-use talos_tests::harness::{TestDaemon, approve_all};
+use serde_json::Value;
+use talos_tests::fake_llama::{Reply, scripted, write_call};
+use talos_tests::harness::agent_turn;
 
 const PAGE: &str = "<!doctype html><html><head><title>Go</title></head><body><button id=\"go\">Go</button><p id=\"status\">idle</p><script src=\"app.js\"></script></body></html>\n";
 const REQUEST: &str = "Create index.html and app.js so that clicking #go updates #status";
 
 async fn turn(script: &str) -> (Value, Value, tempfile::TempDir) {
-    let write = |path: &str, content: &str| {
-        (
-            "talos.write_file".to_string(),
-            json!({"path": path, "content": content}).to_string(),
-        )
-    };
     let model = scripted(vec![
-        Reply::ToolCalls(vec![write("index.html", PAGE)]),
-        Reply::ToolCalls(vec![write("app.js", script)]),
+        write_call("index.html", PAGE),
+        write_call("app.js", script),
         Reply::Text("Done: clicking Go updates the status.".into()),
     ]);
-    let llama = FakeLlama::start(true, model).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
     let ws = tempfile::tempdir().unwrap();
-    let mut client = daemon.client().await;
-    let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": REQUEST}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
-    let trace = daemon.traces()[0].clone();
-    daemon.stop().await;
-    (outcome, trace, ws)
+    let run = agent_turn(ws.path(), model, REQUEST).await;
+    (run.outcome, run.trace, ws)
 }
 
 fn interaction(trace: &Value) -> Option<(String, String)> {

@@ -2,9 +2,8 @@
 //! ADVISORY_ONLY outcome, and no speculative reads of other files.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
-use serde_json::json;
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
-use talos_tests::harness::{TestDaemon, approve_all};
+use talos_tests::harness::{TestDaemon, agent_turn};
 
 #[tokio::test]
 async fn a_pdf_question_gets_a_capability_note_and_no_guessing() {
@@ -25,15 +24,7 @@ async fn a_pdf_question_gets_a_capability_note_and_no_guessing() {
         "What does the table in budget.xlsx say about Q3?",
         "Explain the main points of proposal.docx",
     ] {
-        let (response, _) = client
-            .call_with(
-                "turn/start",
-                json!({"sessionId": session, "prompt": prompt}),
-                approve_all("approve"),
-            )
-            .await
-            .unwrap();
-        let outcome = response.result.unwrap();
+        let outcome = client.turn(&session, prompt, "approve").await;
         let answer = outcome["finalAnswer"].as_str().unwrap();
         assert!(
             answer.starts_with("[Capability note: Talos's file tools read text files; they cannot extract the text of"),
@@ -65,38 +56,19 @@ async fn a_pdf_question_gets_a_capability_note_and_no_guessing() {
 
 #[tokio::test]
 async fn a_text_file_next_to_a_pdf_is_still_read_normally() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "unrelated notes\n").unwrap();
     let model = scripted(vec![
         read_call("notes.txt"),
         Reply::Text("The notes are unrelated.".into()),
     ]);
-    let llama = FakeLlama::start(true, model).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("notes.txt"), "unrelated notes\n").unwrap();
-    let mut client = daemon.client().await;
-    let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "Summarize notes.txt"}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
-    assert_eq!(outcome["status"], "COMPLETE", "{outcome}");
-    assert!(!llama.requests().is_empty());
-    daemon.stop().await;
+    let run = agent_turn(ws.path(), model, "Summarize notes.txt").await;
+    assert_eq!(run.outcome["status"], "COMPLETE", "{}", run.outcome);
+    assert!(!run.requests.is_empty());
 }
 
 #[tokio::test]
 async fn a_read_of_a_pdf_returns_a_capability_note_not_its_bytes() {
-    let model = scripted(vec![
-        read_call("report.pdf"),
-        Reply::Text("I could not read it.".into()),
-    ]);
-    let llama = FakeLlama::start(true, model).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
     let ws = tempfile::tempdir().unwrap();
     // No NUL byte in the first 8000 bytes: the binary sniff alone would show this.
     std::fs::write(
@@ -104,23 +76,16 @@ async fn a_read_of_a_pdf_returns_a_capability_note_not_its_bytes() {
         "%PDF-1.7\nSECRET-STREAM-TEXT\n",
     )
     .unwrap();
-    let mut client = daemon.client().await;
-    let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "Create summary.md from report.pdf"}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    response.result.unwrap();
-    let sent = serde_json::to_string(&llama.requests()).unwrap();
+    let model = scripted(vec![
+        read_call("report.pdf"),
+        Reply::Text("I could not read it.".into()),
+    ]);
+    let run = agent_turn(ws.path(), model, "Create summary.md from report.pdf").await;
+    let sent = serde_json::to_string(&run.requests).unwrap();
     assert!(
         sent.contains("report.pdf is a binary document"),
         "the model is told the document cannot be read: {sent}"
     );
     assert!(!sent.contains("SECRET-STREAM-TEXT"), "{sent}");
     assert!(!ws.path().join("summary.md").exists());
-    daemon.stop().await;
 }

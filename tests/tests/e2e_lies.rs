@@ -3,34 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use serde_json::{Value, json};
-use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
-use talos_tests::harness::{TestDaemon, approve_all, timeout_workspace};
+use talos_tests::fake_llama::{Reply, read_call, scripted, write_call};
+use talos_tests::harness::{agent_turn, timeout_workspace};
 
 /// One turn in agent mode with every approval granted; the outcome and the trace.
 async fn turn(ws: &std::path::Path, steps: Vec<Reply>, prompt: &str) -> (Value, Value) {
-    let llama = FakeLlama::start(true, scripted(steps)).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
-    let mut client = daemon.client().await;
-    let session = client.open_session(ws, "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": prompt}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
-    let trace = daemon.traces()[0].clone();
-    daemon.stop().await;
-    (outcome, trace)
-}
-
-fn write(path: &str, content: &str) -> Reply {
-    Reply::ToolCalls(vec![(
-        "talos.write_file".into(),
-        json!({"path": path, "content": content}).to_string(),
-    )])
+    let run = agent_turn(ws, scripted(steps), prompt).await;
+    (run.outcome, run.trace)
 }
 
 #[tokio::test]
@@ -73,8 +52,8 @@ async fn two_of_three_files_written_is_partial_and_names_the_third() {
     let (outcome, trace) = turn(
         ws.path(),
         vec![
-            write("alpha.txt", "hello\n"),
-            write("beta.txt", "hello\n"),
+            write_call("alpha.txt", "hello\n"),
+            write_call("beta.txt", "hello\n"),
             Reply::Text("Done! I created all three files.".into()),
         ],
         "Create alpha.txt, beta.txt and gamma.txt, each containing the word hello",
