@@ -172,14 +172,17 @@ fn unreadable_documents(plan: &TurnPlan) -> Option<Vec<String>> {
     if contract.mutation_requested {
         return None;
     }
-    let mut documents: Vec<String> = contract
+    let documents: Vec<String> = contract
         .expected_targets
         .iter()
         .chain(&contract.source_evidence_targets)
         .filter(|t| talos_core::targets::is_unreadable_document(t))
-        .cloned()
-        .collect();
-    documents.dedup();
+        .fold(Vec::new(), |mut seen: Vec<String>, t| {
+            if !seen.contains(t) {
+                seen.push(t.clone());
+            }
+            seen
+        });
     (!documents.is_empty()).then_some(documents)
 }
 
@@ -354,7 +357,7 @@ async fn finish(
     };
     let fine = outcome::classify(&ctx.facts);
     let mut answer = talos_core::guard::guard_answer(&model_answer, &ctx.facts);
-    if answer.starts_with("[Verification check:") {
+    if answer.starts_with(talos_core::guard::CLEAN_VERDICT_CONTRADICTED) {
         ctx.trace.warnings.push(TraceWarning {
             code: "CLEAN_VERDICT_CONTRADICTED".into(),
             message: format!(

@@ -45,6 +45,10 @@ const NO_CHANGE_CONTEXT: &[&str] = &[
     "didn't change",
 ];
 
+/// How the answer starts when a clean verdict is contradicted by the task verifier.
+pub const CLEAN_VERDICT_CONTRADICTED: &str =
+    "[Verification check: the response below says nothing is wrong, but Talos's own checks found";
+
 /// The answer a person sees, given the model's text and the records.
 pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
     let succeeded = facts
@@ -127,7 +131,7 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
     if !facts.task_findings.is_empty() && claims_no_problems(model_answer) {
         let n = facts.task_findings.len();
         return format!(
-            "[Verification check: the response below says nothing is wrong, but Talos's own checks found {n} problem{}. The runtime's findings follow the response.]\n\n{model_answer}",
+            "{CLEAN_VERDICT_CONTRADICTED} {n} problem{}. The runtime's findings follow the response.]\n\n{model_answer}",
             if n == 1 { "" } else { "s" }
         );
     }
