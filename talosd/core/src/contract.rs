@@ -86,12 +86,36 @@ pub struct TaskContract {
     pub source_evidence_targets: Vec<String>,
     pub forbidden_targets: Vec<String>,
     pub original_request: String,
-    pub classification_reason: String,
+    /// Why the resolver decided what it did.
+    pub reason: Reason,
+    /// A read-only posture capped the contract (the mode allows no change).
+    pub read_only_posture: bool,
     pub static_web: StaticWebRequirements,
     pub roleful_targets: Vec<TargetRef>,
 }
 
 impl TaskContract {
+    /// The reason as the trace states it: the resolver's reason, then what a posture added
+    /// (`explicit-mutation-marker; capability-posture-read-only`).
+    pub fn classification_reason(&self) -> String {
+        if self.read_only_posture {
+            format!("{}; capability-posture-read-only", self.reason.as_str())
+        } else {
+            self.reason.as_str().to_string()
+        }
+    }
+
+    /// Whether the reason is an inherited follow-up (the turn continues an earlier one).
+    pub fn is_inherited(&self) -> bool {
+        matches!(
+            self.reason,
+            Reason::ConfirmationInherited
+                | Reason::RepairInherited
+                | Reason::CorrectionInherited
+                | Reason::DeicticInherited
+        )
+    }
+
     /// A contract whose target lists are compiled from `roleful_targets`, with the flags
     /// derived from the type: allowed = requested and FILE_EDIT|FILE_CREATE, verification =
     /// allowed or VERIFY_ONLY.
@@ -99,7 +123,7 @@ impl TaskContract {
         task_type: TaskType,
         mutation_requested: bool,
         original_request: String,
-        reason: &str,
+        reason: Reason,
         static_web_facts: Vec<String>,
         roleful_targets: Vec<TargetRef>,
     ) -> TaskContract {
@@ -118,15 +142,16 @@ impl TaskContract {
             source_evidence_targets: compiled.source_evidence,
             forbidden_targets: compiled.forbidden,
             original_request,
-            classification_reason: reason.to_string(),
+            reason,
+            read_only_posture: false,
             roleful_targets,
         }
     }
 }
 
-/// Why a contract is what it is. Closed; the contract carries its string.
+/// Why a contract is what it is. Closed; the trace keeps [`Reason::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
+pub enum Reason {
     Unknown,
     CheckpointRestore,
     WorkspaceSwitch,
@@ -161,7 +186,7 @@ pub(crate) enum Reason {
 }
 
 impl Reason {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Reason::Unknown => "unknown",
             Reason::CheckpointRestore => "checkpoint-restore-request",
@@ -234,7 +259,7 @@ pub fn resolve(request: &str) -> TaskContract {
             TaskType::Unknown,
             false,
             request.to_string(),
-            Reason::Unknown.as_str(),
+            Reason::Unknown,
             Vec::new(),
             Vec::new(),
         );
@@ -250,7 +275,7 @@ pub fn resolve(request: &str) -> TaskContract {
         derived.task_type,
         derived.requested,
         request.to_string(),
-        derived.reason.as_str(),
+        derived.reason,
         targets::required_visible_facts(&lex),
         derived.targets,
     )

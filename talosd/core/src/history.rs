@@ -143,7 +143,7 @@ const DEICTIC: &[&str] = &[
 /// Resolves the latest request in the light of the session's prior turns (oldest first).
 pub fn resolve_in_context(history: &[PriorTurn], request: &str) -> TaskContract {
     let current = resolve(request);
-    let status = current.classification_reason == Reason::PriorChangeStatusQuestion.as_str();
+    let status = current.reason == Reason::PriorChangeStatusQuestion;
     if current.task_type == TaskType::VerifyOnly || status {
         return current;
     }
@@ -182,7 +182,7 @@ pub fn resolve_in_context(history: &[PriorTurn], request: &str) -> TaskContract 
             prior.contract.task_type,
             false,
             current.original_request.clone(),
-            Reason::DeicticInherited.as_str(),
+            Reason::DeicticInherited,
             Vec::new(),
             Vec::new(),
         );
@@ -274,7 +274,7 @@ fn inherit(prior: &PriorTurn, current: &TaskContract, reason: Reason, kind: &str
         prior.contract.task_type,
         true,
         original,
-        reason.as_str(),
+        reason,
         facts,
         targets,
     )

@@ -31,3 +31,4 @@ pub mod surface;
 pub mod targets;
 pub mod textcall;
 pub mod tools;
+pub mod turn;

@@ -78,6 +78,21 @@ pub enum Fine {
 }
 
 impl Fine {
+    /// The wire name (`COMPLETED_VERIFIED`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fine::CompletedVerified => "COMPLETED_VERIFIED",
+            Fine::CompletedUnverified => "COMPLETED_UNVERIFIED",
+            Fine::ReadOnlyAnswered => "READ_ONLY_ANSWERED",
+            Fine::Partial => "PARTIAL",
+            Fine::BlockedByApproval => "BLOCKED_BY_APPROVAL",
+            Fine::BlockedByPolicy => "BLOCKED_BY_POLICY",
+            Fine::AdvisoryOnly => "ADVISORY_ONLY",
+            Fine::Failed => "FAILED",
+            Fine::Cancelled => "CANCELLED",
+        }
+    }
+
     pub fn status(self) -> Status {
         match self {
             Fine::CompletedVerified | Fine::CompletedUnverified | Fine::ReadOnlyAnswered => {

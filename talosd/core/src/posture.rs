@@ -53,9 +53,7 @@ fn read_only(mut contract: TaskContract) -> TaskContract {
     if was_mutation {
         contract.verification_required = false;
     }
-    contract
-        .classification_reason
-        .push_str("; capability-posture-read-only");
+    contract.read_only_posture = true;
     contract
 }
 
@@ -83,7 +81,7 @@ mod tests {
             );
             assert!(
                 turn.contract
-                    .classification_reason
+                    .classification_reason()
                     .ends_with("capability-posture-read-only")
             );
         }

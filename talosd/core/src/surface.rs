@@ -84,8 +84,7 @@ pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
         | TaskType::VerifyOnly
         | TaskType::Unknown => {}
     }
-    let reason = base_reason(contract);
-    if reason == "unsupported-command-verification-request" {
+    if contract.reason == crate::contract::Reason::UnsupportedCommand {
         return surface(&[], "unsupported command request");
     }
     if !contract.mutation_allowed || phase != Phase::Apply {
@@ -100,7 +99,7 @@ pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
             && contract.expected_targets.is_empty()
             && phase == Phase::Verify
         {
-            if reason == "explicit-command-verification-request"
+            if contract.reason == crate::contract::Reason::CommandVerification
                 && names_command_profile(&contract.original_request)
             {
                 return surface(&[ToolId::RunCommand], "explicit command profile surface");
@@ -163,16 +162,6 @@ fn op_reason(tool: ToolId) -> &'static str {
         | ToolId::EditFile
         | ToolId::RunCommand => "mutation apply surface",
     }
-}
-
-/// The classification reason without what a posture appended (`; capability-posture-…`).
-fn base_reason(contract: &TaskContract) -> &str {
-    contract
-        .classification_reason
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
 }
 
 /// Whether a request names the command tool, a command profile or a built-in profile id.

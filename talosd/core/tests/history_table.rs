@@ -90,7 +90,7 @@ fn history_table() {
             joined(&c.expected_targets),
             joined(&c.forbidden_targets),
             joined(&roleful(&c)),
-            c.classification_reason.clone(),
+            c.classification_reason(),
         ];
         let expected: Vec<String> = f[4..].iter().map(|s| s.to_string()).collect();
         if actual.as_slice() != expected.as_slice() {

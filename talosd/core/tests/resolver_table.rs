@@ -202,7 +202,7 @@ fn resolver_table() {
         );
         field("roleful", joined(&row.roleful), joined(&actual_roleful));
         if let Some(reason) = &row.reason {
-            field("reason", reason.clone(), c.classification_reason.clone());
+            field("reason", reason.clone(), c.classification_reason());
         }
         diffs.extend(invariant_problems(&c));
         if !diffs.is_empty() {
@@ -215,7 +215,7 @@ fn resolver_table() {
                 joined(&c.expected_targets),
                 joined(&c.forbidden_targets),
                 joined(&actual_roleful),
-                c.classification_reason
+                c.classification_reason()
             );
             failures.push(format!(
                 "line {} {:?}\n    {}\n    actual row: {actual_row}",

@@ -1,0 +1,152 @@
+//! The turn as a sans-IO state machine. The daemon gives it facts (the model's reply, a call's
+//! result, an approval's answer, the verifier's findings) and gets back what to do next: which
+//! route the turn takes ([`route`]), what each proposed call needs ([`call::Call::step`] returns
+//! one [`call::Effect`] at a time), when the loop stops and the phase moves ([`model`]), and
+//! what the final answer and outcome are ([`finish`]). Everything the turn decides and does is
+//! kept in its [`record::TurnRecord`], which the daemon turns into the wire trace in one place.
+//! The daemon performs effects and reports results; it holds no `if` about policy.
+
+pub mod call;
+pub mod finish;
+pub mod model;
+pub mod record;
+pub mod route;
+
+use crate::discipline::LoopGuard;
+use crate::ladder::{Grants, PermissionDecision};
+use crate::modes::SessionMode;
+use crate::plan::{Phase, TurnPlan};
+use crate::rules::Rule;
+use crate::surface::Surface;
+use crate::tools::ToolId;
+use record::{PermissionRecord, TurnRecord};
+
+/// What the person is told while the turn runs; the daemon turns each into a turn event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    ToolProgress {
+        tool: String,
+        call_id: String,
+        message: String,
+    },
+    Info(String),
+    Ok(String),
+    /// Shown to the person as trusted information (never to the model).
+    TrustedInfo(String),
+}
+
+/// The turn's settings from the daemon's configuration and the session.
+#[derive(Debug, Clone)]
+pub struct TurnSettings {
+    pub mode: SessionMode,
+    /// Tool names must be canonical (no aliases).
+    pub strict_names: bool,
+    /// Configured permission rules.
+    pub rules: Vec<Rule>,
+    /// Ask the model for a tool call on the first request when the plan needs one.
+    pub require_tool_call: bool,
+}
+
+/// One turn in flight.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub plan: TurnPlan,
+    pub settings: TurnSettings,
+    pub phase: Phase,
+    pub record: TurnRecord,
+    /// The session's remembered approvals, as they stand for the next call.
+    pub grants: Grants,
+    guard: LoopGuard,
+    calls: u64,
+    notices: Vec<Notice>,
+}
+
+impl Turn {
+    pub fn new(plan: TurnPlan, settings: TurnSettings, grants: Grants) -> Turn {
+        let guard = LoopGuard::new(plan.surface());
+        let phase = plan.initial_phase();
+        let mut record = TurnRecord::default();
+        record.facts.mutation_requested = plan.contract().mutation_requested;
+        record.facts.mutation_allowed = plan.contract().mutation_allowed;
+        Turn {
+            plan,
+            settings,
+            phase,
+            record,
+            grants,
+            guard,
+            calls: 0,
+            notices: Vec::new(),
+        }
+    }
+
+    /// The next call id (`call-1`, `call-2`, ...).
+    pub fn next_call_id(&mut self) -> String {
+        self.calls += 1;
+        format!("call-{}", self.calls)
+    }
+
+    /// Starts a proposed call; drive it with [`call::Call::step`] from [`call::Input::Start`].
+    pub fn propose(&mut self, proposal: call::Proposal) -> call::Call {
+        let id = self.next_call_id();
+        call::Call::new(id, proposal)
+    }
+
+    /// The surface of the current phase.
+    pub fn surface(&self) -> Surface {
+        self.plan.surface_for(self.phase)
+    }
+
+    /// Notices queued since the last drain, in order.
+    pub fn drain_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.notices)
+    }
+
+    pub(crate) fn notify(&mut self, notice: Notice) {
+        self.notices.push(notice);
+    }
+
+    /// Records a permission decision.
+    pub fn permission(
+        &mut self,
+        call_id: &str,
+        tool: ToolId,
+        decision: &PermissionDecision,
+        relative_path: Option<String>,
+    ) {
+        self.record.permission_decisions.push(PermissionRecord {
+            call_id: call_id.to_string(),
+            tool,
+            action: decision.action,
+            reason_code: decision.reason_code.to_string(),
+            relative_path,
+            remember_eligible: decision.remember_eligible,
+        });
+    }
+}
+
+impl Turn {
+    /// The ladder's decision for `auto` mode's deterministic viewer (a read in INSPECT),
+    /// recorded.
+    pub fn viewer_permission(
+        &mut self,
+        call_id: &str,
+        tool: ToolId,
+        facts: &crate::ladder::PathFacts,
+    ) -> PermissionDecision {
+        let decision = crate::ladder::decide(
+            &crate::ladder::LadderInput {
+                tool,
+                risk: tool.risk(),
+                phase: Phase::Inspect,
+                rules: &self.settings.rules,
+                grants: self.grants,
+            },
+            facts,
+        );
+        let mut recorded = decision.clone();
+        recorded.remember_eligible = false;
+        self.permission(call_id, tool, &recorded, facts.relative.clone());
+        decision
+    }
+}

@@ -1,0 +1,514 @@
+//! One proposed call as a sans-IO state machine. [`Call::step`] takes the answer to the last
+//! effect and returns the next effect the daemon must perform; the sequence is the seed's:
+//! payload, the fixed checks, the ladder (once the daemon has resolved the paths in the
+//! kernel), loop discipline, then the tool's own flow (read, governed write, workspace
+//! operations, command). Every refusal is recorded and told to the model; nothing is written
+//! on any refusal. The daemon holds no `if` about policy: it performs [`Effect`]s.
+
+mod command;
+mod read;
+mod write;
+mod workspace_ops;
+
+use std::collections::BTreeMap;
+
+use super::record::{CallStage, ToolCallRecord};
+use super::{Notice, Turn};
+use crate::check::{self, CheckOutcome};
+use crate::command::{CommandPlan, CommandRequest};
+use crate::digest::digest_text;
+use crate::discipline::{CallEnd, Verdict};
+use crate::ladder::{self, Action, LadderInput, PathFacts, PermissionDecision};
+use crate::ops::WorkspaceOp;
+use crate::outcome::{MutationRecord, MutationResult};
+use crate::tools::{ToolArgs, ToolId};
+
+pub use command::{CommandRun, PlannedCommand};
+pub use write::WriteFailure;
+
+/// A call as the model proposed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposal {
+    pub native_id: String,
+    pub name: String,
+    /// The arguments, or why they could not be read.
+    pub args: Result<BTreeMap<String, String>, String>,
+    /// `native` or `text`.
+    pub source: &'static str,
+}
+
+/// A path as the daemon's workspace handle resolved it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    pub facts: PathFacts,
+    /// The last component is itself a symlink (inside the workspace); writes refuse it.
+    pub final_is_symlink: bool,
+}
+
+/// A request for the person's approval, before the daemon gives it an id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalAsk {
+    pub tool: ToolId,
+    pub description: String,
+    pub target: Option<String>,
+    pub details: Vec<String>,
+    pub diff: Option<crate::diff::Preview>,
+    pub remember_eligible: bool,
+}
+
+/// What the daemon must do next for this call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Resolve each raw path beneath the workspace root; answer [`Input::Resolved`].
+    Resolve(Vec<String>),
+    /// Ask the turn's client; answer [`Input::Answered`] with the request id it used.
+    Ask(ApprovalAsk),
+    /// Read a read tool's output; answer [`Input::Output`].
+    Read(ToolArgs),
+    /// Read a file's current bytes before a write; answer [`Input::Current`].
+    ReadCurrent { path: String },
+    /// Take a checkpoint of `paths` (with `before` as the bytes of a single file); answer
+    /// [`Input::Checkpointed`]. No checkpoint, no write.
+    Checkpoint {
+        tool: ToolId,
+        paths: Vec<String>,
+        before: Option<Option<Vec<u8>>>,
+    },
+    /// Write `bytes` to `path` if its bytes are still `expected`, then read it back; answer
+    /// [`Input::Written`].
+    Write {
+        path: String,
+        expected: Option<Vec<u8>>,
+        bytes: Vec<u8>,
+    },
+    /// Check typed operations against the disk; answer [`Input::OpsChecked`].
+    CheckOps(Vec<WorkspaceOp>),
+    /// Apply checked operations in order, stopping at the first failure; answer
+    /// [`Input::OpsApplied`].
+    ApplyOps(Vec<WorkspaceOp>),
+    /// Plan a command against the workspace's profiles and locate it; answer
+    /// [`Input::CommandPlanned`].
+    PlanCommand(CommandRequest),
+    /// Run the planned command (trust checked again first); answer [`Input::CommandRan`].
+    RunCommand {
+        request: CommandRequest,
+        plan: CommandPlan,
+    },
+    /// Remember write approvals for the session; answer [`Input::Done`].
+    RememberWrites,
+    /// The call is over.
+    Finish(CallReport),
+}
+
+/// The answer to the last effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Start,
+    Done,
+    /// The turn was cancelled before a checkpoint: nothing more is done.
+    Cancelled,
+    Resolved(Vec<ResolvedPath>),
+    Answered {
+        request_id: String,
+        answer: super::record::Answer,
+    },
+    Output(Result<String, String>),
+    Current(Result<Option<Vec<u8>>, String>),
+    Checkpointed(Result<super::record::CheckpointTaken, String>),
+    Written(Result<Vec<u8>, WriteFailure>),
+    /// For each op, the workspace-relative paths it touches (source first), or the index
+    /// and reason of the first op that cannot run.
+    OpsChecked(Result<Vec<Vec<String>>, (usize, String)>),
+    /// One summary per applied op; an error ends the list.
+    OpsApplied(Vec<Result<String, String>>),
+    CommandPlanned(Result<PlannedCommand, String>),
+    CommandRan(Result<CommandRun, String>),
+}
+
+/// What the model is told, whether a change was written, and whether the loop must stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallReport {
+    pub text: String,
+    pub mutated: bool,
+    pub stop: Option<String>,
+}
+
+/// One call in flight.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub id: String,
+    proposal: Proposal,
+    state: State,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum State {
+    Start,
+    Resolving {
+        tool: ToolId,
+        args: ToolArgs,
+    },
+    Read(read::ReadFlow),
+    Write(write::WriteFlow),
+    Ops(workspace_ops::OpsFlow),
+    Command(command::CommandFlow),
+    Done,
+}
+
+/// The accepted call as every flow sees it.
+#[derive(Debug, Clone)]
+pub(crate) struct Accepted {
+    pub tool: ToolId,
+    pub args: ToolArgs,
+    pub decision: PermissionDecision,
+    /// The first path's facts (the escaping one when any escapes).
+    pub facts: PathFacts,
+    pub first: Option<ResolvedPath>,
+}
+
+impl Accepted {
+    pub(crate) fn shown(&self) -> String {
+        self.facts.relative.clone().unwrap_or_default()
+    }
+}
+
+impl Call {
+    pub fn new(id: String, proposal: Proposal) -> Call {
+        Call {
+            id,
+            proposal,
+            state: State::Start,
+        }
+    }
+
+    pub fn proposal(&self) -> &Proposal {
+        &self.proposal
+    }
+
+    /// Advances the call with the answer to the last effect.
+    pub fn step(&mut self, turn: &mut Turn, input: Input) -> Effect {
+        let state = std::mem::replace(&mut self.state, State::Done);
+        let (next, effect) = match state {
+            State::Start => self.start(turn),
+            State::Resolving { tool, args } => match input {
+                Input::Resolved(paths) => self.resolved(turn, tool, args, paths),
+                other => unexpected(&other),
+            },
+            State::Read(flow) => flow.step(self, turn, input),
+            State::Write(flow) => flow.step(self, turn, input),
+            State::Ops(flow) => flow.step(self, turn, input),
+            State::Command(flow) => flow.step(self, turn, input),
+            State::Done => unexpected(&input),
+        };
+        self.state = next;
+        effect
+    }
+
+    fn start(&mut self, turn: &mut Turn) -> (State, Effect) {
+        let name = self.proposal.name.clone();
+        let raw = match &self.proposal.args {
+            Ok(raw) => raw.clone(),
+            Err(e) => {
+                turn.record.facts.malformed_tool_call = true;
+                let reason = format!("invalid tool-call payload: {e}");
+                self.record(turn, None, None, CallStage::Rejected, Some(reason));
+                let stop = turn.guard.note_rejection(&format!("invalid:{name}"));
+                let text = format!("[error] Invalid tool-call payload for {name}: {e}");
+                return finish(text, false, stop);
+            }
+        };
+        let surface = turn.surface();
+        let checked = check::check_call(
+            &name,
+            &raw,
+            &turn.plan,
+            &surface,
+            turn.phase,
+            turn.settings.strict_names,
+        );
+        match checked {
+            CheckOutcome::Accepted { tool, args, .. } => {
+                let paths = args.paths().iter().map(|p| p.to_string()).collect();
+                (State::Resolving { tool, args }, Effect::Resolve(paths))
+            }
+            CheckOutcome::Rejected {
+                tool,
+                stage,
+                message,
+            } => self.rejected(turn, &raw, tool, stage, message),
+        }
+    }
+
+    fn rejected(
+        &mut self,
+        turn: &mut Turn,
+        raw: &BTreeMap<String, String>,
+        tool: Option<ToolId>,
+        stage: check::Stage,
+        message: String,
+    ) -> (State, Effect) {
+        let path_hint = raw.get("path").or_else(|| raw.get("file_path")).cloned();
+        let reason = format!("{}: {message}", stage.as_str());
+        self.record(turn, tool, path_hint.clone(), CallStage::Rejected, Some(reason));
+        turn.notify(Notice::ToolProgress {
+            tool: self.proposal.name.clone(),
+            call_id: self.id.clone(),
+            message: format!("rejected before approval: {message}"),
+        });
+        if let Some(tool) = tool.filter(|t| t.mutates()) {
+            if turn.plan.contract().mutation_allowed {
+                let target = path_hint.unwrap_or_else(|| tool.name().into());
+                turn.record.facts.mutations.push(MutationRecord {
+                    target,
+                    result: MutationResult::Blocked {
+                        reason: message.clone(),
+                    },
+                });
+            } else {
+                turn.record.facts.read_only_blocked = true;
+            }
+        }
+        let key = format!("{}\u{1f}{}\u{1f}{message}", self.proposal.name, stage.as_str());
+        let stop = turn.guard.note_rejection(&key);
+        finish(format!("[error] {message}"), false, stop)
+    }
+
+    fn resolved(
+        &mut self,
+        turn: &mut Turn,
+        tool: ToolId,
+        args: ToolArgs,
+        paths: Vec<ResolvedPath>,
+    ) -> (State, Effect) {
+        let every: Vec<PathFacts> = paths.iter().map(|r| r.facts.clone()).collect();
+        let facts = every
+            .iter()
+            .find(|f| f.escapes)
+            .or_else(|| every.first())
+            .cloned()
+            .unwrap_or_else(PathFacts::none);
+        let decision = ladder::decide_all(
+            &LadderInput {
+                tool,
+                risk: args.effective_risk(),
+                phase: turn.phase,
+                rules: &turn.settings.rules,
+                grants: turn.grants,
+            },
+            &every,
+        );
+        turn.permission(&self.id, tool, &decision, facts.relative.clone());
+        let accepted = Accepted {
+            tool,
+            args,
+            decision,
+            facts,
+            first: paths.into_iter().next(),
+        };
+        if accepted.decision.action == Action::Deny {
+            return self.denied_by_policy(turn, &accepted);
+        }
+        match turn.guard.before_call(tool, &accepted.args) {
+            Verdict::Proceed => self.proceed(turn, accepted),
+            Verdict::Refuse(message) => self.refused(turn, &accepted, message, false),
+            Verdict::Stop(message) => self.refused(turn, &accepted, message, true),
+        }
+    }
+
+    fn denied_by_policy(&mut self, turn: &mut Turn, accepted: &Accepted) -> (State, Effect) {
+        let (tool, decision, facts) = (accepted.tool, &accepted.decision, &accepted.facts);
+        let problem = facts
+            .problem
+            .as_deref()
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_default();
+        let message = format!(
+            "Permission policy denied the {} call. {}{problem}",
+            tool.name(),
+            decision.message
+        );
+        let code = decision.reason_code.to_string();
+        self.record(turn, Some(tool), facts.relative.clone(), CallStage::Denied, Some(code));
+        turn.notify(Notice::ToolProgress {
+            tool: tool.name().into(),
+            call_id: self.id.clone(),
+            message: format!("denied by policy: {}", decision.reason_code),
+        });
+        if tool.mutates() {
+            let target = facts.relative.clone().unwrap_or_default();
+            turn.record.facts.mutations.push(MutationRecord {
+                target: target.clone(),
+                result: MutationResult::Blocked {
+                    reason: decision.message.clone(),
+                },
+            });
+            let detail = format!("denied by policy ({})", decision.reason_code);
+            turn.record.file(&target, false, detail);
+        }
+        turn.guard.after_call(tool, &accepted.args, CallEnd::Failed);
+        let stop = turn.guard.should_stop();
+        finish(format!("[error] {message}"), false, stop)
+    }
+
+    fn refused(
+        &mut self,
+        turn: &mut Turn,
+        accepted: &Accepted,
+        message: String,
+        stop: bool,
+    ) -> (State, Effect) {
+        let tool = accepted.tool;
+        let path = accepted.args.path().map(str::to_string);
+        let reason = Some(format!("discipline: {message}"));
+        self.record(turn, Some(tool), path, CallStage::Rejected, reason);
+        if stop {
+            return finish(format!("[error] {message}"), false, Some(message));
+        }
+        turn.notify(Notice::ToolProgress {
+            tool: tool.name().into(),
+            call_id: self.id.clone(),
+            message: format!("refused: {message}"),
+        });
+        let stop = turn.guard.should_stop();
+        finish(format!("[error] {message}"), false, stop)
+    }
+
+    fn proceed(&mut self, turn: &mut Turn, accepted: Accepted) -> (State, Effect) {
+        turn.notify(Notice::ToolProgress {
+            tool: accepted.tool.name().into(),
+            call_id: self.id.clone(),
+            message: accepted.facts.relative.clone().unwrap_or_default(),
+        });
+        if let ToolArgs::RunCommand { request } = &accepted.args {
+            let request = request.clone();
+            return command::CommandFlow::start(accepted, request);
+        }
+        if accepted.tool.mutates() {
+            if accepted.first.is_none() {
+                return finish("[error] the call has no path".into(), false, None);
+            }
+            if accepted.tool.is_workspace_operation() {
+                return workspace_ops::OpsFlow::start(self, turn, accepted);
+            }
+            return write::WriteFlow::start(self, turn, accepted);
+        }
+        read::ReadFlow::start(turn, accepted)
+    }
+
+    /// Records the call in the turn's record, protected paths hidden.
+    pub(crate) fn record(
+        &self,
+        turn: &mut Turn,
+        tool: Option<ToolId>,
+        path_hint: Option<String>,
+        stage: CallStage,
+        rejection: Option<String>,
+    ) {
+        let empty = BTreeMap::new();
+        let raw = self.proposal.args.as_ref().unwrap_or(&empty);
+        let content_digests = CONTENT_KEYS
+            .iter()
+            .filter_map(|k| raw.get(*k).map(|v| ((*k).to_string(), digest_text(v))))
+            .collect();
+        let path_hint = path_hint.map(|p| {
+            if crate::protected::protected_kind(&p).is_some() {
+                "<protected-path>".to_string()
+            } else {
+                p
+            }
+        });
+        turn.record.tool_calls.push(ToolCallRecord {
+            call_id: self.id.clone(),
+            requested_name: self.proposal.name.chars().take(100).collect(),
+            tool,
+            source: self.proposal.source,
+            parameter_names: raw.keys().map(|k| k.chars().take(64).collect()).collect(),
+            path_hint,
+            content_digests,
+            stage,
+            rejection,
+        });
+    }
+
+    /// Records a call that ran, with its end, and tells the guard.
+    pub(crate) fn ended(
+        &self,
+        turn: &mut Turn,
+        accepted: &Accepted,
+        end: CallEnd,
+        text: &str,
+        path_hint: Option<String>,
+    ) {
+        turn.guard.after_call(accepted.tool, &accepted.args, end);
+        let stage = match end {
+            CallEnd::Succeeded => CallStage::Executed,
+            CallEnd::Denied => CallStage::Denied,
+            CallEnd::Failed => CallStage::Failed,
+        };
+        let rejection = (end != CallEnd::Succeeded).then(|| text.chars().take(300).collect());
+        self.record(turn, Some(accepted.tool), path_hint, stage, rejection);
+    }
+}
+
+impl Call {
+    /// Ends a change (write or workspace operation): the guard and the record learn how it
+    /// ended, and a denial or a failure after approval stops the loop.
+    pub(crate) fn conclude_change(
+        &self,
+        turn: &mut Turn,
+        accepted: &Accepted,
+        text: String,
+        end: CallEnd,
+        stop: bool,
+    ) -> (State, Effect) {
+        self.ended(turn, accepted, end, &text, accepted.facts.relative.clone());
+        let stop = match (end, stop) {
+            (CallEnd::Denied, _) => {
+                Some("[Tool loop stopped because the requested change was not approved.]".into())
+            }
+            (_, true) => Some(format!("[Tool loop stopped: {}]", first_sentence(&text))),
+            (_, false) => turn.guard.should_stop(),
+        };
+        finish(text, end == CallEnd::Succeeded, stop)
+    }
+}
+
+/// Content-like parameters whose digests the record keeps.
+const CONTENT_KEYS: [&str; 9] = [
+    "content",
+    "text",
+    "body",
+    "data",
+    "file_content",
+    "old_string",
+    "new_string",
+    "old_text",
+    "new_text",
+];
+
+pub(crate) fn finish(text: String, mutated: bool, stop: Option<String>) -> (State, Effect) {
+    (
+        State::Done,
+        Effect::Finish(CallReport {
+            text,
+            mutated,
+            stop,
+        }),
+    )
+}
+
+/// An answer that does not fit the effect asked: the daemon broke the protocol. The call ends
+/// with nothing done (fail closed).
+pub(crate) fn unexpected(input: &Input) -> (State, Effect) {
+    finish(
+        format!("[error] internal: unexpected step input {input:?}; nothing was done"),
+        false,
+        Some("[Tool loop stopped: internal error.]".into()),
+    )
+}
+
+/// The first sentence of a message (up to and including the first ". ").
+pub(crate) fn first_sentence(message: &str) -> String {
+    let cut = message.find(". ").map_or(message.len(), |i| i + 1);
+    message[..cut].to_string()
+}

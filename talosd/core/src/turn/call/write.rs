@@ -1,0 +1,486 @@
+//! The governed file change (write_file, edit_file): the proposed content is sanitised, an
+//! exact literal the person asked for replaces what the model proposed, the format rung of the
+//! ladder turns an allow into an ask, the person approves a capped diff, a checkpoint is taken
+//! (no checkpoint, no write), the daemon writes only if the bytes are still the approved
+//! pre-image, and the read-back is verified against the approval.
+
+use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
+use crate::diff::{self, Preview};
+use crate::digest::{count_lines, sha256};
+use crate::discipline::CallEnd;
+use crate::edit::{self, WriteCheck};
+use crate::ladder::{Action, PermissionDecision};
+use crate::outcome::{MutationRecord, MutationResult};
+use crate::plan::Expectation;
+use crate::tools::{ToolArgs, ToolId};
+use crate::turn::record::{
+    ApprovalRecord, CheckStatus, CheckpointRecord, Decision, ExecutionRecord, WarningCode,
+};
+use crate::turn::{Notice, Turn};
+
+/// Why the daemon could not write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteFailure {
+    /// The file's bytes are no longer the approved pre-image.
+    Stale,
+    /// The path or file could not be checked again at the moment of IO (the reason).
+    Recheck(String),
+    /// The write itself failed (the reason).
+    Write(String),
+    /// Written, but reading it back failed (the reason).
+    ReadBack(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct WriteFlow {
+    accepted: Accepted,
+    shown: String,
+    step: Step,
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Current,
+    Asked(Change),
+    Remembered(Change),
+    Checkpointing(Change),
+    Writing(Change),
+}
+
+/// The change as approved.
+#[derive(Debug, Clone)]
+struct Change {
+    before: Option<Vec<u8>>,
+    after: String,
+    check: WriteCheck,
+    preview: Preview,
+}
+
+impl WriteFlow {
+    pub(crate) fn start(call: &Call, turn: &mut Turn, accepted: Accepted) -> (State, Effect) {
+        let shown = accepted.shown();
+        if accepted.first.as_ref().is_some_and(|r| r.final_is_symlink) {
+            let text = format!(
+                "Path not allowed before approval: `{shown}` is a symlink. No approval was requested and no file was changed."
+            );
+            return blocked(call, turn, &accepted, &shown, text);
+        }
+        let effect = Effect::ReadCurrent {
+            path: shown.clone(),
+        };
+        let flow = WriteFlow {
+            accepted,
+            shown,
+            step: Step::Current,
+        };
+        (State::Write(flow), effect)
+    }
+
+    pub(crate) fn step(self, call: &Call, turn: &mut Turn, input: Input) -> (State, Effect) {
+        match (self.step.clone(), input) {
+            (Step::Current, Input::Current(current)) => self.current(call, turn, current),
+            (Step::Asked(change), Input::Answered { request_id, answer }) => {
+                turn.record.approvals.push(ApprovalRecord {
+                    request_id,
+                    call_id: call.id.clone(),
+                    tool: self.accepted.tool,
+                    answer,
+                    diff_added: change.preview.added,
+                    diff_removed: change.preview.removed,
+                    diff_truncated: change.preview.truncated,
+                });
+                match answer.decision {
+                    Decision::Deny => self.denied(call, turn, answer.source.describe()),
+                    Decision::ApproveForSession if self.accepted.decision.remember_eligible => {
+                        turn.grants.remember_writes = true;
+                        self.next(Step::Remembered(change), Effect::RememberWrites)
+                    }
+                    Decision::ApproveForSession | Decision::Approve => self.checkpoint(change),
+                }
+            }
+            (Step::Remembered(change), Input::Done) => self.checkpoint(change),
+            (Step::Checkpointing(change), Input::Checkpointed(taken)) => {
+                self.checkpointed(call, turn, change, taken)
+            }
+            (Step::Checkpointing(_), Input::Cancelled) => {
+                let text = "the turn was cancelled before the write".to_string();
+                failed(call, turn, &self.accepted, &self.shown, text)
+            }
+            (Step::Writing(change), Input::Written(written)) => {
+                self.written(call, turn, change, written)
+            }
+            (_, other) => unexpected(&other),
+        }
+    }
+
+    fn next(self, step: Step, effect: Effect) -> (State, Effect) {
+        (State::Write(WriteFlow { step, ..self }), effect)
+    }
+
+    fn current(
+        self,
+        call: &Call,
+        turn: &mut Turn,
+        current: Result<Option<Vec<u8>>, String>,
+    ) -> (State, Effect) {
+        let shown = self.shown.clone();
+        let before = match current {
+            Ok(before) => before,
+            Err(e) => {
+                let text = format!("{e}. No approval was requested and no file was changed.");
+                return blocked(call, turn, &self.accepted, &shown, text);
+            }
+        };
+        let Ok(before_text) = before.as_deref().map(std::str::from_utf8).transpose() else {
+            let text = format!(
+                "{shown} is not UTF-8 text; Talos does not edit binary files. No approval was requested and no file was changed."
+            );
+            return blocked(call, turn, &self.accepted, &shown, text);
+        };
+        let (after, check) = match proposed(call, turn, &self.accepted.args, &shown, before_text)
+        {
+            Ok(change) => change,
+            Err(text) => return blocked(call, turn, &self.accepted, &shown, text),
+        };
+        let (after, check) = exact_literal(call, turn, &shown, after, check);
+        let preview = diff::preview(before_text, &after);
+        let decision = format_rung(call, turn, &self.accepted, &shown, before_text, &after);
+        let change = Change {
+            before,
+            after,
+            check,
+            preview,
+        };
+        if decision.action == Action::Ask {
+            let ask = approval(self.accepted.tool, &shown, &decision, &change);
+            let mut flow = self;
+            flow.accepted.decision = decision;
+            return flow.next(Step::Asked(change), Effect::Ask(ask));
+        }
+        turn.notify(Notice::Info(format!(
+            "{} {shown}: allowed without a prompt ({})",
+            self.accepted.tool.name(),
+            decision.reason_code
+        )));
+        self.checkpoint(change)
+    }
+
+    fn checkpoint(self, change: Change) -> (State, Effect) {
+        let effect = Effect::Checkpoint {
+            tool: self.accepted.tool,
+            paths: vec![self.shown.clone()],
+            before: Some(change.before.clone()),
+        };
+        self.next(Step::Checkpointing(change), effect)
+    }
+
+    fn denied(self, call: &Call, turn: &mut Turn, source: &str) -> (State, Effect) {
+        let shown = &self.shown;
+        turn.record.facts.mutations.push(MutationRecord {
+            target: shown.clone(),
+            result: MutationResult::Denied,
+        });
+        turn.record
+            .file(shown, false, format!("approval denied ({source})"));
+        let text = format!(
+            "User did not approve the {} call. Target path: `{shown}`. The user is in control of the workspace; ask what they want to do differently before retrying, or take a different action that does not need approval.",
+            self.accepted.tool.name()
+        );
+        call.conclude_change(turn, &self.accepted, text, CallEnd::Denied, true)
+    }
+
+    fn checkpointed(
+        self,
+        call: &Call,
+        turn: &mut Turn,
+        change: Change,
+        taken: Result<crate::turn::record::CheckpointTaken, String>,
+    ) -> (State, Effect) {
+        let error = taken.as_ref().err().cloned();
+        let existed_before = match &taken {
+            Ok(t) => t.existed_before,
+            Err(_) => change.before.is_some(),
+        };
+        turn.record.checkpoints.push(CheckpointRecord {
+            call_id: call.id.clone(),
+            existed_before,
+            result: taken,
+            path: self.shown.clone(),
+        });
+        if let Some(e) = error {
+            let text = format!("Required checkpoint failed before mutation: {e}");
+            return failed(call, turn, &self.accepted, &self.shown, text);
+        }
+        let effect = Effect::Write {
+            path: self.shown.clone(),
+            expected: change.before.clone(),
+            bytes: change.after.clone().into_bytes(),
+        };
+        self.next(Step::Writing(change), effect)
+    }
+
+    fn written(
+        self,
+        call: &Call,
+        turn: &mut Turn,
+        change: Change,
+        written: Result<Vec<u8>, WriteFailure>,
+    ) -> (State, Effect) {
+        let shown = self.shown.clone();
+        let on_disk = match written {
+            Ok(bytes) => bytes,
+            Err(failure) => {
+                let text = match failure {
+                    WriteFailure::Stale => format!(
+                        "{shown} changed after it was approved; the write was refused. Read it again and propose the change anew."
+                    ),
+                    WriteFailure::Recheck(e) => format!("{e}. The file was not written."),
+                    WriteFailure::Write(e) => e,
+                    WriteFailure::ReadBack(e) => format!("written, but the read-back failed: {e}"),
+                };
+                return failed(call, turn, &self.accepted, &shown, text);
+            }
+        };
+        let verification = edit::verify_write(&change.check, &on_disk);
+        let status = if verification.passed {
+            CheckStatus::Pass
+        } else {
+            CheckStatus::IntegrityFail
+        };
+        turn.record
+            .verified(&call.id, &shown, status, &verification.summary);
+        turn.record.executions.push(ExecutionRecord {
+            call_id: call.id.clone(),
+            tool: self.accepted.tool,
+            success: verification.passed,
+            path: Some(shown.clone()),
+            output: crate::digest::digest_text(&verification.summary),
+            sha256_after: Some(sha256(&on_disk)),
+            error: None,
+        });
+        if !verification.passed {
+            turn.record.facts.mutations.push(MutationRecord {
+                target: shown.clone(),
+                result: MutationResult::Failed {
+                    reason: verification.summary.clone(),
+                },
+            });
+            let detail = format!("written but not verified: {}", verification.summary);
+            turn.record.file(&shown, true, detail);
+            let text = format!(
+                "File verification failed: {}. [verification: INTEGRITY_FAIL]",
+                verification.summary
+            );
+            return call.conclude_change(turn, &self.accepted, text, CallEnd::Failed, true);
+        }
+        turn.record.facts.mutations.push(MutationRecord {
+            target: shown.clone(),
+            result: MutationResult::Succeeded { verified: true },
+        });
+        let verb = match (self.accepted.tool, change.before.is_some()) {
+            (ToolId::EditFile, _) => "Edited",
+            (_, true) => "Updated",
+            (_, false) => "Created",
+        };
+        let (added, removed) = (change.preview.added, change.preview.removed);
+        let detail = format!("{verb} ({} bytes, +{added} -{removed}), verified", on_disk.len());
+        turn.record.file(&shown, true, detail);
+        turn.notify(Notice::Ok(format!(
+            "{verb} {shown}: {}",
+            verification.summary
+        )));
+        let text = format!(
+            "{verb} {shown} ({} lines, {} bytes). Verified: {}. [verification: PASS]",
+            count_lines(&change.after),
+            on_disk.len(),
+            verification.summary
+        );
+        call.conclude_change(turn, &self.accepted, text, CallEnd::Succeeded, false)
+    }
+}
+
+/// The content the call proposes, sanitised, and what the read-back must show.
+fn proposed(
+    call: &Call,
+    turn: &mut Turn,
+    args: &ToolArgs,
+    shown: &str,
+    before: Option<&str>,
+) -> Result<(String, WriteCheck), String> {
+    match args {
+        ToolArgs::WriteFile { content, .. } => {
+            let content = sanitized(call, turn, shown, "content", content);
+            Ok((content.clone(), WriteCheck::Exact(content)))
+        }
+        ToolArgs::EditFile {
+            old_string,
+            new_string,
+            ..
+        } => {
+            let current = before.ok_or_else(|| format!(
+                "File not found: {shown}. talos.edit_file changes existing files; use talos.write_file to create one. No approval was requested and no file was changed."
+            ))?;
+            let new_string = sanitized(call, turn, shown, "new_string", new_string);
+            let after = edit::apply_edit(current, old_string, &new_string)
+                .map_err(|e| e.message(shown))?;
+            Ok((
+                after.clone(),
+                WriteCheck::Contains {
+                    replacement: new_string,
+                    approved: after,
+                },
+            ))
+        }
+        ToolArgs::ReadFile { .. }
+        | ToolArgs::ListDir { .. }
+        | ToolArgs::Grep { .. }
+        | ToolArgs::MkDir { .. }
+        | ToolArgs::MovePath { .. }
+        | ToolArgs::CopyPath { .. }
+        | ToolArgs::RenamePath { .. }
+        | ToolArgs::DeletePath { .. }
+        | ToolArgs::ApplyWorkspaceBatch { .. }
+        | ToolArgs::RunCommand { .. } => Err("not a file write".into()),
+    }
+}
+
+/// The proposed text without trailing commentary or stray fences: what the approval shows is
+/// exactly what is written. A change is recorded (as digests, never the text).
+fn sanitized(call: &Call, turn: &mut Turn, path: &str, field: &str, text: &str) -> String {
+    let result = crate::sanitize::strip_commentary(path, text);
+    if result.changed {
+        turn.record.warn(
+            WarningCode::ToolContentSanitized,
+            format!(
+                "{}: {field} of {path}: removed {} ({} -> {} bytes)",
+                call.id,
+                result.removed.join(", "),
+                text.len(),
+                result.content.len()
+            ),
+        );
+    }
+    result.content
+}
+
+/// The person asked for exact content: the written bytes are that literal, whatever the model
+/// proposed. The correction is recorded by hashes, never by the text.
+fn exact_literal(
+    call: &Call,
+    turn: &mut Turn,
+    shown: &str,
+    after: String,
+    check: WriteCheck,
+) -> (String, WriteCheck) {
+    let literal = turn.plan.expectations().iter().find_map(|e| match e {
+        Expectation::ExactContent { target, content } if target == shown => Some(content.clone()),
+        Expectation::ExactContent { .. }
+        | Expectation::MustChange { .. }
+        | Expectation::Replacement { .. } => None,
+    });
+    match literal {
+        Some(literal) if after != literal => {
+            turn.record.warn(
+                WarningCode::ExactLiteralWriteCorrected,
+                format!(
+                    "{}: {shown}: proposed {} corrected to the requested literal {}",
+                    call.id,
+                    sha256(after.as_bytes()),
+                    sha256(literal.as_bytes())
+                ),
+            );
+            turn.notify(Notice::Info(format!(
+                "{shown}: the proposed content was corrected to the exact content you asked for"
+            )));
+            (literal.clone(), WriteCheck::Exact(literal))
+        }
+        Some(_) | None => (after, check),
+    }
+}
+
+/// The format rung of the ladder: an allow (a configured rule or a remembered approval) does
+/// not cover a change of the file's line endings, byte order mark or final newline.
+fn format_rung(
+    call: &Call,
+    turn: &mut Turn,
+    accepted: &Accepted,
+    shown: &str,
+    before: Option<&str>,
+    after: &str,
+) -> PermissionDecision {
+    let decision = &accepted.decision;
+    let Some(change) = (decision.action == Action::Allow)
+        .then(|| crate::rules::format_change(before, after))
+        .flatten()
+    else {
+        return decision.clone();
+    };
+    let asked = PermissionDecision {
+        action: Action::Ask,
+        reason_code: "FORMAT_CHANGE_ASK",
+        message: format!(
+            "the change alters the file's format: {change}; an allow does not cover that"
+        ),
+        remember_eligible: false,
+    };
+    turn.permission(&call.id, accepted.tool, &asked, Some(shown.to_string()));
+    asked
+}
+
+fn approval(tool: ToolId, shown: &str, decision: &PermissionDecision, change: &Change) -> ApprovalAsk {
+    let lines = count_lines(&change.after);
+    let mut details = vec![format!(
+        "target: {shown} ({} bytes, {lines} lines)",
+        change.after.len()
+    )];
+    if !decision.message.is_empty() {
+        details.insert(0, format!("permission: {}", decision.message));
+    }
+    details.push("checkpoint: the current file is saved before the write".into());
+    ApprovalAsk {
+        tool,
+        description: format!("write operation: {}", tool.name()),
+        target: Some(shown.to_string()),
+        details,
+        diff: Some(change.preview.clone()),
+        remember_eligible: decision.remember_eligible,
+    }
+}
+
+/// Refused before approval: nothing was asked and nothing written.
+pub(super) fn blocked(
+    call: &Call,
+    turn: &mut Turn,
+    accepted: &Accepted,
+    shown: &str,
+    text: String,
+) -> (State, Effect) {
+    let reason = super::first_sentence(&text);
+    turn.record.facts.mutations.push(MutationRecord {
+        target: shown.into(),
+        result: MutationResult::Blocked {
+            reason: reason.clone(),
+        },
+    });
+    turn.record.file(shown, false, reason);
+    call.conclude_change(turn, accepted, text, CallEnd::Failed, false)
+}
+
+/// Attempted and failed after approval: the loop stops.
+fn failed(
+    call: &Call,
+    turn: &mut Turn,
+    accepted: &Accepted,
+    shown: &str,
+    text: String,
+) -> (State, Effect) {
+    let reason = super::first_sentence(&text);
+    turn.record.facts.mutations.push(MutationRecord {
+        target: shown.into(),
+        result: MutationResult::Failed {
+            reason: reason.clone(),
+        },
+    });
+    turn.record.file(shown, false, reason);
+    call.conclude_change(turn, accepted, text, CallEnd::Failed, true)
+}

@@ -1,0 +1,220 @@
+//! The end of a turn, decided from its records: the targets that had to change and did not,
+//! the evidence the answer had to rest on and was not read, the task verifier's findings, the
+//! classification, and the answer the person sees after the guards (a claimed change that did
+//! not happen, a clean verdict the checks contradict, protected lines echoed back).
+
+use crate::contract::TaskType;
+use crate::outcome::{self, Fine, MutationResult};
+use crate::plan::{EvidenceObligation, Expectation, RequestedResult};
+
+use super::Turn;
+use super::record::{CheckStatus, WarningCode};
+
+/// What the static web verifier reported, as the daemon ran it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebReport {
+    /// Files examined.
+    pub checked: usize,
+    pub findings: Vec<WebFinding>,
+    pub interaction: Interaction,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebFinding {
+    pub file: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// The state of an interaction the request named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interaction {
+    NotRequested,
+    /// Named but not run, and why: not a pass.
+    NotRun(String),
+    Passed,
+    Failed(String),
+}
+
+/// The turn's final answer and outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Final {
+    pub answer: String,
+    pub fine: Fine,
+    pub mutation_status: &'static str,
+    pub approval_status: &'static str,
+}
+
+/// What replaces a protected line the answer echoed.
+const WITHHELD: &str = "[protected content withheld]";
+
+impl Turn {
+    /// Settles what the records say once the loop is over: unmet targets, counts, and the
+    /// evidence the request named that was not read.
+    pub fn settle(&mut self) {
+        let facts = &mut self.record.facts;
+        let changed: Vec<&str> = facts
+            .mutations
+            .iter()
+            .filter(|m| matches!(m.result, MutationResult::Succeeded { .. }))
+            .map(|m| m.target.as_str())
+            .collect();
+        let unmet: Vec<String> = self
+            .plan
+            .expectations()
+            .iter()
+            .filter_map(|e| match e {
+                Expectation::MustChange { target } if !changed.contains(&target.as_str()) => {
+                    Some(target.clone())
+                }
+                Expectation::MustChange { .. }
+                | Expectation::Replacement { .. }
+                | Expectation::ExactContent { .. } => None,
+            })
+            .collect();
+        facts.unmet_targets = unmet;
+        facts.tools_offered = self.record.tool_surfaces.iter().any(|s| !s.tools.is_empty());
+        facts.tool_calls = self.record.tool_calls.len();
+        self.evidence();
+    }
+
+    fn evidence(&mut self) {
+        let model_answered = !self.record.model_calls.is_empty();
+        let needs_reading = self.plan.evidence_obligation() == EvidenceObligation::ReadTargetRequired;
+        let small_talk = self.plan.contract().task_type == TaskType::SmallTalk;
+        for result in self.plan.requested_results() {
+            let RequestedResult::Read { target } = result else {
+                continue;
+            };
+            if small_talk || self.record.read_paths.iter().any(|p| p == target) {
+                continue;
+            }
+            self.record.warn(
+                WarningCode::EvidenceTargetNotRead,
+                format!("{target} was named by the request but not read this turn"),
+            );
+            if model_answered && needs_reading && !self.record.facts.mutation_requested {
+                self.record.facts.evidence_missing.push(target.clone());
+            }
+        }
+    }
+
+    /// Whether the static web verifier is due: the turn changed files or asked for a
+    /// diagnosis (the daemon also checks the request is static web work).
+    pub fn web_check_due(&self) -> bool {
+        let changed = self
+            .record
+            .facts
+            .mutations
+            .iter()
+            .any(|m| matches!(m.result, MutationResult::Succeeded { .. }));
+        let diagnosis = matches!(
+            self.plan.contract().task_type,
+            TaskType::DiagnoseOnly | TaskType::VerifyOnly | TaskType::WorkspaceExplain
+        );
+        changed || diagnosis
+    }
+
+    /// Records the verifier's report; returns the lines the runtime adds to the answer.
+    pub fn record_web(&mut self, report: &WebReport) -> Option<String> {
+        let record = &mut self.record;
+        if report.findings.is_empty() {
+            let summary = format!(
+                "static web checks found no problem in {} file(s)",
+                report.checked
+            );
+            record.verified("task", ".", CheckStatus::Pass, &summary);
+        }
+        for finding in &report.findings {
+            let summary = format!("{}: {}", finding.code, finding.message);
+            record.verified("task", &finding.file, CheckStatus::Fail, &summary);
+        }
+        let mut lines: Vec<String> = report
+            .findings
+            .iter()
+            .map(|f| format!("- {}: {}", f.file, f.message))
+            .collect();
+        match &report.interaction {
+            Interaction::NotRequested => {}
+            Interaction::Passed => {
+                let summary = "INTERACTION: checked in a headless browser";
+                record.verified("task", ".", CheckStatus::Pass, summary);
+            }
+            Interaction::NotRun(why) => {
+                record.facts.task_unverified = true;
+                record.warn(WarningCode::InteractionCheckNotRun, why.clone());
+                lines.push(format!(
+                    "- the interaction you described was not checked in a browser: {why} (not a pass)"
+                ));
+            }
+            Interaction::Failed(why) => {
+                let summary = format!("INTERACTION: {why}");
+                record.verified("task", ".", CheckStatus::Fail, &summary);
+                lines.push(format!("- interaction: {why}"));
+                record.facts.task_findings.push(why.clone());
+            }
+        }
+        record.facts.task_findings.extend(
+            report
+                .findings
+                .iter()
+                .map(|f| format!("{}: {}", f.file, f.message)),
+        );
+        (!lines.is_empty()).then(|| {
+            format!(
+                "Static web diagnostics (checked by Talos, not the model) found:\n{}",
+                lines.join("\n")
+            )
+        })
+    }
+
+    /// The outcome and the answer the person sees. `diagnostics` are the verifier's lines.
+    pub fn finish(&mut self, model_answer: &str, diagnostics: Option<String>) -> Final {
+        let facts = &self.record.facts;
+        let fine = outcome::classify(facts);
+        let mut answer = crate::guard::guard_answer(model_answer, facts);
+        if answer.starts_with(crate::guard::CLEAN_VERDICT_CONTRADICTED) {
+            let message = format!(
+                "the answer said nothing was wrong; Talos's checks found {} problem(s)",
+                facts.task_findings.len()
+            );
+            self.record.warn(WarningCode::CleanVerdictContradicted, message);
+        }
+        answer = self.withhold_protected(answer);
+        if let Some(diagnostics) = diagnostics {
+            answer = format!("{answer}\n\n{diagnostics}")
+                .trim_start()
+                .to_string();
+        }
+        Final {
+            answer,
+            fine,
+            mutation_status: outcome::mutation_status(&self.record.facts),
+            approval_status: outcome::approval_status(&self.record.facts),
+        }
+    }
+
+    /// Lines of protected files read this turn never reach the person through the answer.
+    fn withhold_protected(&mut self, answer: String) -> String {
+        let echoed: Vec<&String> = self
+            .record
+            .protected_lines
+            .iter()
+            .filter(|l| answer.contains(l.as_str()))
+            .collect();
+        if echoed.is_empty() {
+            return answer;
+        }
+        let mut answer = answer;
+        for line in echoed {
+            answer = answer.replace(line.as_str(), WITHHELD);
+        }
+        self.record.warn(
+            WarningCode::ProtectedContentWithheld,
+            "the answer echoed lines of a protected file; they were withheld",
+        );
+        format!(
+            "[Protected content check: lines of a protected file in the answer were withheld.]\n\n{answer}"
+        )
+    }
+}

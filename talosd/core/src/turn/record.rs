@@ -1,0 +1,363 @@
+//! The turn's domain record: what the runtime decided and did, entry by entry, in the order it
+//! happened. The daemon turns it into the wire trace (schema version 5) in one place
+//! (`talosd/src/to_proto.rs`); nothing here knows the wire format.
+
+use crate::digest::{Digested, digest_text};
+use crate::outcome::TurnFacts;
+use crate::tools::ToolId;
+
+/// Why the runtime added a warning to the trace. The wire keeps [`WarningCode::as_str`];
+/// `tests/tests/tidy.rs` checks every code is documented in `docs/traces.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WarningCode {
+    CleanVerdictContradicted,
+    DocumentNotReadable,
+    EvidenceTargetNotRead,
+    ExactLiteralWriteCorrected,
+    InteractionCheckNotRun,
+    IterationLimit,
+    MalformedCallIgnored,
+    ModelNotReady,
+    ModelUnreachable,
+    ProtectedContentWithheld,
+    SurfaceEscalationRefused,
+    ToolCallIgnoredOnChatTurn,
+    ToolContentSanitized,
+    ToolLoopStopped,
+}
+
+impl WarningCode {
+    /// Every code, for documentation checks.
+    pub const ALL: [WarningCode; 14] = [
+        WarningCode::CleanVerdictContradicted,
+        WarningCode::DocumentNotReadable,
+        WarningCode::EvidenceTargetNotRead,
+        WarningCode::ExactLiteralWriteCorrected,
+        WarningCode::InteractionCheckNotRun,
+        WarningCode::IterationLimit,
+        WarningCode::MalformedCallIgnored,
+        WarningCode::ModelNotReady,
+        WarningCode::ModelUnreachable,
+        WarningCode::ProtectedContentWithheld,
+        WarningCode::SurfaceEscalationRefused,
+        WarningCode::ToolCallIgnoredOnChatTurn,
+        WarningCode::ToolContentSanitized,
+        WarningCode::ToolLoopStopped,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::CleanVerdictContradicted => "CLEAN_VERDICT_CONTRADICTED",
+            WarningCode::DocumentNotReadable => "DOCUMENT_NOT_READABLE",
+            WarningCode::EvidenceTargetNotRead => "EVIDENCE_TARGET_NOT_READ",
+            WarningCode::ExactLiteralWriteCorrected => "EXACT_LITERAL_WRITE_CORRECTED",
+            WarningCode::InteractionCheckNotRun => "INTERACTION_CHECK_NOT_RUN",
+            WarningCode::IterationLimit => "ITERATION_LIMIT",
+            WarningCode::MalformedCallIgnored => "MALFORMED_CALL_IGNORED",
+            WarningCode::ModelNotReady => "MODEL_NOT_READY",
+            WarningCode::ModelUnreachable => "MODEL_UNREACHABLE",
+            WarningCode::ProtectedContentWithheld => "PROTECTED_CONTENT_WITHHELD",
+            WarningCode::SurfaceEscalationRefused => "SURFACE_ESCALATION_REFUSED",
+            WarningCode::ToolCallIgnoredOnChatTurn => "TOOL_CALL_IGNORED_ON_CHAT_TURN",
+            WarningCode::ToolContentSanitized => "TOOL_CONTENT_SANITIZED",
+            WarningCode::ToolLoopStopped => "TOOL_LOOP_STOPPED",
+        }
+    }
+}
+
+/// Where a proposed call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStage {
+    /// Refused by a check or loop discipline, before the ladder or before approval.
+    Rejected,
+    /// Denied by the ladder or by the person.
+    Denied,
+    Executed,
+    Failed,
+}
+
+impl CallStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStage::Rejected => "rejected",
+            CallStage::Denied => "denied",
+            CallStage::Executed => "executed",
+            CallStage::Failed => "failed",
+        }
+    }
+}
+
+/// Whether a check of the result held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckStatus {
+    Pass,
+    /// A write whose read-back did not match what was approved.
+    IntegrityFail,
+    /// A postcondition or a task check that failed.
+    Fail,
+}
+
+impl CheckStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Pass => "PASS",
+            CheckStatus::IntegrityFail => "INTEGRITY_FAIL",
+            CheckStatus::Fail => "FAIL",
+        }
+    }
+}
+
+/// Who or what answered an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerSource {
+    Client,
+    Disconnect,
+    Timeout,
+    Cancelled,
+}
+
+impl AnswerSource {
+    /// How the per-file result names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AnswerSource::Client => "by the user",
+            AnswerSource::Disconnect => "client disconnected",
+            AnswerSource::Timeout => "approval timed out",
+            AnswerSource::Cancelled => "turn cancelled",
+        }
+    }
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    ApproveForSession,
+    Deny,
+}
+
+/// An answered approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    pub decision: Decision,
+    pub source: AnswerSource,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRecord {
+    pub call_id: String,
+    pub requested_name: String,
+    pub tool: Option<ToolId>,
+    /// `native` or `text`.
+    pub source: &'static str,
+    pub parameter_names: Vec<String>,
+    pub path_hint: Option<String>,
+    pub content_digests: Vec<(String, Digested)>,
+    pub stage: CallStage,
+    pub rejection: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionRecord {
+    pub call_id: String,
+    pub tool: ToolId,
+    pub action: crate::ladder::Action,
+    pub reason_code: String,
+    pub relative_path: Option<String>,
+    pub remember_eligible: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRecord {
+    pub request_id: String,
+    pub call_id: String,
+    pub tool: ToolId,
+    pub answer: Answer,
+    pub diff_added: usize,
+    pub diff_removed: usize,
+    pub diff_truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointRecord {
+    pub call_id: String,
+    /// The checkpoint id, or why none could be taken.
+    pub result: Result<CheckpointTaken, String>,
+    pub path: String,
+    pub existed_before: bool,
+}
+
+/// A checkpoint the store took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointTaken {
+    pub checkpoint_id: String,
+    pub existed_before: bool,
+    /// `<hex>` of the captured bytes, when a single file existed.
+    pub blob_sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionRecord {
+    pub call_id: String,
+    pub tool: ToolId,
+    pub success: bool,
+    pub path: Option<String>,
+    pub output: Digested,
+    pub sha256_after: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerificationRecord {
+    /// The call checked, or `task` for the task verifier.
+    pub call_id: String,
+    pub path: String,
+    pub status: CheckStatus,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRecord {
+    pub call_id: String,
+    pub profile: String,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration_ms: u64,
+    pub stdout: Digested,
+    pub stderr: Digested,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub redaction_applied: bool,
+    pub withheld_from_model: bool,
+    pub network_isolated: bool,
+    pub writes_confined: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub code: WarningCode,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SurfaceRecord {
+    pub model_call: usize,
+    pub phase: crate::plan::Phase,
+    pub tools: Vec<ToolId>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelCallRecord {
+    pub index: usize,
+    pub finish_reason: String,
+    pub content: Digested,
+    pub tool_calls: usize,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub cached_tokens: Option<u64>,
+    pub error: Option<String>,
+}
+
+/// One file's result as the person sees it in the outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileResult {
+    pub path: String,
+    pub changed: bool,
+    pub detail: String,
+}
+
+/// How tool calls were offered this turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CallingRecord {
+    /// Not decided (the turn ended before the model was asked).
+    #[default]
+    Undecided,
+    /// The runtime answered without the model.
+    None,
+    Native,
+    Text,
+}
+
+impl CallingRecord {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallingRecord::Undecided => "",
+            CallingRecord::None => "none",
+            CallingRecord::Native => "native",
+            CallingRecord::Text => "text",
+        }
+    }
+}
+
+/// Everything the turn recorded, and the facts the outcome is classified from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnRecord {
+    pub tool_calling: CallingRecord,
+    pub pinned: Vec<(String, Digested)>,
+    pub phase_transitions: Vec<(crate::plan::Phase, crate::plan::Phase, String)>,
+    pub tool_surfaces: Vec<SurfaceRecord>,
+    pub model_calls: Vec<ModelCallRecord>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub permission_decisions: Vec<PermissionRecord>,
+    pub approvals: Vec<ApprovalRecord>,
+    pub checkpoints: Vec<CheckpointRecord>,
+    pub executions: Vec<ExecutionRecord>,
+    pub verification: Vec<VerificationRecord>,
+    pub commands: Vec<CommandRecord>,
+    pub warnings: Vec<Warning>,
+    pub files: Vec<FileResult>,
+    pub facts: TurnFacts,
+    /// Paths read this turn (for the read-before-edit hint and evidence).
+    pub read_paths: Vec<String>,
+    /// Lines of protected files read this turn: the final answer must not echo them.
+    pub protected_lines: Vec<String>,
+}
+
+impl TurnRecord {
+    pub fn warn(&mut self, code: WarningCode, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            code,
+            message: message.into(),
+        });
+    }
+
+    pub fn file(&mut self, path: &str, changed: bool, detail: impl Into<String>) {
+        self.files.push(FileResult {
+            path: path.to_string(),
+            changed,
+            detail: detail.into(),
+        });
+    }
+
+    pub fn execution(
+        &mut self,
+        call_id: &str,
+        tool: ToolId,
+        success: bool,
+        path: Option<String>,
+        output: &str,
+    ) {
+        self.executions.push(ExecutionRecord {
+            call_id: call_id.to_string(),
+            tool,
+            success,
+            path,
+            output: digest_text(output),
+            sha256_after: None,
+            error: None,
+        });
+    }
+
+    pub fn verified(&mut self, call_id: &str, path: &str, status: CheckStatus, summary: &str) {
+        self.verification.push(VerificationRecord {
+            call_id: call_id.to_string(),
+            path: path.to_string(),
+            status,
+            summary: summary.to_string(),
+        });
+    }
+}

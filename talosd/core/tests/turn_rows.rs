@@ -1,0 +1,673 @@
+//! The turn state machine's rules, one row each: a scripted conversation between the core and a
+//! pretend daemon (each effect answered from the row's script), and what the core decided:
+//! the effects it asked for, the report, and the records. Proves the rules that used to live
+//! in the daemon's turn code (checks before IO, ladder, discipline, the format rung, exact
+//! literals, checkpoint-before-write, stale bytes, protected and private reads, commands,
+//! workspace operations, the APPLY to VERIFY move, routes, guards and evidence).
+
+use std::collections::BTreeMap;
+
+use pretty_assertions::assert_eq;
+use talos_core::command::{CommandPlan, Isolation, Program};
+use talos_core::contract::resolve;
+use talos_core::ladder::{Grants, PathFacts};
+use talos_core::modes::{SessionMode, Structural};
+use talos_core::outcome::{Fine, MutationResult};
+use talos_core::plan::{Phase, TurnPlan};
+use talos_core::posture::apply;
+use talos_core::protected::protected_kind;
+use talos_core::turn::call::{
+    CommandRun, Effect, Input, PlannedCommand, Proposal, ResolvedPath, WriteFailure,
+};
+use talos_core::turn::record::{Answer, AnswerSource, CheckpointTaken, Decision, WarningCode};
+use talos_core::turn::route::{self, PriorRecord, Route};
+use talos_core::turn::{Notice, Turn, TurnSettings};
+
+/// How the pretend daemon answers an effect.
+#[derive(Clone)]
+enum Reply {
+    /// Resolve every path inside the workspace (protected flagged, `..` escaping).
+    Paths,
+    /// The final component is a symlink.
+    SymlinkPaths,
+    Approve,
+    ApproveForSession,
+    Deny,
+    Output(&'static str),
+    Current(Option<&'static str>),
+    Bytes(&'static [u8]),
+    Checkpoint,
+    CheckpointFails,
+    Written,
+    Stale,
+    OpsOk,
+    OpsRefused(&'static str),
+    OpsApplied(&'static [Result<&'static str, &'static str>]),
+    Planned(&'static str),
+    Ran(i32),
+    Ack,
+}
+
+/// The effect's name, for the row's expected sequence.
+fn name(effect: &Effect) -> &'static str {
+    match effect {
+        Effect::Resolve(_) => "resolve",
+        Effect::Ask(_) => "ask",
+        Effect::Read(_) => "read",
+        Effect::ReadCurrent { .. } => "current",
+        Effect::Checkpoint { .. } => "checkpoint",
+        Effect::Write { .. } => "write",
+        Effect::CheckOps(_) => "check-ops",
+        Effect::ApplyOps(_) => "apply-ops",
+        Effect::PlanCommand(_) => "plan-command",
+        Effect::RunCommand { .. } => "run-command",
+        Effect::RememberWrites => "remember",
+        Effect::Finish(_) => "finish",
+    }
+}
+
+fn facts(raw: &str) -> ResolvedPath {
+    // The pretend kernel: `link/` is a symlink to a directory outside the workspace.
+    let escapes = raw.starts_with("link/");
+    ResolvedPath {
+        facts: PathFacts {
+            relative: Some(raw.trim_start_matches("./").to_string()),
+            escapes,
+            problem: escapes.then(|| "symlink leaves the workspace".to_string()),
+            protected: protected_kind(raw),
+        },
+        final_is_symlink: false,
+    }
+}
+
+fn plan_of(profile: &str) -> CommandPlan {
+    CommandPlan {
+        profile_id: profile.into(),
+        program: Program::OnPath("cargo".into()),
+        args: vec!["test".into()],
+        cwd: ".".into(),
+        timeout_ms: 1000,
+        stdout_cap: 100,
+        stderr_cap: 100,
+        isolation: Isolation::default(),
+        expected_writes: Vec::new(),
+        description: vec!["argv: cargo test".into()],
+    }
+}
+
+fn answer(reply: &Reply, effect: &Effect) -> Input {
+    let approved = |decision| Input::Answered {
+        request_id: "apr-1".into(),
+        answer: Answer {
+            decision,
+            source: AnswerSource::Client,
+        },
+    };
+    match (reply, effect) {
+        (Reply::Paths, Effect::Resolve(paths)) => {
+            Input::Resolved(paths.iter().map(|p| facts(p)).collect())
+        }
+        (Reply::SymlinkPaths, Effect::Resolve(paths)) => Input::Resolved(
+            paths
+                .iter()
+                .map(|p| ResolvedPath {
+                    final_is_symlink: true,
+                    ..facts(p)
+                })
+                .collect(),
+        ),
+        (Reply::Approve, _) => approved(Decision::Approve),
+        (Reply::ApproveForSession, _) => approved(Decision::ApproveForSession),
+        (Reply::Deny, _) => approved(Decision::Deny),
+        (Reply::Output(text), _) => Input::Output(Ok((*text).into())),
+        (Reply::Current(text), _) => Input::Current(Ok(text.map(|t| t.as_bytes().to_vec()))),
+        (Reply::Bytes(bytes), _) => Input::Current(Ok(Some(bytes.to_vec()))),
+        (Reply::Checkpoint, _) => Input::Checkpointed(Ok(CheckpointTaken {
+            checkpoint_id: "ckp-1".into(),
+            existed_before: true,
+            blob_sha256: None,
+        })),
+        (Reply::CheckpointFails, _) => Input::Checkpointed(Err("disk full".into())),
+        (Reply::Written, Effect::Write { bytes, .. }) => Input::Written(Ok(bytes.clone())),
+        (Reply::Stale, _) => Input::Written(Err(WriteFailure::Stale)),
+        (Reply::OpsOk, Effect::CheckOps(ops)) => Input::OpsChecked(Ok(ops
+            .iter()
+            .map(|op| vec![op.primary_path().to_string()])
+            .collect())),
+        (Reply::OpsRefused(why), _) => Input::OpsChecked(Err((0, (*why).into()))),
+        (Reply::OpsApplied(results), _) => Input::OpsApplied(
+            results
+                .iter()
+                .map(|r| r.map(str::to_string).map_err(str::to_string))
+                .collect(),
+        ),
+        (Reply::Planned(profile), _) => Input::CommandPlanned(Ok(PlannedCommand {
+            plan: plan_of(profile),
+            network_isolated: false,
+            writes_confined: false,
+        })),
+        (Reply::Ran(code), _) => Input::CommandRan(Ok(CommandRun {
+            exit_code: Some(*code),
+            timed_out: false,
+            cancelled: false,
+            duration_ms: 5,
+            stdout: b"ok".to_vec(),
+            stderr: Vec::new(),
+            stdout_truncated: false,
+            stderr_truncated: false,
+        })),
+        (Reply::Ack, _) => Input::Done,
+        (_, effect) => panic!("the script cannot answer {effect:?}"),
+    }
+}
+
+fn turn(request: &str, mode: SessionMode, grants: Grants) -> Turn {
+    let plan = TurnPlan::from_turn(apply(mode.posture(), resolve(request)));
+    let settings = TurnSettings {
+        mode,
+        strict_names: false,
+        rules: Vec::new(),
+        require_tool_call: true,
+    };
+    Turn::new(plan, settings, grants)
+}
+
+fn proposal(name: &str, args: &[(&str, &str)]) -> Proposal {
+    Proposal {
+        native_id: String::new(),
+        name: name.into(),
+        args: Ok(args
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect::<BTreeMap<_, _>>()),
+        source: "text",
+    }
+}
+
+/// Drives one call through the script; returns the effects seen, the report and the effects.
+fn drive(turn: &mut Turn, proposal: Proposal, script: &[Reply]) -> (Vec<&'static str>, Effect) {
+    let mut call = turn.propose(proposal);
+    let mut input = Input::Start;
+    let mut seen = Vec::new();
+    let mut replies = script.iter();
+    loop {
+        let effect = call.step(turn, input);
+        seen.push(name(&effect));
+        if let Effect::Finish(_) = effect {
+            return (seen, effect);
+        }
+        let reply = replies
+            .next()
+            .unwrap_or_else(|| panic!("script ended at {effect:?}"));
+        input = answer(reply, &effect);
+    }
+}
+
+struct Row {
+    what: &'static str,
+    request: &'static str,
+    mode: SessionMode,
+    /// Calls made before the one under test, each with its script (to read first, ...).
+    before: Vec<(Proposal, Vec<Reply>)>,
+    call: Proposal,
+    script: Vec<Reply>,
+    effects: &'static [&'static str],
+    /// The report's text contains this.
+    says: &'static str,
+    stops: bool,
+    mutated: bool,
+}
+
+fn row(what: &'static str, request: &'static str, call: Proposal) -> Row {
+    Row {
+        what,
+        request,
+        mode: SessionMode::Agent,
+        before: Vec::new(),
+        call,
+        script: Vec::new(),
+        effects: &[],
+        says: "",
+        stops: false,
+        mutated: false,
+    }
+}
+
+fn check(row: Row, grants: Grants) -> Turn {
+    let mut turn = turn(row.request, row.mode, grants);
+    for (call, script) in row.before {
+        drive(&mut turn, call, &script);
+    }
+    let (seen, last) = drive(&mut turn, row.call, &row.script);
+    let Effect::Finish(report) = last else {
+        unreachable!()
+    };
+    assert_eq!(seen, row.effects, "{}: effects", row.what);
+    assert!(
+        report.text.contains(row.says),
+        "{}: report {:?} lacks {:?}",
+        row.what,
+        report.text,
+        row.says
+    );
+    assert_eq!(report.stop.is_some(), row.stops, "{}: stop {:?}", row.what, report.stop);
+    assert_eq!(report.mutated, row.mutated, "{}: mutated", row.what);
+    turn
+}
+
+const EDIT: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+
+fn read_settings() -> (Proposal, Vec<Reply>) {
+    (
+        proposal("talos.read_file", &[("path", "settings.py")]),
+        vec![Reply::Paths, Reply::Output("1 | TIMEOUT = 30")],
+    )
+}
+
+fn edit_settings() -> Proposal {
+    proposal(
+        "talos.edit_file",
+        &[
+            ("path", "settings.py"),
+            ("old_string", "TIMEOUT = 30"),
+            ("new_string", "TIMEOUT = 60"),
+        ],
+    )
+}
+
+#[test]
+fn every_call_rule_holds() {
+    let none = Grants::default();
+    let rows = vec![
+        Row {
+            says: "Invalid tool-call payload",
+            effects: &["finish"],
+            ..row("a payload that is not JSON is rejected before any IO", EDIT, Proposal {
+                args: Err("expected value".into()),
+                ..proposal("talos.read_file", &[])
+            })
+        },
+        Row {
+            says: "Unknown tool",
+            effects: &["finish"],
+            ..row("an unknown tool is rejected before any IO", EDIT, proposal("shell", &[("cmd", "ls")]))
+        },
+        Row {
+            says: "Current-turn tool surface did not allow talos.write_file",
+            effects: &["finish"],
+            ..row(
+                "a write outside the read-only surface is rejected before any IO",
+                "What does settings.py do?",
+                proposal("talos.write_file", &[("path", "settings.py"), ("content", "x")]),
+            )
+        },
+        Row {
+            says: "Permission policy denied the talos.write_file call",
+            script: vec![Reply::Paths],
+            effects: &["resolve", "finish"],
+            ..row(
+                "an escaping path is denied by the ladder after the kernel resolved it",
+                "Create link/notes.txt with hello.",
+                proposal("talos.write_file", &[("path", "link/notes.txt"), ("content", "hello")]),
+            )
+        },
+        Row {
+            says: "Read settings.py with talos.read_file before editing it",
+            script: vec![Reply::Paths],
+            effects: &["resolve", "finish"],
+            ..row("an edit of an unread file is refused by discipline", EDIT, edit_settings())
+        },
+        Row {
+            says: "is a symlink",
+            before: vec![read_settings()],
+            script: vec![Reply::SymlinkPaths],
+            effects: &["resolve", "finish"],
+            ..row("a symlink as the final component is refused before approval", EDIT, edit_settings())
+        },
+        Row {
+            says: "[verification: PASS]",
+            before: vec![read_settings()],
+            script: vec![
+                Reply::Paths,
+                Reply::Current(Some("TIMEOUT = 30\n")),
+                Reply::Approve,
+                Reply::Checkpoint,
+                Reply::Written,
+            ],
+            effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
+            mutated: true,
+            ..row("an approved edit is checkpointed before it is written, then verified", EDIT, edit_settings())
+        },
+        Row {
+            says: "User did not approve the talos.edit_file call",
+            before: vec![read_settings()],
+            script: vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 30\n")), Reply::Deny],
+            effects: &["resolve", "current", "ask", "finish"],
+            stops: true,
+            ..row("a denied edit writes nothing and stops the loop", EDIT, edit_settings())
+        },
+        Row {
+            says: "Required checkpoint failed before mutation: disk full",
+            before: vec![read_settings()],
+            script: vec![
+                Reply::Paths,
+                Reply::Current(Some("TIMEOUT = 30\n")),
+                Reply::Approve,
+                Reply::CheckpointFails,
+            ],
+            effects: &["resolve", "current", "ask", "checkpoint", "finish"],
+            stops: true,
+            ..row("no checkpoint, no write", EDIT, edit_settings())
+        },
+        Row {
+            says: "settings.py changed after it was approved",
+            before: vec![read_settings()],
+            script: vec![
+                Reply::Paths,
+                Reply::Current(Some("TIMEOUT = 30\n")),
+                Reply::Approve,
+                Reply::Checkpoint,
+                Reply::Stale,
+            ],
+            effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
+            stops: true,
+            ..row("bytes that changed after approval are not overwritten", EDIT, edit_settings())
+        },
+        Row {
+            says: "old_string was not found in settings.py",
+            before: vec![read_settings()],
+            script: vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 45\n"))],
+            effects: &["resolve", "current", "finish"],
+            ..row("an edit whose old text is absent is refused before approval", EDIT, edit_settings())
+        },
+        Row {
+            says: "not UTF-8",
+            before: vec![read_settings()],
+            script: vec![Reply::Paths, Reply::Bytes(&[0xff, 0xfe, 0x00])],
+            effects: &["resolve", "current", "finish"],
+            ..row("binary pre-images are not edited", EDIT, Proposal {
+                args: Ok([
+                    ("path".to_string(), "settings.py".to_string()),
+                    ("old_string".into(), "a".into()),
+                    ("new_string".into(), "b".into()),
+                ]
+                .into_iter()
+                .collect()),
+                ..edit_settings()
+            })
+        },
+        Row {
+            says: "User did not approve the talos.read_file call",
+            script: vec![Reply::Paths, Reply::Deny],
+            effects: &["resolve", "ask", "finish"],
+            stops: true,
+            ..row(
+                "a protected read asks, and a denial stops the loop",
+                "Show me .env",
+                proposal("talos.read_file", &[("path", ".env")]),
+            )
+        },
+        Row {
+            says: "shown to the user only (private mode)",
+            mode: SessionMode::Private,
+            script: vec![Reply::Paths, Reply::Approve, Reply::Output("1 | API_KEY=abcdefgh1234")],
+            effects: &["resolve", "ask", "read", "finish"],
+            ..row(
+                "private mode shows a protected read to the person only",
+                "Show me .env",
+                proposal("talos.read_file", &[("path", ".env")]),
+            )
+        },
+        Row {
+            says: "User did not approve running cargo_test",
+            script: vec![Reply::Paths, Reply::Planned("cargo_test"), Reply::Deny],
+            effects: &["resolve", "plan-command", "ask", "finish"],
+            stops: true,
+            ..row(
+                "a command always asks, and a denial stops the loop",
+                "Run the cargo_test command profile.",
+                proposal("talos.run_command", &[("profile", "cargo_test")]),
+            )
+        },
+        Row {
+            says: "the workspace declaration changed after approval",
+            script: vec![
+                Reply::Paths,
+                Reply::Planned("ws:check"),
+                Reply::Approve,
+                Reply::Planned("ws:other"),
+            ],
+            effects: &["resolve", "plan-command", "ask", "plan-command", "finish"],
+            ..row(
+                "a workspace profile whose declaration changed after approval does not run",
+                "Run the command profile ws:check",
+                proposal("talos.run_command", &[("profile", "ws:check")]),
+            )
+        },
+        Row {
+            says: "Command succeeded: cargo_test exited with code 0",
+            script: vec![
+                Reply::Paths,
+                Reply::Planned("cargo_test"),
+                Reply::Approve,
+                Reply::Planned("cargo_test"),
+                Reply::Ran(0),
+            ],
+            effects: &["resolve", "plan-command", "ask", "plan-command", "run-command", "finish"],
+            ..row(
+                "an approved command runs once it is planned again",
+                "Run the cargo_test command profile.",
+                proposal("talos.run_command", &[("profile", "cargo_test")]),
+            )
+        },
+        Row {
+            says: "Destination already exists: b. No approval was requested",
+            script: vec![Reply::Paths, Reply::OpsRefused("Destination already exists: b")],
+            effects: &["resolve", "check-ops", "finish"],
+            ..row(
+                "a workspace operation that cannot run is refused before approval",
+                "Move a.txt to b.",
+                proposal("talos.move_path", &[("from", "a.txt"), ("to", "b")]),
+            )
+        },
+        Row {
+            says: "Workspace operation failed: gone. Nothing was changed.",
+            script: vec![
+                Reply::Paths,
+                Reply::OpsOk,
+                Reply::Approve,
+                Reply::Checkpoint,
+                Reply::OpsApplied(&[Err("gone")]),
+            ],
+            effects: &["resolve", "check-ops", "ask", "checkpoint", "apply-ops", "finish"],
+            stops: true,
+            ..row(
+                "a workspace operation is checkpointed, applied and verified",
+                "Move a.txt to b.txt.",
+                proposal("talos.move_path", &[("from", "a.txt"), ("to", "b.txt")]),
+            )
+        },
+    ];
+    for r in rows {
+        check(r, none);
+    }
+}
+
+#[test]
+fn the_format_rung_turns_a_remembered_allow_into_an_ask() {
+    let grants = Grants {
+        remember_writes: true,
+    };
+    let r = Row {
+        says: "[verification: PASS]",
+        before: vec![read_settings()],
+        script: vec![
+            Reply::Paths,
+            Reply::Current(Some("TIMEOUT = 30\r\n")),
+            Reply::Approve,
+            Reply::Checkpoint,
+            Reply::Written,
+        ],
+        effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
+        mutated: true,
+        ..row(
+            "a CRLF file rewritten with LF asks even under a grant",
+            "Overwrite settings.py with TIMEOUT = 60.",
+            proposal("talos.write_file", &[("path", "settings.py"), ("content", "TIMEOUT = 60\n")]),
+        )
+    };
+    let turn = check(r, grants);
+    let codes: Vec<&str> = turn
+        .record
+        .permission_decisions
+        .iter()
+        .map(|p| p.reason_code.as_str())
+        .collect();
+    assert!(codes.contains(&"FORMAT_CHANGE_ASK"), "{codes:?}");
+}
+
+#[test]
+fn approve_for_session_remembers_writes_for_the_next_call() {
+    let r = Row {
+        says: "[verification: PASS]",
+        before: vec![read_settings()],
+        script: vec![
+            Reply::Paths,
+            Reply::Current(Some("TIMEOUT = 30\n")),
+            Reply::ApproveForSession,
+            Reply::Ack,
+            Reply::Checkpoint,
+            Reply::Written,
+        ],
+        effects: &["resolve", "current", "ask", "remember", "checkpoint", "write", "finish"],
+        mutated: true,
+        ..row("approve for session", EDIT, edit_settings())
+    };
+    let turn = check(r, Grants::default());
+    assert!(turn.grants.remember_writes);
+}
+
+#[test]
+fn an_exact_literal_replaces_what_the_model_proposed() {
+    let mut turn = turn(
+        "Overwrite index.html with exactly AFTER",
+        SessionMode::Agent,
+        Grants::default(),
+    );
+    let call = proposal("talos.write_file", &[("path", "index.html"), ("content", "something else")]);
+    let script = [Reply::Paths, Reply::Current(Some("BEFORE")), Reply::Approve, Reply::Checkpoint];
+    let mut call = turn.propose(call);
+    let mut input = Input::Start;
+    let mut written = None;
+    for reply in script.iter().chain([&Reply::Written]) {
+        let effect = call.step(&mut turn, input);
+        if let Effect::Write { bytes, .. } = &effect {
+            written = Some(bytes.clone());
+        }
+        input = answer(reply, &effect);
+    }
+    assert_eq!(written.as_deref(), Some(&b"AFTER"[..]));
+    assert!(turn
+        .record
+        .warnings
+        .iter()
+        .any(|w| w.code == WarningCode::ExactLiteralWriteCorrected));
+}
+
+#[test]
+fn the_phase_moves_to_verify_once_every_named_target_changed() {
+    let mut turn = turn(EDIT, SessionMode::Agent, Grants::default());
+    assert_eq!(turn.phase, Phase::Apply);
+    let (call, script) = read_settings();
+    drive(&mut turn, call, &script);
+    let script = [
+        Reply::Paths,
+        Reply::Current(Some("TIMEOUT = 30\n")),
+        Reply::Approve,
+        Reply::Checkpoint,
+        Reply::Written,
+    ];
+    let (_, last) = drive(&mut turn, edit_settings(), &script);
+    let Effect::Finish(report) = last else { unreachable!() };
+    turn.call_done(&report);
+    assert_eq!(turn.phase, Phase::Verify);
+    assert!(turn
+        .record
+        .facts
+        .mutations
+        .iter()
+        .any(|m| m.result == MutationResult::Succeeded { verified: true }));
+}
+
+#[test]
+fn private_reads_never_reach_the_model_and_never_echo_in_the_answer() {
+    let mut turn = turn("Show me .env", SessionMode::Private, Grants::default());
+    let call = proposal("talos.read_file", &[("path", ".env")]);
+    let script = [Reply::Paths, Reply::Approve, Reply::Output("1 | API_KEY=abcdefgh1234")];
+    drive(&mut turn, call, &script);
+    let notices = turn.drain_notices();
+    assert!(notices
+        .iter()
+        .any(|n| matches!(n, Notice::TrustedInfo(text) if text.contains("API_KEY=abcdefgh1234"))));
+    turn.settle();
+    let done = turn.finish("The key is API_KEY=abcdefgh1234.", None);
+    assert!(!done.answer.contains("abcdefgh1234"), "{}", done.answer);
+    assert!(turn
+        .record
+        .warnings
+        .iter()
+        .any(|w| w.code == WarningCode::ProtectedContentWithheld));
+}
+
+#[test]
+fn outcomes_come_from_the_records() {
+    // A change requested and never attempted: the named target is unmet.
+    let mut t = turn(EDIT, SessionMode::Agent, Grants::default());
+    t.settle();
+    assert_eq!(t.record.facts.unmet_targets, vec!["settings.py".to_string()]);
+    assert_eq!(t.finish("Done! I changed it.", None).fine, Fine::BlockedByPolicy);
+    // A question about a file answered without reading it.
+    let mut t = turn("Is the TIMEOUT in settings.py consistent with README.md?", SessionMode::Agent, Grants::default());
+    t.record.model_calls.push(talos_core::turn::record::ModelCallRecord {
+        index: 0,
+        finish_reason: "stop".into(),
+        content: Default::default(),
+        tool_calls: 0,
+        prompt_tokens: None,
+        completion_tokens: None,
+        cached_tokens: None,
+        error: None,
+    });
+    t.settle();
+    assert!(t
+        .record
+        .warnings
+        .iter()
+        .any(|w| w.code == WarningCode::EvidenceTargetNotRead));
+}
+
+#[test]
+fn routes_are_decided_before_any_model_call() {
+    let plan = |request: &str, mode: SessionMode| {
+        TurnPlan::from_turn(apply(mode.posture(), resolve(request)))
+    };
+    let rows: Vec<(&str, SessionMode, bool, Route)> = vec![
+        ("ls", SessionMode::Auto, false, Route::Viewer(Structural::List { path: ".".into() })),
+        ("did you make the changes?", SessionMode::Agent, true, Route::StatusFromRecords),
+        ("Run pytest", SessionMode::Agent, false, Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER)),
+        ("undo your last change", SessionMode::Agent, false, Route::Fixed(route::RESTORE_ANSWER)),
+        ("did you make the changes?", SessionMode::Agent, false, Route::Model),
+        ("Summarise report.pdf", SessionMode::Agent, false, Route::UnreadableDocuments(vec!["report.pdf".into()])),
+        (EDIT, SessionMode::Agent, false, Route::Model),
+    ];
+    for (request, mode, prior, expected) in rows {
+        let p = plan(request, mode);
+        assert_eq!(route::route(mode, &p, request, prior), expected, "{request}");
+    }
+    let status = route::status_from_records(&PriorRecord {
+        trace_id: "trc-1".into(),
+        classification: Fine::Partial,
+        files: Vec::new(),
+    });
+    assert!(status.starts_with("From Talos's records of the previous turn (trace trc-1): PARTIAL."));
+}
