@@ -1,6 +1,8 @@
 //! Conversions from talos-core's domain values to the wire and trace types. The only place
 //! the two meet.
 
+pub mod record;
+
 use serde_json::{Map, Value, json};
 use talos_core::contract::TaskContract;
 use talos_core::diff::Preview;
@@ -40,7 +42,7 @@ pub fn contract(c: &TaskContract) -> TraceContract {
         expected_targets: sorted(&c.expected_targets),
         source_evidence_targets: sorted(&c.source_evidence_targets),
         forbidden_targets: sorted(&c.forbidden_targets),
-        classification_reason: c.classification_reason.clone(),
+        classification_reason: c.classification_reason(),
         roleful_targets: c
             .roleful_targets
             .iter()
@@ -78,6 +80,21 @@ pub fn classification(f: Fine) -> proto::Classification {
         Fine::AdvisoryOnly => proto::Classification::AdvisoryOnly,
         Fine::Failed => proto::Classification::Failed,
         Fine::Cancelled => proto::Classification::Cancelled,
+    }
+}
+
+/// A wire classification as the core's.
+pub fn fine(c: proto::Classification) -> Fine {
+    match c {
+        proto::Classification::CompletedVerified => Fine::CompletedVerified,
+        proto::Classification::CompletedUnverified => Fine::CompletedUnverified,
+        proto::Classification::ReadOnlyAnswered => Fine::ReadOnlyAnswered,
+        proto::Classification::Partial => Fine::Partial,
+        proto::Classification::BlockedByApproval => Fine::BlockedByApproval,
+        proto::Classification::BlockedByPolicy => Fine::BlockedByPolicy,
+        proto::Classification::AdvisoryOnly => Fine::AdvisoryOnly,
+        proto::Classification::Failed => Fine::Failed,
+        proto::Classification::Cancelled => Fine::Cancelled,
     }
 }
 

@@ -1,11 +1,12 @@
 //! The running turn's context: its ids, the client connection, event emission with `seq`,
-//! approvals over the socket, and the records the outcome and trace are built from.
+//! approvals over the socket, and the core's turn (`talos_core::turn::Turn`), which decides
+//! and keeps the records the outcome and trace are built from.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use talos_core::outcome::TurnFacts;
+use talos_core::turn::{Notice, Turn};
 use talos_protocol as proto;
 use talos_protocol::event::{ApprovalSource, TurnEvent, TurnEventParams};
 use talos_protocol::trace::TraceRecord;
@@ -21,16 +22,10 @@ pub struct TurnCtx {
     pub peer: Arc<Peer>,
     pub turn_id: String,
     pub cancel: CancellationToken,
+    /// The trace header; its lists are filled from the core's record when the turn ends.
     pub trace: TraceRecord,
-    pub facts: TurnFacts,
-    pub files: Vec<proto::FileResult>,
-    /// Paths read this turn (for the read-before-edit hint and evidence).
-    pub read_paths: Vec<String>,
-    /// Lines of protected files read this turn: the final answer must not echo them.
-    pub protected_lines: Vec<String>,
-    pub mode: talos_core::modes::SessionMode,
+    pub core: Turn,
     seq: u64,
-    calls: u64,
 }
 
 pub fn now_ms() -> u64 {
@@ -47,7 +42,7 @@ impl TurnCtx {
         peer: Arc<Peer>,
         turn_id: String,
         trace: TraceRecord,
-        mode: talos_core::modes::SessionMode,
+        core: Turn,
     ) -> TurnCtx {
         let cancel = daemon.stopping.child_token();
         TurnCtx {
@@ -57,19 +52,30 @@ impl TurnCtx {
             turn_id,
             cancel,
             trace,
-            facts: TurnFacts::default(),
-            files: Vec::new(),
-            read_paths: Vec::new(),
-            protected_lines: Vec::new(),
-            mode,
+            core,
             seq: 0,
-            calls: 0,
         }
     }
 
-    pub fn next_call_id(&mut self) -> String {
-        self.calls += 1;
-        format!("call-{}", self.calls)
+    /// Sends the notices the core queued, in order.
+    pub async fn emit_notices(&mut self) {
+        for notice in self.core.drain_notices() {
+            let event = match notice {
+                Notice::ToolProgress {
+                    tool,
+                    call_id,
+                    message,
+                } => TurnEvent::ToolProgress {
+                    tool,
+                    call_id,
+                    message,
+                },
+                Notice::Info(text) => TurnEvent::Info { text },
+                Notice::Ok(text) => TurnEvent::Ok { text },
+                Notice::TrustedInfo(text) => TurnEvent::TrustedInfo { text },
+            };
+            self.emit(event).await;
+        }
     }
 
     /// Sends one event to the client that started the turn. Waits while its queue is full;
@@ -129,5 +135,31 @@ impl TurnCtx {
         })
         .await;
         (decision, source)
+    }
+}
+
+impl TurnCtx {
+    /// Asks for the core's approval request; returns the request id and the answer.
+    pub async fn ask_for(
+        &mut self,
+        ask: talos_core::turn::call::ApprovalAsk,
+    ) -> (String, talos_core::turn::record::Answer) {
+        let params = proto::ApprovalRequestParams {
+            turn_id: self.turn_id.clone(),
+            session_id: self.session.id.clone(),
+            request_id: crate::ids::new_id("apr"),
+            tool: ask.tool.name().into(),
+            description: ask.description,
+            target: ask.target,
+            details: ask.details,
+            diff: ask.diff.as_ref().map(crate::to_proto::diff),
+            remember_eligible: ask.remember_eligible,
+        };
+        let request_id = params.request_id.clone();
+        let (decision, source) = self.ask(params).await;
+        (
+            request_id,
+            crate::to_proto::record::answer(decision, source),
+        )
     }
 }

@@ -6,10 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use talos_core::contract::TaskType;
-use talos_core::outcome::MutationResult;
-use talos_core::plan::TurnPlan;
-use talos_protocol::trace::{TraceVerification, TraceWarning};
+use talos_core::turn::finish::{Interaction, WebFinding, WebReport};
 
 use super::context::TurnCtx;
 use crate::webcheck::{self, InteractionCheck};
@@ -18,97 +15,40 @@ const MAX_FILES: usize = 200;
 const MAX_FILE_BYTES: usize = 256 * 1024;
 const SKIP_DIRS: &[&str] = &[".git", "node_modules", "target", "build", "dist", ".talos"];
 
-/// Runs the static web verifier when the turn is static web work that changed files or asked
-/// for a diagnosis. Returns the lines the runtime adds to the answer.
-pub fn static_web(ctx: &mut TurnCtx, plan: &TurnPlan) -> Option<String> {
-    let contract = plan.contract();
-    let changed = ctx
-        .facts
-        .mutations
-        .iter()
-        .any(|m| matches!(m.result, MutationResult::Succeeded { .. }));
-    let diagnosis = matches!(
-        contract.task_type,
-        TaskType::DiagnoseOnly | TaskType::VerifyOnly | TaskType::WorkspaceExplain
-    );
-    if !(changed || diagnosis)
+/// Runs the static web verifier when the core says it is due and the request is static web
+/// work. Returns the lines the runtime adds to the answer.
+pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
+    let contract = ctx.core.plan.contract();
+    if !ctx.core.web_check_due()
         || !webcheck::is_static_web(&contract.original_request, &contract.expected_targets)
     {
         return None;
     }
+    let request = contract.original_request.clone();
     let files = web_files(&ctx.session.workspace);
     if files.is_empty() {
         return None;
     }
-    let report = webcheck::check(&files, &contract.original_request);
-    if report.findings.is_empty() {
-        ctx.trace.verification.push(TraceVerification {
-            call_id: "task".into(),
-            path: ".".into(),
-            status: "PASS".into(),
-            summary: format!(
-                "static web checks found no problem in {} file(s)",
-                report.checked.len()
-            ),
-        });
-    }
-    for finding in &report.findings {
-        ctx.trace.verification.push(TraceVerification {
-            call_id: "task".into(),
-            path: finding.file.clone(),
-            status: "FAIL".into(),
-            summary: format!("{}: {}", finding.code, finding.message),
-        });
-    }
-    let mut lines: Vec<String> = report
-        .findings
-        .iter()
-        .map(|f| format!("- {}: {}", f.file, f.message))
-        .collect();
-    match &report.interaction {
-        InteractionCheck::NotRequested => {}
-        InteractionCheck::Passed => {
-            ctx.trace.verification.push(TraceVerification {
-                call_id: "task".into(),
-                path: ".".into(),
-                status: "PASS".into(),
-                summary: "INTERACTION: checked in a headless browser".into(),
-            });
-        }
-        InteractionCheck::NotRun(why) => {
-            ctx.facts.task_unverified = true;
-            ctx.trace.warnings.push(TraceWarning {
-                code: "INTERACTION_CHECK_NOT_RUN".into(),
-                message: why.clone(),
-            });
-            lines.push(format!(
-                "- the interaction you described was not checked in a browser: {why} (not a pass)"
-            ));
-        }
-        InteractionCheck::Failed(why) => {
-            ctx.trace.verification.push(TraceVerification {
-                call_id: "task".into(),
-                path: ".".into(),
-                status: "FAIL".into(),
-                summary: format!("INTERACTION: {why}"),
-            });
-            lines.push(format!("- interaction: {why}"));
-            ctx.facts.task_findings.push(why.clone());
-        }
-    }
-    ctx.facts.task_findings.extend(
-        report
+    let report = webcheck::check(&files, &request);
+    let report = WebReport {
+        checked: report.checked.len(),
+        findings: report
             .findings
-            .iter()
-            .map(|f| format!("{}: {}", f.file, f.message)),
-    );
-    if lines.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "Static web diagnostics (checked by Talos, not the model) found:\n{}",
-        lines.join("\n")
-    ))
+            .into_iter()
+            .map(|f| WebFinding {
+                file: f.file,
+                code: f.code.to_string(),
+                message: f.message,
+            })
+            .collect(),
+        interaction: match report.interaction {
+            InteractionCheck::NotRequested => Interaction::NotRequested,
+            InteractionCheck::NotRun(why) => Interaction::NotRun(why),
+            InteractionCheck::Passed => Interaction::Passed,
+            InteractionCheck::Failed(why) => Interaction::Failed(why),
+        },
+    };
+    ctx.core.record_web(&report)
 }
 
 /// The workspace's .html, .htm, .css and .js files (bounded), read through the boundary.

@@ -2,54 +2,34 @@
 //! no model, the same boundary and ladder as any read, output shown to the person as trusted
 //! information.
 
-use talos_core::ladder::{self, Action};
+use talos_core::ladder::Action;
 use talos_core::modes::Structural;
 use talos_core::tools::ToolId;
-use talos_protocol as proto;
+use talos_core::turn::call::ApprovalAsk;
+use talos_core::turn::record::{ApprovalRecord, Decision};
 use talos_protocol::event::TurnEvent;
-use talos_protocol::trace::{TraceApproval, TraceExecution, TracePermission};
 
 use super::context::TurnCtx;
 use super::read_tools;
-use crate::to_proto;
 
 pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
     let (tool, raw) = match &command {
         Structural::List { path } => (ToolId::ListDir, path.clone()),
         Structural::Show { path } => (ToolId::ReadFile, path.clone()),
     };
-    let call_id = ctx.next_call_id();
-    let resolved = crate::boundary::resolve(&ctx.session.workspace, &raw);
-    let decision = ladder::decide(
-        &ladder::LadderInput {
-            tool,
-            risk: tool.risk(),
-            phase: talos_core::plan::Phase::Inspect,
-            rules: &ctx.daemon.rules,
-            grants: ctx.session.grants(),
-        },
-        &resolved.facts,
-    );
-    ctx.trace.permission_decisions.push(TracePermission {
-        call_id: call_id.clone(),
-        tool: tool.name().into(),
-        action: decision.action.as_str().into(),
-        reason_code: decision.reason_code.into(),
-        relative_path: resolved.facts.relative.clone(),
-        remember_eligible: false,
-    });
+    let call_id = ctx.core.next_call_id();
+    let workspace = ctx.session.workspace();
+    let resolved = workspace.resolve(&raw);
+    let decision = ctx.core.viewer_permission(&call_id, tool, &resolved.facts);
     match decision.action {
         Action::Deny => {
-            ctx.facts.read_blocked = true;
+            ctx.core.record.facts.read_blocked = true;
             let problem = resolved.facts.problem.clone().unwrap_or_default();
             return format!("{} ({problem})", decision.message);
         }
         Action::Ask => {
-            let params = proto::ApprovalRequestParams {
-                turn_id: ctx.turn_id.clone(),
-                session_id: ctx.session.id.clone(),
-                request_id: crate::ids::new_id("apr"),
-                tool: tool.name().into(),
+            let ask = ApprovalAsk {
+                tool,
                 description: format!("protected read: {}", tool.name()),
                 target: resolved.facts.relative.clone(),
                 details: vec![
@@ -59,20 +39,18 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
                 diff: None,
                 remember_eligible: false,
             };
-            let request_id = params.request_id.clone();
-            let (answer, source) = ctx.ask(params).await;
-            ctx.trace.approvals.push(TraceApproval {
+            let (request_id, answer) = ctx.ask_for(ask).await;
+            ctx.core.record.approvals.push(ApprovalRecord {
                 request_id,
                 call_id: call_id.clone(),
-                tool: tool.name().into(),
-                decision: answer,
-                source,
+                tool,
+                answer,
                 diff_added: 0,
                 diff_removed: 0,
                 diff_truncated: false,
             });
-            if answer == proto::Decision::Deny {
-                ctx.facts.read_denied = true;
+            if answer.decision == Decision::Deny {
+                ctx.core.record.facts.read_denied = true;
                 return format!("Not shown: reading {raw} was not approved.");
             }
         }
@@ -83,30 +61,25 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
         .relative
         .clone()
         .unwrap_or_else(|| raw.clone());
+    let location = resolved.location.clone().unwrap_or_else(|| shown.clone());
     let output = match command {
-        Structural::List { .. } => read_tools::list_dir(&resolved, &shown, 1, 500),
-        Structural::Show { .. } => read_tools::read_file(&resolved, &shown, 2000, 1),
+        Structural::List { .. } => read_tools::list_dir(&workspace, &location, &shown, 1, 500),
+        Structural::Show { .. } => read_tools::read_file(&workspace, &location, &shown, 2000, 1),
     };
     let (success, text) = match output {
         Ok(text) => (true, text),
         Err(e) => (false, e.to_string()),
     };
     if !success {
-        ctx.facts.read_blocked = true;
+        ctx.core.record.facts.read_blocked = true;
     }
-    ctx.trace.executions.push(TraceExecution {
-        call_id,
-        tool: tool.name().into(),
-        success,
-        path: Some(shown.clone()),
-        output: to_proto::text_digest(&text),
-        sha256_after: None,
-        error: None,
-    });
+    ctx.core
+        .record
+        .execution(&call_id, tool, success, Some(shown.clone()), &text);
     ctx.emit(TurnEvent::TrustedInfo {
         text: format!("{} {shown}", tool.name()),
     })
     .await;
-    ctx.read_paths.push(shown);
+    ctx.core.record.read_paths.push(shown);
     text
 }

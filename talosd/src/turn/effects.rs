@@ -1,0 +1,122 @@
+//! The file effects a call's state machine asks for, performed through the session's
+//! `Workspace` handle (every path resolved beneath the root in the kernel): resolving paths
+//! for the ladder, the pre-image of a write, the checkpoint (no checkpoint, no write), the
+//! write with its stale-bytes check and read-back, and typed workspace operations. Each
+//! function reports what happened; none decides anything.
+
+use talos_core::ops::WorkspaceOp;
+use talos_core::tools::ToolId;
+use talos_core::turn::call::{ResolvedPath, WriteFailure};
+use talos_core::turn::record::CheckpointTaken;
+
+use super::context::{TurnCtx, now_ms};
+use crate::checkpoint::{CaptureContext, CheckpointStore};
+use crate::workspace::Workspace;
+
+/// Resolves one raw path for the ladder.
+pub fn resolve(workspace: &Workspace, raw: &str) -> ResolvedPath {
+    let resolved = workspace.resolve(raw);
+    ResolvedPath {
+        facts: resolved.facts,
+        final_is_symlink: resolved.final_is_symlink,
+    }
+}
+
+/// The bytes a write replaces (`None`: the file does not exist yet).
+pub fn read_current(workspace: &Workspace, shown: &str) -> Result<Option<Vec<u8>>, String> {
+    let resolved = workspace.resolve(shown);
+    let location = resolved
+        .location
+        .ok_or_else(|| format!("Path not allowed: {shown} (outside the workspace)"))?;
+    workspace.read(&location, shown).map_err(|e| e.to_string())
+}
+
+/// Takes the checkpoint of `paths` before a change.
+pub fn checkpoint(
+    ctx: &TurnCtx,
+    call_id: &str,
+    tool: ToolId,
+    paths: &[String],
+    before: Option<Option<Vec<u8>>>,
+) -> Result<CheckpointTaken, String> {
+    let store = CheckpointStore::new(ctx.daemon.home.checkpoints());
+    let capture = CaptureContext {
+        trace_id: &ctx.trace.trace_id,
+        turn_id: &ctx.turn_id,
+        call_id,
+        tool: tool.name(),
+        created_at_ms: now_ms(),
+    };
+    let workspace = ctx.session.workspace();
+    let taken = match (before, paths) {
+        (Some(before), [path]) => store.capture(&workspace, path, before.as_deref(), &capture),
+        _ => store.capture_paths(&workspace, paths, &capture),
+    };
+    taken
+        .map(|c| CheckpointTaken {
+            checkpoint_id: c.checkpoint_id,
+            existed_before: c.existed_before,
+            blob_sha256: c.blob_sha256,
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// Writes `bytes` if the file still holds `expected`, then reads it back.
+pub fn write(
+    workspace: &Workspace,
+    shown: &str,
+    expected: Option<&[u8]>,
+    bytes: &[u8],
+) -> Result<Vec<u8>, WriteFailure> {
+    // The boundary again, at the moment of IO, and the bytes the person approved against.
+    let now = workspace
+        .recheck(shown, shown)
+        .map_err(|e| WriteFailure::Recheck(e.to_string()))?;
+    let location = now.location.unwrap_or_else(|| shown.to_string());
+    let current = workspace
+        .read(&location, shown)
+        .map_err(|e| WriteFailure::Recheck(e.to_string()))?;
+    if current.as_deref() != expected {
+        return Err(WriteFailure::Stale);
+    }
+    workspace
+        .write_atomic(&location, shown, bytes)
+        .map_err(|e| WriteFailure::Write(e.to_string()))?;
+    match workspace.read(&location, shown) {
+        Ok(bytes) => Ok(bytes.unwrap_or_default()),
+        Err(e) => Err(WriteFailure::ReadBack(e.to_string())),
+    }
+}
+
+/// Checks each op against the disk as it is now: the paths it touches, or the first refusal.
+pub fn check_ops(
+    workspace: &Workspace,
+    ops: &[WorkspaceOp],
+) -> Result<Vec<Vec<String>>, (usize, String)> {
+    ops.iter()
+        .enumerate()
+        .map(|(index, op)| {
+            workspace
+                .plan(op)
+                .map(|planned| planned.touched().into_iter().map(|p| p.shown).collect())
+                .map_err(|e| (index, e))
+        })
+        .collect()
+}
+
+/// Applies ops in order, each checked again at the moment of IO and verified by its
+/// postcondition; stops at the first failure.
+pub fn apply_ops(workspace: &Workspace, ops: &[WorkspaceOp]) -> Vec<Result<String, String>> {
+    let mut results = Vec::new();
+    for op in ops {
+        let result = workspace
+            .plan(op)
+            .and_then(|planned| workspace.apply(&planned).and_then(|()| workspace.verify(&planned)));
+        let failed = result.is_err();
+        results.push(result);
+        if failed {
+            break;
+        }
+    }
+    results
+}
