@@ -23,5 +23,6 @@ pub mod to_proto;
 pub mod traces;
 pub mod turn;
 pub mod webcheck;
+pub mod workspace;
 
 pub use server::{Daemon, DaemonSettings, run};
