@@ -27,7 +27,7 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 use talos_core::ladder::PathFacts;
 
-pub use walk::{DirEntry, EntryKind};
+pub use walk::{DirEntry, EntryKind, child};
 
 /// Largest file Talos reads or replaces.
 pub const MAX_FILE_BYTES: u64 = 2 << 20;

@@ -17,8 +17,8 @@ use talos_protocol::trace::*;
 
 use super::context::TurnCtx;
 use super::{command, mutate, read_tools, workspace_ops};
-use crate::boundary::Resolved;
 use crate::to_proto;
+use crate::workspace::Resolved;
 
 /// A call as the model proposed it.
 #[derive(Debug, Clone)]
@@ -122,12 +122,8 @@ pub async fn dispatch(
             return report(format!("[error] {message}"), stop);
         }
     };
-    let workspace = ctx.session.workspace.clone();
-    let all: Vec<Resolved> = args
-        .paths()
-        .iter()
-        .map(|p| crate::boundary::resolve(&workspace, p))
-        .collect();
+    let workspace = ctx.session.files.clone();
+    let all: Vec<Resolved> = args.paths().iter().map(|p| workspace.resolve(p)).collect();
     let resolved = all.first().cloned();
     let every: Vec<PathFacts> = all.iter().map(|r| r.facts.clone()).collect();
     let facts = every
@@ -455,7 +451,7 @@ fn run_read_tool(ctx: &TurnCtx, args: &ToolArgs, resolved: Option<&Resolved>) ->
                 offset,
             },
             Some(r),
-        ) => read_tools::read_file(r, path, *max_lines, *offset)
+        ) => read_tools::read_file(&ctx.session.files, r, path, *max_lines, *offset)
             .unwrap_or_else(|e| error(e.to_string())),
         (
             ToolArgs::ListDir {
@@ -464,7 +460,7 @@ fn run_read_tool(ctx: &TurnCtx, args: &ToolArgs, resolved: Option<&Resolved>) ->
                 max_entries,
             },
             Some(r),
-        ) => read_tools::list_dir(r, path, *max_depth, *max_entries)
+        ) => read_tools::list_dir(&ctx.session.files, r, path, *max_depth, *max_entries)
             .unwrap_or_else(|e| error(e.to_string())),
         (
             ToolArgs::Grep {
@@ -481,7 +477,7 @@ fn run_read_tool(ctx: &TurnCtx, args: &ToolArgs, resolved: Option<&Resolved>) ->
                 max_results: *max_results,
                 regex: *regex,
             };
-            read_tools::grep(&ctx.session.workspace, &request).unwrap_or_else(error)
+            read_tools::grep(&ctx.session.files, &request).unwrap_or_else(error)
         }
         _ => error("the call has no usable path".into()),
     }

@@ -18,6 +18,7 @@ use crate::contain;
 use crate::profiles::{PinStore, snapshot};
 use crate::runner::{self, RunSpec, Stream};
 use crate::to_proto;
+use crate::workspace::EntryKind;
 
 fn refused(text: String) -> MutationReply {
     MutationReply {
@@ -29,9 +30,14 @@ fn refused(text: String) -> MutationReply {
 
 /// Where the plan's program and cwd are on disk, or why they are refused.
 fn locate(ctx: &TurnCtx, plan: &CommandPlan) -> Result<(PathBuf, PathBuf), String> {
-    let root = &ctx.session.workspace;
-    let cwd = crate::boundary::resolve(root, &plan.cwd);
-    let Some(cwd_path) = cwd.absolute.filter(|p| !cwd.facts.escapes && p.is_dir()) else {
+    let files = &ctx.session.files;
+    let inside = |raw: &str, want: EntryKind| {
+        let resolved = files.resolve(raw);
+        resolved.location.filter(|l| {
+            !resolved.facts.escapes && matches!(files.kind(l), Ok(Some(k)) if k == want)
+        })
+    };
+    let Some(cwd_location) = inside(&plan.cwd, EntryKind::Directory) else {
         return Err(command::refusal(&format!(
             "Command cwd escapes workspace or is not a directory: {}",
             plan.cwd
@@ -39,32 +45,26 @@ fn locate(ctx: &TurnCtx, plan: &CommandPlan) -> Result<(PathBuf, PathBuf), Strin
     };
     let program = match &plan.program {
         Program::Wrapper(name) => {
-            let wrapper = cwd_path.join(name.trim_start_matches("./"));
-            if !wrapper.is_file() {
+            let wrapper = crate::workspace::child(&cwd_location, name.trim_start_matches("./"));
+            let Some(location) = inside(&wrapper, EntryKind::File) else {
                 return Err(command::refusal(&format!(
                     "Gradle command profile requires selected wrapper `{name}` in the selected workspace/cwd."
                 )));
-            }
-            wrapper
+            };
+            files.absolute(&location)
         }
         Program::OnPath(name) => PathBuf::from(name),
         Program::Path(path) if path.starts_with('/') => PathBuf::from(path),
-        Program::Path(path) => {
-            let resolved = crate::boundary::resolve(root, path);
-            match resolved
-                .absolute
-                .filter(|p| !resolved.facts.escapes && p.is_file())
-            {
-                Some(p) => p,
-                None => {
-                    return Err(command::refusal(&format!(
-                        "profile executable not found inside the workspace: {path}"
-                    )));
-                }
+        Program::Path(path) => match inside(path, EntryKind::File) {
+            Some(location) => files.absolute(&location),
+            None => {
+                return Err(command::refusal(&format!(
+                    "profile executable not found inside the workspace: {path}"
+                )));
             }
-        }
+        },
     };
-    Ok((program, cwd_path))
+    Ok((program, files.absolute(&cwd_location)))
 }
 
 pub async fn run(

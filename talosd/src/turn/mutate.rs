@@ -13,9 +13,9 @@ use talos_protocol::event::{ApprovalSource, TurnEvent};
 use talos_protocol::trace::{TraceApproval, TraceCheckpoint, TraceVerification};
 
 use super::context::{TurnCtx, now_ms};
-use crate::boundary::{self, Resolved};
 use crate::checkpoint::{CaptureContext, CheckpointStore};
 use crate::to_proto;
+use crate::workspace::Resolved;
 
 /// What the model is told, how the call ended, and whether the tool loop must stop.
 pub struct MutationReply {
@@ -39,7 +39,8 @@ pub async fn run(
 ) -> MutationReply {
     let shown = resolved.facts.relative.clone().unwrap_or_default();
     let root = ctx.session.workspace.clone();
-    let Some(absolute) = resolved.absolute.clone() else {
+    let files = ctx.session.files.clone();
+    let Some(location) = resolved.location.clone() else {
         return blocked(ctx, &shown, "path is outside the workspace".into());
     };
     if resolved.final_is_symlink {
@@ -51,7 +52,7 @@ pub async fn run(
             ),
         );
     }
-    let before = match boundary::read_bytes(&absolute, &shown) {
+    let before = match files.read(&location, &shown) {
         Ok(before) => before,
         Err(e) => {
             return blocked(
@@ -267,15 +268,11 @@ pub async fn run(
     }
 
     // The boundary again, at the moment of IO, and the bytes the person approved against.
-    let now = match boundary::recheck(&root, &shown, &absolute) {
+    let now = match files.recheck(&shown, &location) {
         Ok(now) => now,
         Err(e) => return failed(ctx, &shown, format!("{e}. The file was not written.")),
     };
-    match now
-        .absolute
-        .as_deref()
-        .map(|a| boundary::read_bytes(a, &shown))
-    {
+    match now.location.as_deref().map(|a| files.read(a, &shown)) {
         Some(Ok(current)) if current == before => {}
         Some(Ok(_)) => {
             return failed(
@@ -289,10 +286,10 @@ pub async fn run(
         Some(Err(e)) => return failed(ctx, &shown, format!("{e}. The file was not written.")),
         None => return failed(ctx, &shown, "path left the workspace after approval".into()),
     }
-    if let Err(e) = boundary::write_atomic(&root, &absolute, &shown, after.as_bytes()) {
+    if let Err(e) = files.write_atomic(&location, &shown, after.as_bytes()) {
         return failed(ctx, &shown, format!("{e}"));
     }
-    let on_disk = match boundary::read_bytes(&absolute, &shown) {
+    let on_disk = match files.read(&location, &shown) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => Vec::new(),
         Err(e) => {

@@ -19,7 +19,7 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
         Structural::Show { path } => (ToolId::ReadFile, path.clone()),
     };
     let call_id = ctx.next_call_id();
-    let resolved = crate::boundary::resolve(&ctx.session.workspace, &raw);
+    let resolved = ctx.session.files.resolve(&raw);
     let decision = ladder::decide(
         &ladder::LadderInput {
             tool,
@@ -84,8 +84,12 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
         .clone()
         .unwrap_or_else(|| raw.clone());
     let output = match command {
-        Structural::List { .. } => read_tools::list_dir(&resolved, &shown, 1, 500),
-        Structural::Show { .. } => read_tools::read_file(&resolved, &shown, 2000, 1),
+        Structural::List { .. } => {
+            read_tools::list_dir(&ctx.session.files, &resolved, &shown, 1, 500)
+        }
+        Structural::Show { .. } => {
+            read_tools::read_file(&ctx.session.files, &resolved, &shown, 2000, 1)
+        }
     };
     let (success, text) = match output {
         Ok(text) => (true, text),

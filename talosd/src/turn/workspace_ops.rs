@@ -1,9 +1,8 @@
 //! Typed workspace operations (mkdir, move, copy, rename, delete, and batches of them): checked
 //! against the disk before approval, always asked (never remembered), checkpointed (every
 //! touched path, directories with their files), applied with the boundary checked again at the
-//! moment of IO, and verified by their postconditions.
-
-use std::path::{Path, PathBuf};
+//! moment of IO, and verified by their postconditions. The disk side of each step is
+//! `crate::workspace::ops`.
 
 use talos_core::discipline::CallEnd;
 use talos_core::ladder::{Action, PermissionDecision};
@@ -16,7 +15,6 @@ use talos_protocol::trace::{TraceApproval, TraceCheckpoint, TraceExecution, Trac
 
 use super::context::{TurnCtx, now_ms};
 use super::mutate::{MutationReply, blocked};
-use crate::boundary::{self, Resolved};
 use crate::checkpoint::{CaptureContext, CheckpointStore};
 use crate::to_proto;
 
@@ -67,147 +65,6 @@ fn ops_of(args: &ToolArgs) -> Vec<WorkspaceOp> {
     }
 }
 
-/// An op with every path resolved inside the workspace.
-struct Planned {
-    op: WorkspaceOp,
-    /// (shown, absolute) for the op's source (or only) path.
-    source: (String, PathBuf),
-    /// (shown, absolute) for the destination of move, copy and rename.
-    destination: Option<(String, PathBuf)>,
-}
-
-fn inside(root: &Path, raw: &str) -> Result<(String, PathBuf), String> {
-    let resolved: Resolved = boundary::resolve(root, raw);
-    match (resolved.facts.escapes, resolved.absolute) {
-        (false, Some(absolute)) => Ok((
-            resolved.facts.relative.unwrap_or_else(|| raw.to_string()),
-            absolute,
-        )),
-        _ => Err(format!(
-            "Path not allowed: {raw} ({})",
-            resolved
-                .facts
-                .problem
-                .unwrap_or_else(|| "outside the workspace".into())
-        )),
-    }
-}
-
-/// Resolves and checks one op against the disk as it is now. Errors end in the usual
-/// "No approval was requested" sentence at the call site.
-fn plan_op(root: &Path, op: &WorkspaceOp) -> Result<Planned, String> {
-    let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
-    let is_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-    let planned = match op {
-        WorkspaceOp::Mkdir { path } => {
-            let source = inside(root, path)?;
-            if exists(&source.1) && !is_dir(&source.1) {
-                return Err(format!(
-                    "Destination already exists and is not a directory: {}",
-                    source.0
-                ));
-            }
-            Planned {
-                op: op.clone(),
-                source,
-                destination: None,
-            }
-        }
-        WorkspaceOp::Move {
-            from,
-            to,
-            overwrite,
-        }
-        | WorkspaceOp::Copy {
-            from,
-            to,
-            overwrite,
-            ..
-        } => {
-            let source = inside(root, from)?;
-            let destination = inside(root, to)?;
-            check_transfer(root, op, &source, &destination, *overwrite)?;
-            Planned {
-                op: op.clone(),
-                source,
-                destination: Some(destination),
-            }
-        }
-        WorkspaceOp::Rename {
-            path,
-            new_name,
-            overwrite,
-        } => {
-            if !ops::is_single_segment(new_name) {
-                return Err("new_name must be a single path segment".into());
-            }
-            let source = inside(root, path)?;
-            let destination = inside(root, &ops::renamed_path(path, new_name))?;
-            check_transfer(root, op, &source, &destination, *overwrite)?;
-            Planned {
-                op: op.clone(),
-                source,
-                destination: Some(destination),
-            }
-        }
-        WorkspaceOp::Delete { path, recursive } => {
-            let source = inside(root, path)?;
-            if source.1 == root {
-                return Err("Refusing to delete the workspace root.".into());
-            }
-            if !exists(&source.1) {
-                return Err(format!("Path not found: {}", source.0));
-            }
-            if is_dir(&source.1) && !recursive {
-                return Err(format!(
-                    "{} is a directory; set recursive=true to delete it",
-                    source.0
-                ));
-            }
-            Planned {
-                op: op.clone(),
-                source,
-                destination: None,
-            }
-        }
-    };
-    Ok(planned)
-}
-
-fn check_transfer(
-    root: &Path,
-    op: &WorkspaceOp,
-    source: &(String, PathBuf),
-    destination: &(String, PathBuf),
-    overwrite: bool,
-) -> Result<(), String> {
-    let meta = std::fs::symlink_metadata(&source.1)
-        .map_err(|_| format!("Source not found: {}", source.0))?;
-    if source.1 == root {
-        return Err("Refusing to move or copy the workspace root.".into());
-    }
-    if meta.is_dir() && destination.1.starts_with(&source.1) {
-        return Err(format!("Refusing to put {} inside itself", source.0));
-    }
-    if let WorkspaceOp::Copy {
-        recursive: false, ..
-    } = op
-        && meta.is_dir()
-    {
-        return Err(format!(
-            "{} is a directory; set recursive=true to copy it",
-            source.0
-        ));
-    }
-    if std::fs::symlink_metadata(&destination.1).is_ok() && !overwrite {
-        return Err(format!(
-            "Destination already exists: {}. Set overwrite=true to replace it.",
-            destination.0
-        ));
-    }
-    Ok(())
-}
-
 pub async fn run(
     ctx: &mut TurnCtx,
     call_id: &str,
@@ -216,11 +73,12 @@ pub async fn run(
     decision: &PermissionDecision,
 ) -> MutationReply {
     let root = ctx.session.workspace.clone();
+    let files = ctx.session.files.clone();
     let operations = ops_of(args);
     let primary = args.path().unwrap_or_default().to_string();
     let mut planned = Vec::new();
     for (index, op) in operations.iter().enumerate() {
-        match plan_op(&root, op) {
+        match files.plan(op) {
             Ok(p) => planned.push(p),
             Err(e) => {
                 let which = if operations.len() > 1 {
@@ -278,11 +136,11 @@ pub async fn run(
         if answer == proto::Decision::Deny {
             for p in &planned {
                 ctx.facts.mutations.push(MutationRecord {
-                    target: p.source.0.clone(),
+                    target: p.source.shown.clone(),
                     result: MutationResult::Denied,
                 });
                 ctx.files.push(proto::FileResult {
-                    path: p.source.0.clone(),
+                    path: p.source.shown.clone(),
                     changed: false,
                     detail: "approval denied".into(),
                 });
@@ -298,11 +156,7 @@ pub async fn run(
         }
     }
     let store = CheckpointStore::new(ctx.daemon.home.checkpoints());
-    let mut touched: Vec<(String, PathBuf)> = Vec::new();
-    for p in &planned {
-        touched.push(p.source.clone());
-        touched.extend(p.destination.clone());
-    }
+    let touched: Vec<_> = planned.iter().flat_map(|p| p.touched()).collect();
     let capture = CaptureContext {
         trace_id: &ctx.trace.trace_id,
         turn_id: &ctx.turn_id,
@@ -310,7 +164,7 @@ pub async fn run(
         tool: tool.name(),
         created_at_ms: now_ms(),
     };
-    match store.capture_paths(&root, &touched, &capture) {
+    match store.capture_paths(&root, &files, &touched, &capture) {
         Ok(c) => ctx.trace.checkpoints.push(TraceCheckpoint {
             call_id: call_id.into(),
             status: "created".into(),
@@ -345,8 +199,8 @@ pub async fn run(
     }
     let mut applied: Vec<String> = Vec::new();
     for (index, p) in planned.iter().enumerate() {
-        let result = apply(&root, p).and_then(|()| verify(p));
-        let shown = p.source.0.clone();
+        let result = files.apply(p).and_then(|()| files.verify(p));
+        let shown = p.source.shown.clone();
         match result {
             Ok(summary) => {
                 ctx.trace.verification.push(TraceVerification {
@@ -426,100 +280,5 @@ pub async fn run(
         text: format!("{text}\n[verification: PASS]"),
         end: CallEnd::Succeeded,
         stop: false,
-    }
-}
-
-/// Applies one op, checking every path again at the moment of IO.
-fn apply(root: &Path, p: &Planned) -> Result<(), String> {
-    let again = |(shown, absolute): &(String, PathBuf)| -> Result<PathBuf, String> {
-        let (_, now) = inside(root, shown)?;
-        if &now != absolute {
-            return Err(format!("{shown} changed after it was approved"));
-        }
-        Ok(now)
-    };
-    let io = |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", p.source.0);
-    let source = again(&p.source)?;
-    match &p.op {
-        WorkspaceOp::Mkdir { .. } => std::fs::create_dir_all(&source).map_err(|e| io("create", e)),
-        WorkspaceOp::Delete { .. } => {
-            let meta = std::fs::symlink_metadata(&source).map_err(|e| io("inspect", e))?;
-            if meta.is_dir() {
-                std::fs::remove_dir_all(&source)
-            } else {
-                std::fs::remove_file(&source)
-            }
-            .map_err(|e| io("delete", e))
-        }
-        WorkspaceOp::Move { overwrite, .. } | WorkspaceOp::Rename { overwrite, .. } => {
-            let destination = again(p.destination.as_ref().ok_or("no destination")?)?;
-            prepare_destination(&destination, *overwrite)
-                .map_err(|e| io("replace the destination of", e))?;
-            std::fs::rename(&source, &destination).map_err(|e| io("move", e))
-        }
-        WorkspaceOp::Copy { overwrite, .. } => {
-            let destination = again(p.destination.as_ref().ok_or("no destination")?)?;
-            prepare_destination(&destination, *overwrite)
-                .map_err(|e| io("replace the destination of", e))?;
-            copy_tree(&source, &destination).map_err(|e| io("copy", e))
-        }
-    }
-}
-
-fn prepare_destination(destination: &Path, overwrite: bool) -> std::io::Result<()> {
-    if let Some(parent) = destination.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    match std::fs::symlink_metadata(destination) {
-        Ok(meta) if overwrite && meta.is_dir() => std::fs::remove_dir_all(destination),
-        Ok(_) if overwrite => std::fs::remove_file(destination),
-        Ok(_) => Err(std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            "destination exists",
-        )),
-        Err(_) => Ok(()),
-    }
-}
-
-/// Copies a file, or a directory tree without following symlinks (links are not copied).
-fn copy_tree(source: &Path, destination: &Path) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(source)?;
-    if meta.file_type().is_symlink() {
-        return Ok(());
-    }
-    if meta.is_file() {
-        std::fs::copy(source, destination)?;
-        return Ok(());
-    }
-    std::fs::create_dir_all(destination)?;
-    for entry in std::fs::read_dir(source)? {
-        let entry = entry?;
-        copy_tree(&entry.path(), &destination.join(entry.file_name()))?;
-    }
-    Ok(())
-}
-
-/// The op's postcondition, read back from the disk.
-fn verify(p: &Planned) -> Result<String, String> {
-    let exists = |path: &Path| std::fs::symlink_metadata(path).is_ok();
-    let (shown, source) = (&p.source.0, &p.source.1);
-    let destination = p.destination.as_ref();
-    match (&p.op, destination) {
-        (WorkspaceOp::Mkdir { .. }, _) if source.is_dir() => {
-            Ok(format!("Created directory {shown}"))
-        }
-        (WorkspaceOp::Delete { .. }, _) if !exists(source) => Ok(format!("Deleted {shown}")),
-        (WorkspaceOp::Move { .. } | WorkspaceOp::Rename { .. }, Some((to, to_abs)))
-            if !exists(source) && exists(to_abs) =>
-        {
-            Ok(format!("Moved {shown} -> {to}"))
-        }
-        (WorkspaceOp::Copy { .. }, Some((to, to_abs))) if exists(to_abs) => {
-            Ok(format!("Copied {shown} -> {to}"))
-        }
-        _ => Err(format!(
-            "the {} of {shown} did not take effect on disk",
-            p.op.name()
-        )),
     }
 }
