@@ -15,6 +15,8 @@
 
 mod files;
 pub mod ops;
+#[cfg(test)]
+mod race;
 mod resolve;
 #[cfg(test)]
 mod tests;
