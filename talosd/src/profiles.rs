@@ -115,6 +115,8 @@ struct Pin {
     profile_count: usize,
 }
 
+// std::fs here: the pins live under the Talos home, never in a workspace.
+#[allow(clippy::disallowed_methods)]
 impl PinStore {
     pub fn new(home_state: &Path) -> PinStore {
         PinStore {
