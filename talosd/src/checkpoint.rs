@@ -4,10 +4,18 @@
 //!
 //! Layout: `checkpoints/<workspaceId>/objects/<sha256>` and
 //! `checkpoints/<workspaceId>/manifests/<checkpointId>.json`.
+//!
+//! The store writes under the Talos home with std::fs; what it captures from the workspace it
+//! reads through the `Workspace` handle.
+// std::fs here writes only the store under the Talos home, never a workspace file.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::workspace::ops::Placed;
+use crate::workspace::{EntryKind, Workspace};
 
 #[derive(Debug, Clone)]
 pub struct CheckpointStore {
@@ -98,17 +106,23 @@ impl CheckpointStore {
     pub fn capture_paths(
         &self,
         workspace: &Path,
-        paths: &[(String, PathBuf)],
+        files: &Workspace,
+        paths: &[Placed],
         ctx: &CaptureContext<'_>,
     ) -> Result<Captured, CheckpointError> {
         let mut entries = Vec::new();
         let mut total: u64 = 0;
-        for (relative, absolute) in paths {
-            collect(relative, absolute, &mut entries, &mut total).map_err(|message| {
-                CheckpointError {
-                    path: relative.clone(),
-                    message,
-                }
+        for placed in paths {
+            collect(
+                files,
+                &placed.shown,
+                &placed.location,
+                &mut entries,
+                &mut total,
+            )
+            .map_err(|message| CheckpointError {
+                path: placed.shown.clone(),
+                message,
             })?;
         }
         self.capture_entries(workspace, &entries, ctx)
@@ -210,14 +224,15 @@ impl Entry {
 const MAX_CAPTURE_BYTES: u64 = 50 << 20;
 
 fn collect(
+    files: &Workspace,
     relative: &str,
-    absolute: &Path,
+    location: &str,
     out: &mut Vec<Entry>,
     total: &mut u64,
 ) -> Result<(), String> {
-    let meta = match std::fs::symlink_metadata(absolute) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let kind = match files.kind(location) {
+        Ok(Some(kind)) => kind,
+        Ok(None) => {
             out.push(Entry::Absent {
                 relative: relative.to_string(),
             });
@@ -225,37 +240,41 @@ fn collect(
         }
         Err(e) => return Err(format!("cannot inspect: {e}")),
     };
-    if meta.file_type().is_symlink() {
-        return Err("refusing to capture a symlink".into());
-    }
-    if meta.is_file() {
-        *total += meta.len();
-        if *total > MAX_CAPTURE_BYTES {
-            return Err(format!(
-                "more than {} MiB to capture",
-                MAX_CAPTURE_BYTES >> 20
-            ));
+    match kind {
+        EntryKind::Symlink => return Err("refusing to capture a symlink".into()),
+        EntryKind::File | EntryKind::Other => {
+            let remaining = MAX_CAPTURE_BYTES.saturating_sub(*total);
+            let bytes = match files.read_limited(location, relative, remaining) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Err("cannot read: the file disappeared".into()),
+                Err(crate::workspace::WorkspaceError::TooLarge { .. }) => {
+                    return Err(format!(
+                        "more than {} MiB to capture",
+                        MAX_CAPTURE_BYTES >> 20
+                    ));
+                }
+                Err(e) => return Err(format!("cannot read: {e}")),
+            };
+            *total += bytes.len() as u64;
+            out.push(Entry::File {
+                relative: relative.to_string(),
+                bytes,
+            });
+            return Ok(());
         }
-        let bytes = std::fs::read(absolute).map_err(|e| format!("cannot read: {e}"))?;
-        out.push(Entry::File {
-            relative: relative.to_string(),
-            bytes,
-        });
-        return Ok(());
+        EntryKind::Directory => {}
     }
     out.push(Entry::Directory {
         relative: relative.to_string(),
     });
-    let mut children: Vec<_> = std::fs::read_dir(absolute)
-        .map_err(|e| format!("cannot list: {e}"))?
-        .filter_map(Result::ok)
-        .collect();
-    children.sort_by_key(|c| c.file_name());
+    let children = files
+        .read_dir(location)
+        .map_err(|e| format!("cannot list: {e}"))?;
     for child in children {
-        let name = child.file_name().to_string_lossy().into_owned();
         collect(
-            &format!("{}/{name}", relative.trim_end_matches('/')),
-            &child.path(),
+            files,
+            &format!("{}/{}", relative.trim_end_matches('/'), child.name),
+            &crate::workspace::child(location, &child.name),
             out,
             total,
         )?;

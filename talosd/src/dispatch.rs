@@ -230,9 +230,9 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
             p.workspace
         )));
     }
-    let root = std::fs::canonicalize(raw)
+    let root = crate::workspace::canonical_root(raw)
         .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?;
-    if !root.is_dir() {
+    if !crate::workspace::is_directory(&root) {
         return Err(invalid(format!(
             "workspace {} is not a directory",
             p.workspace
@@ -242,12 +242,9 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
         return Err(invalid("the filesystem root cannot be a workspace".into()));
     }
     let id = crate::ids::new_id("ses");
-    let session = Arc::new(Session::new(
-        id.clone(),
-        root.clone(),
-        p.mode,
-        daemon.next_slot(),
-    ));
+    let handle = crate::workspace::Workspace::open(&root)
+        .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?;
+    let session = Arc::new(Session::new(id.clone(), handle, p.mode, daemon.next_slot()));
     daemon
         .sessions
         .lock()
@@ -309,9 +306,9 @@ fn workspace_root(raw: &str) -> Result<std::path::PathBuf, RpcError> {
     if !path.is_absolute() {
         return Err(invalid(format!("workspace {raw} is not an absolute path")));
     }
-    let root = std::fs::canonicalize(path)
+    let root = crate::workspace::canonical_root(path)
         .map_err(|e| invalid(format!("workspace {raw} cannot be opened: {e}")))?;
-    if !root.is_dir() || root == std::path::Path::new("/") {
+    if !crate::workspace::is_directory(&root) || root == std::path::Path::new("/") {
         return Err(invalid(format!(
             "workspace {raw} is not a usable directory"
         )));

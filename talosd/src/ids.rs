@@ -1,4 +1,6 @@
 //! Identifiers: unguessable random ids for sessions, turns, traces and approvals.
+// std::fs here: reads /dev/urandom, not a workspace file.
+#![allow(clippy::disallowed_methods)]
 
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,6 +1,8 @@
 //! The `talosd` binary: resolves the home, the config and the socket, then serves. Without
 //! `--foreground` it starts a detached copy of itself and returns once that copy's socket
 //! accepts connections.
+// std::fs here: the daemon's log folder and socket, not workspace files.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};

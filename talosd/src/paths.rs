@@ -4,6 +4,8 @@
 //! the socket at `DIR/run/talosd.sock`. Without it, config and data follow the platform's
 //! per-user folders and the socket lives in `$XDG_RUNTIME_DIR/talos/`, else in a private
 //! `talos-$UID` folder in the temp dir.
+// std::fs here: creates the Talos home's state folders, not workspace files.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 

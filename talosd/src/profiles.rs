@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use talos_core::command::{DeclaredProfile, PinState};
 
-use crate::boundary;
+use crate::workspace::{Workspace, WorkspaceError};
 
 pub const DECLARATION: &str = ".talos/profiles.yaml";
 const MAX_DECLARATION_BYTES: u64 = 64 * 1024;
@@ -45,8 +45,10 @@ struct RawProfile {
 
 /// Reads the workspace's declaration. `Ok(None)` when there is none.
 pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String> {
-    let resolved = boundary::resolve(workspace, DECLARATION);
-    let Some(absolute) = resolved.absolute.filter(|_| !resolved.facts.escapes) else {
+    let files =
+        Workspace::open(workspace).map_err(|e| format!("{DECLARATION} cannot be read: {e}"))?;
+    let resolved = files.resolve(DECLARATION);
+    let Some(location) = resolved.location.filter(|_| !resolved.facts.escapes) else {
         return Err(format!(
             "{DECLARATION} cannot be read: {}",
             resolved.facts.problem.unwrap_or_default()
@@ -57,18 +59,17 @@ pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String>
             "{DECLARATION} is a symlink; Talos reads declarations only from a regular file"
         ));
     }
-    if let Ok(meta) = std::fs::symlink_metadata(&absolute)
-        && meta.len() > MAX_DECLARATION_BYTES
-    {
-        return Ok(Some(Declaration {
-            sha256: String::new(),
-            text: String::new(),
-            parsed: Err(format!("declaration exceeds {MAX_DECLARATION_BYTES} bytes")),
-        }));
-    }
-    let Some(bytes) = boundary::read_bytes(&absolute, DECLARATION).map_err(|e| e.to_string())?
-    else {
-        return Ok(None);
+    let bytes = match files.read_limited(&location, DECLARATION, MAX_DECLARATION_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(None),
+        Err(WorkspaceError::TooLarge { .. }) => {
+            return Ok(Some(Declaration {
+                sha256: String::new(),
+                text: String::new(),
+                parsed: Err(format!("declaration exceeds {MAX_DECLARATION_BYTES} bytes")),
+            }));
+        }
+        Err(e) => return Err(e.to_string()),
     };
     let sha256 = talos_core::digest::sha256_hex(&bytes);
     let text = String::from_utf8_lossy(&bytes).into_owned();
@@ -114,6 +115,8 @@ struct Pin {
     profile_count: usize,
 }
 
+// std::fs here: the pins live under the Talos home, never in a workspace.
+#[allow(clippy::disallowed_methods)]
 impl PinStore {
     pub fn new(home_state: &Path) -> PinStore {
         PinStore {

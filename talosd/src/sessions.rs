@@ -2,18 +2,23 @@
 //! A session runs one turn at a time; a second `turn/start` while one runs is refused.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use talos_core::history::PriorTurn;
 use talos_core::ladder::Grants;
 use talos_protocol::{Mode, SessionInfo};
+
+use crate::workspace::Workspace;
 
 #[derive(Debug)]
 pub struct Session {
     pub id: String,
     /// Canonical (symlinks resolved) workspace root.
     pub workspace: PathBuf,
+    /// The capability every access to the workspace's files goes through, opened once when
+    /// the session starts.
+    pub files: Arc<Workspace>,
     pub mode: Mode,
     /// The llama.cpp slot this session's requests use, so its prompt cache is reused.
     pub slot: u32,
@@ -44,10 +49,11 @@ impl Drop for BusyGuard<'_> {
 }
 
 impl Session {
-    pub fn new(id: String, workspace: PathBuf, mode: Mode, slot: u32) -> Session {
+    pub fn new(id: String, workspace: Workspace, mode: Mode, slot: u32) -> Session {
         Session {
             id,
-            workspace,
+            workspace: workspace.root().to_path_buf(),
+            files: Arc::new(workspace),
             mode,
             slot,
             turns: AtomicU64::new(0),

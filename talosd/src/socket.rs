@@ -2,6 +2,8 @@
 //! foreign owner), a lock so only one daemon runs, stale-socket removal only under that lock
 //! and only when a connect is refused, a 0600 socket, and the peer's uid checked on every
 //! connection. Never the abstract namespace: it has no permissions.
+// std::fs here: the socket directory, lock file and socket, not workspace files.
+#![allow(clippy::disallowed_methods)]
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write;

@@ -15,7 +15,6 @@ mod viewer;
 use std::sync::Arc;
 
 use talos_core::history::PriorOutcome;
-use talos_core::ladder::Grants;
 use talos_core::modes::SessionMode;
 use talos_core::outcome::Fine;
 use talos_core::plan::{PlanSettings, TurnPlan};
@@ -112,7 +111,11 @@ fn plan(
         pinned: request.pins.clone(),
         active_task_context: route::active_task_context(resolved, &session.last_findings()),
     };
-    match TurnPlan::new(effective.clone(), TurnPlan::claims_for(&effective), settings) {
+    match TurnPlan::new(
+        effective.clone(),
+        TurnPlan::claims_for(&effective),
+        settings,
+    ) {
         Ok(plan) => plan,
         Err(e) => {
             tracing::error!(error = %e, "turn plan refused; using the compiled plan");
@@ -124,7 +127,12 @@ fn plan(
 /// The answer before the guards: by the route the core chose.
 async fn answer(ctx: &mut TurnCtx, prompt: &str) -> String {
     let prior = ctx.session.last_outcome().map(|o| prior_record(&o));
-    let route = route::route(ctx.core.settings.mode, &ctx.core.plan, prompt, prior.is_some());
+    let route = route::route(
+        ctx.core.settings.mode,
+        &ctx.core.plan,
+        prompt,
+        prior.is_some(),
+    );
     if route != Route::Model {
         ctx.core.record.tool_calling = CallingRecord::None;
     }
@@ -137,7 +145,9 @@ async fn answer(ctx: &mut TurnCtx, prompt: &str) -> String {
         Route::Fixed(text) => text.to_string(),
         Route::UnreadableDocuments(documents) => {
             let message = format!("{} cannot be read by the text tools", documents.join(", "));
-            ctx.core.record.warn(WarningCode::DocumentNotReadable, message);
+            ctx.core
+                .record
+                .warn(WarningCode::DocumentNotReadable, message);
             let answer = route::document_note(&documents);
             ctx.core.record.facts.unreadable_documents = documents;
             answer

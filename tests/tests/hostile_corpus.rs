@@ -14,6 +14,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use talos_tests::fake_llama::{FakeLlama, Reply};
 use talos_tests::harness::{TestDaemon, approve_all};
+use talosd::workspace::{Resolver, Workspace};
 
 const CORPUS: &str = include_str!("../corpus/hostile.tsv");
 
@@ -110,30 +111,34 @@ fn hostile_paths_resolve_as_the_corpus_says() {
     let rows = rows("path");
     assert!(rows.len() >= 70);
     let mut failures = Vec::new();
-    for row in &rows {
-        let r = talosd::boundary::resolve(&f.ws, &row.input);
-        let ok = match row.expected.split_once(':') {
-            Some(("escape", problem)) => {
-                r.facts.escapes
-                    && r.facts
-                        .problem
-                        .as_deref()
-                        .unwrap_or_default()
-                        .contains(problem)
-                    && r.absolute.is_none()
+    for resolver in [Resolver::Openat2, Resolver::ComponentWalk] {
+        let ws = Workspace::open_with(&f.ws, resolver).unwrap();
+        for row in &rows {
+            let r = ws.resolve(&row.input);
+            let absolute = r.location.as_deref().map(|l| ws.absolute(l));
+            let ok = match row.expected.split_once(':') {
+                Some(("escape", problem)) => {
+                    r.facts.escapes
+                        && r.facts
+                            .problem
+                            .as_deref()
+                            .unwrap_or_default()
+                            .contains(problem)
+                        && absolute.is_none()
+                }
+                Some(("inside", rel)) => {
+                    !r.facts.escapes
+                        && r.facts.relative.as_deref() == Some(rel)
+                        && absolute.as_ref().is_some_and(|a| a.starts_with(&f.ws))
+                }
+                _ => false,
+            };
+            if !ok {
+                failures.push(format!(
+                    "{resolver:?} line {}: {:?} expected {} got {:?}",
+                    row.line, row.input, row.expected, r.facts
+                ));
             }
-            Some(("inside", rel)) => {
-                !r.facts.escapes
-                    && r.facts.relative.as_deref() == Some(rel)
-                    && r.absolute.as_ref().is_some_and(|a| a.starts_with(&f.ws))
-            }
-            _ => false,
-        };
-        if !ok {
-            failures.push(format!(
-                "line {}: {:?} expected {} got {:?}",
-                row.line, row.input, row.expected, r.facts
-            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -373,8 +378,9 @@ proptest! {
     ], 0..8), absolute in any::<bool>()) {
         let f = fixture();
         let raw = format!("{}{}", if absolute { "/" } else { "" }, segments.join("/"));
-        let r = talosd::boundary::resolve(&f.ws, &raw);
-        if let Some(abs) = r.absolute {
+        let ws = Workspace::open(&f.ws).unwrap();
+        let r = ws.resolve(&raw);
+        if let Some(abs) = r.location.as_deref().map(|l| ws.absolute(l)) {
             prop_assert!(!r.facts.escapes);
             prop_assert!(abs.starts_with(&f.ws), "{raw:?} -> {abs:?}");
             let mut existing = abs.clone();

@@ -595,3 +595,143 @@ fn turn_event_samples() -> Vec<TurnEvent> {
     })
     .collect()
 }
+
+// === Only the Workspace handle touches workspace files (issue 10, part 4) =====================
+// docs/decisions/0014-workspace-capability.md. The lint (`disallowed-methods` in
+// talosd/clippy.toml) denies the calls; these tests keep the exceptions few and named.
+
+/// talosd sources (a file, or a folder ending in `/`) that may call the filesystem by path, each
+/// for files that are not workspace files and each with `#[allow(clippy::disallowed_methods)]`
+/// and a one-line reason. `lib.rs` carries the attribute for `webcheck` (the browser's scratch
+/// folder).
+#[rustfmt::skip]
+const FS_ALLOWED: [&str; 13] = [
+    "talosd/src/workspace.rs", "talosd/src/workspace/", "talosd/src/checkpoint.rs",
+    "talosd/src/config.rs", "talosd/src/ids.rs", "talosd/src/main.rs", "talosd/src/paths.rs",
+    "talosd/src/profiles.rs", "talosd/src/runner.rs", "talosd/src/socket.rs",
+    "talosd/src/supervisor.rs", "talosd/src/traces.rs", "talosd/src/webcheck/",
+];
+
+/// Source text that means a path-based filesystem call.
+const FS_NEEDLES: [&str; 6] = [
+    "std::fs",
+    "tokio::fs",
+    "File::open",
+    "File::create",
+    "OpenOptions",
+    "DirBuilder",
+];
+
+fn fs_allowed(shown: &str) -> bool {
+    FS_ALLOWED
+        .iter()
+        .any(|allowed| shown == *allowed || (allowed.ends_with('/') && shown.starts_with(allowed)))
+}
+
+/// The talosd sources with their workspace-relative names.
+fn daemon_sources() -> Vec<(String, String)> {
+    let root = workspace_root();
+    let files = files_with_extension(&root.join("talosd/src"), "rs");
+    assert!(!files.is_empty(), "no sources found under talosd/src");
+    files
+        .iter()
+        .map(|file| (relative(&root, file), read(file)))
+        .collect()
+}
+
+/// Proves only the Workspace handle touches workspace files: outside the named exceptions, no
+/// talosd source (test modules aside) uses `std::fs` or another path-based filesystem API.
+#[test]
+fn only_the_workspace_handle_touches_workspace_files() {
+    let mut problems = Vec::new();
+    for (shown, source) in daemon_sources() {
+        if fs_allowed(&shown) || shown.ends_with("/tests.rs") {
+            continue;
+        }
+        let code = strip_comments(&source);
+        let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+        for (number, line) in code.lines().enumerate() {
+            for needle in FS_NEEDLES {
+                if line.contains(needle) {
+                    problems.push(format!("{shown}:{}: `{needle}`", number + 1));
+                }
+            }
+        }
+        for group in std_use_groups(code) {
+            if identifiers(&group).contains(&"fs") {
+                problems.push(format!("{shown}: `std::{{..fs..}}` in a use group"));
+            }
+        }
+    }
+    assert_none(
+        &problems,
+        "only the Workspace handle touches workspace files (use crate::workspace::Workspace, or \
+         add a named exception to FS_ALLOWED and to docs/decisions/0014)",
+    );
+}
+
+/// Proves every exception to the lint is in a named file and says why on the line above.
+#[test]
+fn filesystem_lint_exceptions_are_named_and_give_a_reason() {
+    let mut problems = Vec::new();
+    for (shown, source) in daemon_sources() {
+        let lines: Vec<&str> = source.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            if !line.contains("allow(clippy::disallowed_methods)") || line.trim().starts_with("//")
+            {
+                continue;
+            }
+            if !fs_allowed(&shown) && shown != "talosd/src/lib.rs" {
+                problems.push(format!(
+                    "{shown}:{}: an exception outside FS_ALLOWED",
+                    index + 1
+                ));
+            }
+            let reason = index
+                .checked_sub(1)
+                .and_then(|above| lines.get(above))
+                .is_some_and(|above| above.trim_start().starts_with("//"));
+            if !reason {
+                problems.push(format!(
+                    "{shown}:{}: no one-line reason above the exception",
+                    index + 1
+                ));
+            }
+        }
+    }
+    assert_none(&problems, "filesystem lint exceptions");
+}
+
+/// Proves the daemon's clippy.toml (the one clippy reads for talosd) keeps every root setting
+/// and denies the path-based filesystem calls.
+#[test]
+fn daemon_clippy_config_repeats_the_root_and_denies_filesystem_calls() {
+    let root = workspace_root();
+    let shared = read(&root.join("clippy.toml"));
+    let daemon = read(&root.join("talosd/clippy.toml"));
+    let daemon_lines: BTreeSet<&str> = daemon.lines().map(str::trim).collect();
+    let mut problems: Vec<String> = shared
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .filter(|line| !daemon_lines.contains(line))
+        .map(|line| format!("talosd/clippy.toml lacks the root setting `{line}`"))
+        .collect();
+    for method in [
+        "std::fs::read",
+        "std::fs::write",
+        "std::fs::read_dir",
+        "std::fs::canonicalize",
+        "std::fs::symlink_metadata",
+        "std::fs::rename",
+        "std::fs::remove_dir_all",
+        "std::fs::File::open",
+        "std::fs::OpenOptions::open",
+        "std::path::Path::exists",
+    ] {
+        if !daemon.contains(&format!("path = \"{method}\"")) {
+            problems.push(format!("talosd/clippy.toml does not deny `{method}`"));
+        }
+    }
+    assert_none(&problems, "the daemon's clippy configuration");
+}

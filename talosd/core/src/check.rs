@@ -325,22 +325,7 @@ fn same_target(expected: &str, actual: &str) -> bool {
 /// Problems visible in the path's text alone. The daemon resolves symlinks and checks the
 /// boundary again, before the decision and at the moment of IO.
 pub fn lexical_path_problem(path: &str) -> Option<&'static str> {
-    if path.is_empty() {
-        return Some("empty path");
-    }
-    if path.chars().any(|c| c == '\0') {
-        return Some("NUL character in path");
-    }
-    if path.chars().any(char::is_control) {
-        return Some("control character in path");
-    }
-    if path.len() > 4096 {
-        return Some("path too long");
-    }
-    if path.split(['/', '\\']).any(|segment| segment.len() > 255) {
-        return Some("path segment too long");
-    }
-    None
+    crate::pathname::text_problem(path).map(crate::pathname::PathProblem::message)
 }
 
 fn printable(path: &str) -> String {

@@ -278,23 +278,8 @@ fn workspace_relative(raw: &str) -> Result<String, Lexical> {
     if slashed.starts_with('/') || slashed.starts_with('~') || has_drive(&slashed) {
         return Err(Lexical::Invalid);
     }
-    let mut segments: Vec<&str> = Vec::new();
-    for segment in slashed.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                if segments.pop().is_none() {
-                    return Err(Lexical::Escapes);
-                }
-            }
-            name => segments.push(name),
-        }
-    }
-    Ok(if segments.is_empty() {
-        ".".into()
-    } else {
-        segments.join("/")
-    })
+    let segments = crate::pathname::segments(&slashed).map_err(|_| Lexical::Escapes)?;
+    Ok(crate::pathname::joined(&segments))
 }
 
 /// `C:` and the like: a Windows drive, absolute or drive-relative, never workspace-relative.

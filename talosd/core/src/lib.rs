@@ -20,6 +20,7 @@ pub mod ladder;
 pub mod modes;
 pub mod ops;
 pub mod outcome;
+pub mod pathname;
 pub mod plan;
 pub mod posture;
 pub mod prompt;

@@ -250,7 +250,13 @@ fn check(row: Row, grants: Grants) -> Turn {
         report.text,
         row.says
     );
-    assert_eq!(report.stop.is_some(), row.stops, "{}: stop {:?}", row.what, report.stop);
+    assert_eq!(
+        report.stop.is_some(),
+        row.stops,
+        "{}: stop {:?}",
+        row.what,
+        report.stop
+    );
     assert_eq!(report.mutated, row.mutated, "{}: mutated", row.what);
     turn
 }
@@ -282,15 +288,23 @@ fn every_call_rule_holds() {
         Row {
             says: "Invalid tool-call payload",
             effects: &["finish"],
-            ..row("a payload that is not JSON is rejected before any IO", EDIT, Proposal {
-                args: Err("expected value".into()),
-                ..proposal("talos.read_file", &[])
-            })
+            ..row(
+                "a payload that is not JSON is rejected before any IO",
+                EDIT,
+                Proposal {
+                    args: Err("expected value".into()),
+                    ..proposal("talos.read_file", &[])
+                },
+            )
         },
         Row {
             says: "Unknown tool",
             effects: &["finish"],
-            ..row("an unknown tool is rejected before any IO", EDIT, proposal("shell", &[("cmd", "ls")]))
+            ..row(
+                "an unknown tool is rejected before any IO",
+                EDIT,
+                proposal("shell", &[("cmd", "ls")]),
+            )
         },
         Row {
             says: "Current-turn tool surface did not allow talos.write_file",
@@ -298,7 +312,10 @@ fn every_call_rule_holds() {
             ..row(
                 "a write outside the read-only surface is rejected before any IO",
                 "What does settings.py do?",
-                proposal("talos.write_file", &[("path", "settings.py"), ("content", "x")]),
+                proposal(
+                    "talos.write_file",
+                    &[("path", "settings.py"), ("content", "x")],
+                ),
             )
         },
         Row {
@@ -308,21 +325,32 @@ fn every_call_rule_holds() {
             ..row(
                 "an escaping path is denied by the ladder after the kernel resolved it",
                 "Create link/notes.txt with hello.",
-                proposal("talos.write_file", &[("path", "link/notes.txt"), ("content", "hello")]),
+                proposal(
+                    "talos.write_file",
+                    &[("path", "link/notes.txt"), ("content", "hello")],
+                ),
             )
         },
         Row {
             says: "Read settings.py with talos.read_file before editing it",
             script: vec![Reply::Paths],
             effects: &["resolve", "finish"],
-            ..row("an edit of an unread file is refused by discipline", EDIT, edit_settings())
+            ..row(
+                "an edit of an unread file is refused by discipline",
+                EDIT,
+                edit_settings(),
+            )
         },
         Row {
             says: "is a symlink",
             before: vec![read_settings()],
             script: vec![Reply::SymlinkPaths],
             effects: &["resolve", "finish"],
-            ..row("a symlink as the final component is refused before approval", EDIT, edit_settings())
+            ..row(
+                "a symlink as the final component is refused before approval",
+                EDIT,
+                edit_settings(),
+            )
         },
         Row {
             says: "[verification: PASS]",
@@ -336,15 +364,27 @@ fn every_call_rule_holds() {
             ],
             effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
             mutated: true,
-            ..row("an approved edit is checkpointed before it is written, then verified", EDIT, edit_settings())
+            ..row(
+                "an approved edit is checkpointed before it is written, then verified",
+                EDIT,
+                edit_settings(),
+            )
         },
         Row {
             says: "User did not approve the talos.edit_file call",
             before: vec![read_settings()],
-            script: vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 30\n")), Reply::Deny],
+            script: vec![
+                Reply::Paths,
+                Reply::Current(Some("TIMEOUT = 30\n")),
+                Reply::Deny,
+            ],
             effects: &["resolve", "current", "ask", "finish"],
             stops: true,
-            ..row("a denied edit writes nothing and stops the loop", EDIT, edit_settings())
+            ..row(
+                "a denied edit writes nothing and stops the loop",
+                EDIT,
+                edit_settings(),
+            )
         },
         Row {
             says: "Required checkpoint failed before mutation: disk full",
@@ -371,30 +411,42 @@ fn every_call_rule_holds() {
             ],
             effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
             stops: true,
-            ..row("bytes that changed after approval are not overwritten", EDIT, edit_settings())
+            ..row(
+                "bytes that changed after approval are not overwritten",
+                EDIT,
+                edit_settings(),
+            )
         },
         Row {
             says: "old_string was not found in settings.py",
             before: vec![read_settings()],
             script: vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 45\n"))],
             effects: &["resolve", "current", "finish"],
-            ..row("an edit whose old text is absent is refused before approval", EDIT, edit_settings())
+            ..row(
+                "an edit whose old text is absent is refused before approval",
+                EDIT,
+                edit_settings(),
+            )
         },
         Row {
             says: "not UTF-8",
             before: vec![read_settings()],
             script: vec![Reply::Paths, Reply::Bytes(&[0xff, 0xfe, 0x00])],
             effects: &["resolve", "current", "finish"],
-            ..row("binary pre-images are not edited", EDIT, Proposal {
-                args: Ok([
-                    ("path".to_string(), "settings.py".to_string()),
-                    ("old_string".into(), "a".into()),
-                    ("new_string".into(), "b".into()),
-                ]
-                .into_iter()
-                .collect()),
-                ..edit_settings()
-            })
+            ..row(
+                "binary pre-images are not edited",
+                EDIT,
+                Proposal {
+                    args: Ok([
+                        ("path".to_string(), "settings.py".to_string()),
+                        ("old_string".into(), "a".into()),
+                        ("new_string".into(), "b".into()),
+                    ]
+                    .into_iter()
+                    .collect()),
+                    ..edit_settings()
+                },
+            )
         },
         Row {
             says: "User did not approve the talos.read_file call",
@@ -410,7 +462,11 @@ fn every_call_rule_holds() {
         Row {
             says: "shown to the user only (private mode)",
             mode: SessionMode::Private,
-            script: vec![Reply::Paths, Reply::Approve, Reply::Output("1 | API_KEY=abcdefgh1234")],
+            script: vec![
+                Reply::Paths,
+                Reply::Approve,
+                Reply::Output("1 | API_KEY=abcdefgh1234"),
+            ],
             effects: &["resolve", "ask", "read", "finish"],
             ..row(
                 "private mode shows a protected read to the person only",
@@ -453,7 +509,14 @@ fn every_call_rule_holds() {
                 Reply::Planned("cargo_test"),
                 Reply::Ran(0),
             ],
-            effects: &["resolve", "plan-command", "ask", "plan-command", "run-command", "finish"],
+            effects: &[
+                "resolve",
+                "plan-command",
+                "ask",
+                "plan-command",
+                "run-command",
+                "finish",
+            ],
             ..row(
                 "an approved command runs once it is planned again",
                 "Run the cargo_test command profile.",
@@ -462,7 +525,10 @@ fn every_call_rule_holds() {
         },
         Row {
             says: "Destination already exists: b. No approval was requested",
-            script: vec![Reply::Paths, Reply::OpsRefused("Destination already exists: b")],
+            script: vec![
+                Reply::Paths,
+                Reply::OpsRefused("Destination already exists: b"),
+            ],
             effects: &["resolve", "check-ops", "finish"],
             ..row(
                 "a workspace operation that cannot run is refused before approval",
@@ -479,7 +545,14 @@ fn every_call_rule_holds() {
                 Reply::Checkpoint,
                 Reply::OpsApplied(&[Err("gone")]),
             ],
-            effects: &["resolve", "check-ops", "ask", "checkpoint", "apply-ops", "finish"],
+            effects: &[
+                "resolve",
+                "check-ops",
+                "ask",
+                "checkpoint",
+                "apply-ops",
+                "finish",
+            ],
             stops: true,
             ..row(
                 "a workspace operation is checkpointed, applied and verified",
@@ -513,7 +586,10 @@ fn the_format_rung_turns_a_remembered_allow_into_an_ask() {
         ..row(
             "a CRLF file rewritten with LF asks even under a grant",
             "Overwrite settings.py with TIMEOUT = 60.",
-            proposal("talos.write_file", &[("path", "settings.py"), ("content", "TIMEOUT = 60\n")]),
+            proposal(
+                "talos.write_file",
+                &[("path", "settings.py"), ("content", "TIMEOUT = 60\n")],
+            ),
         )
     };
     let turn = check(r, grants);
@@ -539,7 +615,15 @@ fn approve_for_session_remembers_writes_for_the_next_call() {
             Reply::Checkpoint,
             Reply::Written,
         ],
-        effects: &["resolve", "current", "ask", "remember", "checkpoint", "write", "finish"],
+        effects: &[
+            "resolve",
+            "current",
+            "ask",
+            "remember",
+            "checkpoint",
+            "write",
+            "finish",
+        ],
         mutated: true,
         ..row("approve for session", EDIT, edit_settings())
     };
@@ -554,8 +638,16 @@ fn an_exact_literal_replaces_what_the_model_proposed() {
         SessionMode::Agent,
         Grants::default(),
     );
-    let call = proposal("talos.write_file", &[("path", "index.html"), ("content", "something else")]);
-    let script = [Reply::Paths, Reply::Current(Some("BEFORE")), Reply::Approve, Reply::Checkpoint];
+    let call = proposal(
+        "talos.write_file",
+        &[("path", "index.html"), ("content", "something else")],
+    );
+    let script = [
+        Reply::Paths,
+        Reply::Current(Some("BEFORE")),
+        Reply::Approve,
+        Reply::Checkpoint,
+    ];
     let mut call = turn.propose(call);
     let mut input = Input::Start;
     let mut written = None;
@@ -567,11 +659,12 @@ fn an_exact_literal_replaces_what_the_model_proposed() {
         input = answer(reply, &effect);
     }
     assert_eq!(written.as_deref(), Some(&b"AFTER"[..]));
-    assert!(turn
-        .record
-        .warnings
-        .iter()
-        .any(|w| w.code == WarningCode::ExactLiteralWriteCorrected));
+    assert!(
+        turn.record
+            .warnings
+            .iter()
+            .any(|w| w.code == WarningCode::ExactLiteralWriteCorrected)
+    );
 }
 
 #[test]
@@ -588,35 +681,45 @@ fn the_phase_moves_to_verify_once_every_named_target_changed() {
         Reply::Written,
     ];
     let (_, last) = drive(&mut turn, edit_settings(), &script);
-    let Effect::Finish(report) = last else { unreachable!() };
+    let Effect::Finish(report) = last else {
+        unreachable!()
+    };
     turn.call_done(&report);
     assert_eq!(turn.phase, Phase::Verify);
-    assert!(turn
-        .record
-        .facts
-        .mutations
-        .iter()
-        .any(|m| m.result == MutationResult::Succeeded { verified: true }));
+    assert!(
+        turn.record
+            .facts
+            .mutations
+            .iter()
+            .any(|m| m.result == MutationResult::Succeeded { verified: true })
+    );
 }
 
 #[test]
 fn private_reads_never_reach_the_model_and_never_echo_in_the_answer() {
     let mut turn = turn("Show me .env", SessionMode::Private, Grants::default());
     let call = proposal("talos.read_file", &[("path", ".env")]);
-    let script = [Reply::Paths, Reply::Approve, Reply::Output("1 | API_KEY=abcdefgh1234")];
+    let script = [
+        Reply::Paths,
+        Reply::Approve,
+        Reply::Output("1 | API_KEY=abcdefgh1234"),
+    ];
     drive(&mut turn, call, &script);
     let notices = turn.drain_notices();
-    assert!(notices
-        .iter()
-        .any(|n| matches!(n, Notice::TrustedInfo(text) if text.contains("API_KEY=abcdefgh1234"))));
+    assert!(
+        notices.iter().any(
+            |n| matches!(n, Notice::TrustedInfo(text) if text.contains("API_KEY=abcdefgh1234"))
+        )
+    );
     turn.settle();
     let done = turn.finish("The key is API_KEY=abcdefgh1234.", None);
     assert!(!done.answer.contains("abcdefgh1234"), "{}", done.answer);
-    assert!(turn
-        .record
-        .warnings
-        .iter()
-        .any(|w| w.code == WarningCode::ProtectedContentWithheld));
+    assert!(
+        turn.record
+            .warnings
+            .iter()
+            .any(|w| w.code == WarningCode::ProtectedContentWithheld)
+    );
 }
 
 #[test]
@@ -624,26 +727,39 @@ fn outcomes_come_from_the_records() {
     // A change requested and never attempted: the named target is unmet.
     let mut t = turn(EDIT, SessionMode::Agent, Grants::default());
     t.settle();
-    assert_eq!(t.record.facts.unmet_targets, vec!["settings.py".to_string()]);
-    assert_eq!(t.finish("Done! I changed it.", None).fine, Fine::BlockedByPolicy);
+    assert_eq!(
+        t.record.facts.unmet_targets,
+        vec!["settings.py".to_string()]
+    );
+    assert_eq!(
+        t.finish("Done! I changed it.", None).fine,
+        Fine::BlockedByPolicy
+    );
     // A question about a file answered without reading it.
-    let mut t = turn("Is the TIMEOUT in settings.py consistent with README.md?", SessionMode::Agent, Grants::default());
-    t.record.model_calls.push(talos_core::turn::record::ModelCallRecord {
-        index: 0,
-        finish_reason: "stop".into(),
-        content: Default::default(),
-        tool_calls: 0,
-        prompt_tokens: None,
-        completion_tokens: None,
-        cached_tokens: None,
-        error: None,
-    });
+    let mut t = turn(
+        "Is the TIMEOUT in settings.py consistent with README.md?",
+        SessionMode::Agent,
+        Grants::default(),
+    );
+    t.record
+        .model_calls
+        .push(talos_core::turn::record::ModelCallRecord {
+            index: 0,
+            finish_reason: "stop".into(),
+            content: Default::default(),
+            tool_calls: 0,
+            prompt_tokens: None,
+            completion_tokens: None,
+            cached_tokens: None,
+            error: None,
+        });
     t.settle();
-    assert!(t
-        .record
-        .warnings
-        .iter()
-        .any(|w| w.code == WarningCode::EvidenceTargetNotRead));
+    assert!(
+        t.record
+            .warnings
+            .iter()
+            .any(|w| w.code == WarningCode::EvidenceTargetNotRead)
+    );
 }
 
 #[test]
@@ -652,22 +768,58 @@ fn routes_are_decided_before_any_model_call() {
         TurnPlan::from_turn(apply(mode.posture(), resolve(request)))
     };
     let rows: Vec<(&str, SessionMode, bool, Route)> = vec![
-        ("ls", SessionMode::Auto, false, Route::Viewer(Structural::List { path: ".".into() })),
-        ("did you make the changes?", SessionMode::Agent, true, Route::StatusFromRecords),
-        ("Run pytest", SessionMode::Agent, false, Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER)),
-        ("undo your last change", SessionMode::Agent, false, Route::Fixed(route::RESTORE_ANSWER)),
-        ("did you make the changes?", SessionMode::Agent, false, Route::Model),
-        ("Summarise report.pdf", SessionMode::Agent, false, Route::UnreadableDocuments(vec!["report.pdf".into()])),
+        (
+            "ls",
+            SessionMode::Auto,
+            false,
+            Route::Viewer(Structural::List { path: ".".into() }),
+        ),
+        (
+            "did you make the changes?",
+            SessionMode::Agent,
+            true,
+            Route::StatusFromRecords,
+        ),
+        (
+            "Run pytest",
+            SessionMode::Agent,
+            false,
+            Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER),
+        ),
+        (
+            "undo your last change",
+            SessionMode::Agent,
+            false,
+            Route::Fixed(route::RESTORE_ANSWER),
+        ),
+        (
+            "did you make the changes?",
+            SessionMode::Agent,
+            false,
+            Route::Model,
+        ),
+        (
+            "Summarise report.pdf",
+            SessionMode::Agent,
+            false,
+            Route::UnreadableDocuments(vec!["report.pdf".into()]),
+        ),
         (EDIT, SessionMode::Agent, false, Route::Model),
     ];
     for (request, mode, prior, expected) in rows {
         let p = plan(request, mode);
-        assert_eq!(route::route(mode, &p, request, prior), expected, "{request}");
+        assert_eq!(
+            route::route(mode, &p, request, prior),
+            expected,
+            "{request}"
+        );
     }
     let status = route::status_from_records(&PriorRecord {
         trace_id: "trc-1".into(),
         classification: Fine::Partial,
         files: Vec::new(),
     });
-    assert!(status.starts_with("From Talos's records of the previous turn (trace trc-1): PARTIAL."));
+    assert!(
+        status.starts_with("From Talos's records of the previous turn (trace trc-1): PARTIAL.")
+    );
 }

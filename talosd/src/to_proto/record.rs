@@ -3,8 +3,7 @@
 //! the turn starts; everything the turn did is filled in here when it ends.
 
 use talos_core::turn::record::{
-    Answer, AnswerSource, CheckpointRecord, Decision, ExecutionRecord, ToolCallRecord,
-    TurnRecord,
+    Answer, AnswerSource, CheckpointRecord, Decision, ExecutionRecord, ToolCallRecord, TurnRecord,
 };
 use talos_protocol as proto;
 use talos_protocol::event::ApprovalSource;

@@ -14,15 +14,21 @@ use super::context::TurnCtx;
 use crate::contain;
 use crate::profiles::{PinStore, snapshot};
 use crate::runner::{self, RunSpec, Stream};
-use crate::workspace::Workspace;
+use crate::workspace::{EntryKind, Workspace};
 
 /// Plans the request against the registry as it is now and locates it.
 pub fn plan(ctx: &TurnCtx, request: &CommandRequest) -> Result<PlannedCommand, String> {
     let pins = PinStore::new(&ctx.daemon.home.state);
-    let workspace = ctx.session.workspace();
-    let plan = command::plan(request, &snapshot(&workspace, &pins).registry)?;
+    let workspace = ctx.session.files.clone();
+    let plan = command::plan(request, &snapshot(workspace.root(), &pins).registry)?;
     let (program, _cwd) = locate(&workspace, &plan)?;
-    let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
+    let wrapped = contain::wrap(
+        &program,
+        &plan.args,
+        plan.isolation.network,
+        plan.isolation.writes,
+        workspace.root(),
+    );
     Ok(PlannedCommand {
         plan,
         network_isolated: wrapped.network_isolated,
@@ -31,56 +37,58 @@ pub fn plan(ctx: &TurnCtx, request: &CommandRequest) -> Result<PlannedCommand, S
 }
 
 /// Where the plan's program and cwd are on disk, or why they are refused.
-fn locate(workspace: &Workspace, plan: &CommandPlan) -> Result<(PathBuf, PathBuf), String> {
-    let cwd = workspace.resolve(&plan.cwd);
-    let cwd_path = cwd
-        .location
-        .filter(|l| !cwd.facts.escapes && workspace.is_dir(l))
-        .map(|l| workspace.absolute(&l))
-        .ok_or_else(|| {
-            command::refusal(&format!(
-                "Command cwd escapes workspace or is not a directory: {}",
-                plan.cwd
-            ))
-        })?;
+fn locate(files: &Workspace, plan: &CommandPlan) -> Result<(PathBuf, PathBuf), String> {
+    let inside = |raw: &str, want: EntryKind| {
+        let resolved = files.resolve(raw);
+        resolved.location.filter(|l| {
+            !resolved.facts.escapes && matches!(files.kind(l), Ok(Some(k)) if k == want)
+        })
+    };
+    let Some(cwd_location) = inside(&plan.cwd, EntryKind::Directory) else {
+        return Err(command::refusal(&format!(
+            "Command cwd escapes workspace or is not a directory: {}",
+            plan.cwd
+        )));
+    };
     let program = match &plan.program {
         Program::Wrapper(name) => {
-            let relative = format!("{}/{}", plan.cwd, name.trim_start_matches("./"));
-            let wrapper = workspace.resolve(&relative);
-            match wrapper.location.filter(|l| !wrapper.facts.escapes && workspace.is_file(l)) {
-                Some(l) => workspace.absolute(&l),
-                None => {
-                    return Err(command::refusal(&format!(
-                        "Gradle command profile requires selected wrapper `{name}` in the selected workspace/cwd."
-                    )));
-                }
-            }
+            let wrapper = crate::workspace::child(&cwd_location, name.trim_start_matches("./"));
+            let Some(location) = inside(&wrapper, EntryKind::File) else {
+                return Err(command::refusal(&format!(
+                    "Gradle command profile requires selected wrapper `{name}` in the selected workspace/cwd."
+                )));
+            };
+            files.absolute(&location)
         }
         Program::OnPath(name) => PathBuf::from(name),
         Program::Path(path) if path.starts_with('/') => PathBuf::from(path),
-        Program::Path(path) => {
-            let resolved = workspace.resolve(path);
-            match resolved
-                .location
-                .filter(|l| !resolved.facts.escapes && workspace.is_file(l))
-            {
-                Some(l) => workspace.absolute(&l),
-                None => {
-                    return Err(command::refusal(&format!(
-                        "profile executable not found inside the workspace: {path}"
-                    )));
-                }
+        Program::Path(path) => match inside(path, EntryKind::File) {
+            Some(location) => files.absolute(&location),
+            None => {
+                return Err(command::refusal(&format!(
+                    "profile executable not found inside the workspace: {path}"
+                )));
             }
-        }
+        },
     };
-    Ok((program, cwd_path))
+    Ok((program, files.absolute(&cwd_location)))
 }
 
 /// Runs the plan, streaming its output (redacted) as tool progress.
-pub async fn run(ctx: &mut TurnCtx, call_id: &str, plan: &CommandPlan) -> Result<CommandRun, String> {
-    let workspace = ctx.session.workspace();
+pub async fn run(
+    ctx: &mut TurnCtx,
+    call_id: &str,
+    plan: &CommandPlan,
+) -> Result<CommandRun, String> {
+    let workspace = ctx.session.files.clone();
     let (program, cwd) = locate(&workspace, plan)?;
-    let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
+    let wrapped = contain::wrap(
+        &program,
+        &plan.args,
+        plan.isolation.network,
+        plan.isolation.writes,
+        workspace.root(),
+    );
     let spec = RunSpec {
         program: wrapped.program.clone(),
         args: wrapped.args.clone(),

@@ -47,10 +47,18 @@ pub fn checkpoint(
         tool: tool.name(),
         created_at_ms: now_ms(),
     };
-    let workspace = ctx.session.workspace();
+    let workspace = ctx.session.files.clone();
     let taken = match (before, paths) {
-        (Some(before), [path]) => store.capture(&workspace, path, before.as_deref(), &capture),
-        _ => store.capture_paths(&workspace, paths, &capture),
+        (Some(before), [path]) => {
+            store.capture(workspace.root(), path, before.as_deref(), &capture)
+        }
+        _ => {
+            let placed = paths
+                .iter()
+                .map(|p| workspace.place(p))
+                .collect::<Result<Vec<_>, String>>()?;
+            store.capture_paths(workspace.root(), &workspace, &placed, &capture)
+        }
     };
     taken
         .map(|c| CheckpointTaken {
@@ -109,9 +117,11 @@ pub fn check_ops(
 pub fn apply_ops(workspace: &Workspace, ops: &[WorkspaceOp]) -> Vec<Result<String, String>> {
     let mut results = Vec::new();
     for op in ops {
-        let result = workspace
-            .plan(op)
-            .and_then(|planned| workspace.apply(&planned).and_then(|()| workspace.verify(&planned)));
+        let result = workspace.plan(op).and_then(|planned| {
+            workspace
+                .apply(&planned)
+                .and_then(|()| workspace.verify(&planned))
+        });
         let failed = result.is_err();
         results.push(result);
         if failed {

@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 use talos_protocol::event::TurnEvent;
 
 use super::context::TurnCtx;
-use crate::boundary;
 
 /// Largest pinned file, in bytes.
 const MAX_PIN_BYTES: usize = 64 * 1024;
@@ -31,7 +30,7 @@ pub async fn message(ctx: &mut TurnCtx, pins: &[String]) -> Option<Value> {
 }
 
 fn load(ctx: &TurnCtx, pin: &str) -> Result<(String, String), String> {
-    let resolved = boundary::resolve(&ctx.session.workspace, pin);
+    let resolved = ctx.session.files.resolve(pin);
     if resolved.facts.escapes {
         return Err(format!(
             "pin {pin} refused: {}",
@@ -51,11 +50,14 @@ fn load(ctx: &TurnCtx, pin: &str) -> Result<(String, String), String> {
             "pin {shown} refused: it is a protected path; ask for it in a turn so the read is approved"
         ));
     }
-    let absolute = resolved
-        .absolute
+    let location = resolved
+        .location
         .as_deref()
         .ok_or_else(|| format!("pin {pin} refused: outside the workspace"))?;
-    let bytes = boundary::read_bytes(absolute, &shown)
+    let bytes = ctx
+        .session
+        .files
+        .read(location, &shown)
         .map_err(|e| format!("pin {shown}: {e}"))?
         .ok_or_else(|| format!("pin {shown}: file not found"))?;
     if bytes.len() > MAX_PIN_BYTES {

@@ -1,11 +1,10 @@
 //! The read-only tools: read_file, list_dir and grep, inside the workspace boundary. Listing
 //! shows names; grep never returns lines from protected files.
 
-use std::path::Path;
-
 use talos_core::protected::protected_kind;
+use talos_core::tools::ToolArgs;
 
-use crate::boundary::{self, IoError, Resolved};
+use crate::workspace::{EntryKind, Resolved, Workspace, WorkspaceError as IoError};
 
 const SKIP_DIRS: &[&str] = &[
     ".git",
@@ -22,20 +21,22 @@ const SKIP_DIRS: &[&str] = &[
 const MAX_READ_OUTPUT: usize = 16_000;
 
 pub fn read_file(
+    workspace: &Workspace,
     resolved: &Resolved,
     shown: &str,
     max_lines: usize,
     offset: usize,
 ) -> Result<String, IoError> {
-    let absolute = resolved
-        .absolute
+    let location = resolved
+        .location
         .as_deref()
         .ok_or_else(|| IoError::NotAllowed {
             path: shown.into(),
             problem: "outside the workspace".into(),
         })?;
-    let bytes =
-        boundary::read_bytes(absolute, shown)?.ok_or_else(|| IoError::NotFound(shown.into()))?;
+    let bytes = workspace
+        .read(location, shown)?
+        .ok_or_else(|| IoError::NotFound(shown.into()))?;
     if talos_core::targets::is_unreadable_document(shown) {
         return Ok(format!(
             "{shown} is a binary document (PDF, Word, Excel, ...); the text tools cannot extract its text, so its contents are not shown."
@@ -73,23 +74,23 @@ pub fn read_file(
 }
 
 pub fn list_dir(
+    workspace: &Workspace,
     resolved: &Resolved,
     shown: &str,
     max_depth: usize,
     max_entries: usize,
 ) -> Result<String, IoError> {
-    let absolute = resolved
-        .absolute
+    let location = resolved
+        .location
         .as_deref()
         .ok_or_else(|| IoError::NotAllowed {
             path: shown.into(),
             problem: "outside the workspace".into(),
         })?;
-    if !absolute.is_dir() {
+    if !matches!(workspace.kind(location), Ok(Some(EntryKind::Directory))) {
         return Err(IoError::NotFound(format!("Directory not found: {shown}")));
     }
-    let mut entries = Vec::new();
-    walk_names(absolute, absolute, max_depth, &mut entries, max_entries + 1);
+    let mut entries = workspace.list_names(location, max_depth, max_entries + 1);
     entries.sort();
     if entries.is_empty() {
         return Ok("(empty directory)".into());
@@ -103,35 +104,6 @@ pub fn list_dir(
     Ok(out)
 }
 
-fn walk_names(base: &Path, dir: &Path, depth: usize, out: &mut Vec<String>, cap: usize) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut children: Vec<_> = read.filter_map(Result::ok).collect();
-    children.sort_by_key(|e| e.file_name());
-    for entry in children {
-        if out.len() >= cap {
-            return;
-        }
-        let path = entry.path();
-        let rel = path
-            .strip_prefix(base)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            out.push(format!("{rel}/"));
-            if depth > 1 {
-                walk_names(base, &path, depth - 1, out, cap);
-            }
-        } else {
-            out.push(rel);
-        }
-    }
-}
-
 pub struct GrepRequest<'a> {
     pub pattern: &'a str,
     pub include: Option<&'a str>,
@@ -139,7 +111,7 @@ pub struct GrepRequest<'a> {
     pub regex: bool,
 }
 
-pub fn grep(root: &Path, request: &GrepRequest<'_>) -> Result<String, String> {
+pub fn grep(workspace: &Workspace, request: &GrepRequest<'_>) -> Result<String, String> {
     let matcher = if request.regex {
         regex::RegexBuilder::new(request.pattern)
             .case_insensitive(true)
@@ -157,8 +129,7 @@ pub fn grep(root: &Path, request: &GrepRequest<'_>) -> Result<String, String> {
         Some(glob) => Some(glob_to_regex(glob)?),
         None => None,
     };
-    let mut files = Vec::new();
-    collect_files(root, root, &mut files);
+    let mut files = workspace.files(".", SKIP_DIRS, usize::MAX, &mut |_| true);
     files.sort();
     let mut hits = Vec::new();
     let mut protected_skipped = 0;
@@ -174,7 +145,7 @@ pub fn grep(root: &Path, request: &GrepRequest<'_>) -> Result<String, String> {
         {
             continue;
         }
-        let Ok(Some(bytes)) = boundary::read_bytes(&root.join(&rel), &rel) else {
+        let Ok(Some(bytes)) = workspace.read(&rel, &rel) else {
             continue;
         };
         if bytes.iter().take(512).filter(|b| **b == 0).count() > 4 {
@@ -207,28 +178,6 @@ pub fn grep(root: &Path, request: &GrepRequest<'_>) -> Result<String, String> {
     Ok(out)
 }
 
-/// Regular files under `dir`, never following symlinks, skipping tool and VCS folders.
-fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in read.filter_map(Result::ok) {
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let path = entry.path();
-        if kind.is_dir() {
-            if !SKIP_DIRS.contains(&entry.file_name().to_string_lossy().as_ref()) {
-                collect_files(root, &path, out);
-            }
-        } else if kind.is_file()
-            && let Ok(rel) = path.strip_prefix(root)
-        {
-            out.push(rel.to_string_lossy().into_owned());
-        }
-    }
-}
-
 fn glob_to_regex(glob: &str) -> Result<regex::Regex, String> {
     let mut re = String::from("(?i)^");
     let mut chars = glob.chars().peekable();
@@ -248,4 +197,46 @@ fn glob_to_regex(glob: &str) -> Result<regex::Regex, String> {
     }
     re.push('$');
     regex::Regex::new(&re).map_err(|e| format!("Invalid include glob: {e}"))
+}
+
+/// Runs a read tool's call; the error is what the model is told after `[error]`.
+pub fn run(workspace: &Workspace, args: &ToolArgs) -> Result<String, String> {
+    let resolve = |path: &str| workspace.resolve(path);
+    match args {
+        ToolArgs::ReadFile {
+            path,
+            max_lines,
+            offset,
+        } => read_file(workspace, &resolve(path), path, *max_lines, *offset)
+            .map_err(|e| e.to_string()),
+        ToolArgs::ListDir {
+            path,
+            max_depth,
+            max_entries,
+        } => list_dir(workspace, &resolve(path), path, *max_depth, *max_entries)
+            .map_err(|e| e.to_string()),
+        ToolArgs::Grep {
+            pattern,
+            include,
+            max_results,
+            regex,
+        } => grep(
+            workspace,
+            &GrepRequest {
+                pattern,
+                include: include.as_deref(),
+                max_results: *max_results,
+                regex: *regex,
+            },
+        ),
+        ToolArgs::WriteFile { .. }
+        | ToolArgs::EditFile { .. }
+        | ToolArgs::MkDir { .. }
+        | ToolArgs::MovePath { .. }
+        | ToolArgs::CopyPath { .. }
+        | ToolArgs::RenamePath { .. }
+        | ToolArgs::DeletePath { .. }
+        | ToolArgs::ApplyWorkspaceBatch { .. }
+        | ToolArgs::RunCommand { .. } => Err("the call has no usable path".into()),
+    }
 }

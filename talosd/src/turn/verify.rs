@@ -4,12 +4,12 @@
 //! itself, whatever the model's answer said.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use talos_core::turn::finish::{Interaction, WebFinding, WebReport};
 
 use super::context::TurnCtx;
 use crate::webcheck::{self, InteractionCheck};
+use crate::workspace::Workspace;
 
 const MAX_FILES: usize = 200;
 const MAX_FILE_BYTES: usize = 256 * 1024;
@@ -25,7 +25,7 @@ pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
         return None;
     }
     let request = contract.original_request.clone();
-    let files = web_files(&ctx.session.workspace);
+    let files = web_files(&ctx.session.files);
     if files.is_empty() {
         return None;
     }
@@ -51,42 +51,26 @@ pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
     ctx.core.record_web(&report)
 }
 
-/// The workspace's .html, .htm, .css and .js files (bounded), read through the boundary.
-fn web_files(root: &Path) -> BTreeMap<String, String> {
+/// The workspace's .html, .htm, .css and .js files (bounded), read through the workspace
+/// handle.
+fn web_files(workspace: &Workspace) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if kind.is_dir() && !SKIP_DIRS.contains(&name.as_str()) {
-                stack.push(entry.path());
-            } else if kind.is_file()
-                && [".html", ".htm", ".css", ".js", ".mjs"]
-                    .iter()
-                    .any(|e| name.to_lowercase().ends_with(e))
-            {
-                let Ok(rel) = entry
-                    .path()
-                    .strip_prefix(root)
-                    .map(|p| p.to_string_lossy().into_owned())
-                else {
-                    continue;
-                };
-                if let Ok(Some(bytes)) = crate::boundary::read_bytes(&entry.path(), &rel)
-                    && bytes.len() <= MAX_FILE_BYTES
-                {
-                    out.insert(rel, String::from_utf8_lossy(&bytes).into_owned());
-                }
-                if out.len() >= MAX_FILES {
-                    return out;
-                }
-            }
+    let mut is_web = |location: &str| {
+        let name = location
+            .rsplit('/')
+            .next()
+            .unwrap_or(location)
+            .to_lowercase();
+        [".html", ".htm", ".css", ".js", ".mjs"]
+            .iter()
+            .any(|e| name.ends_with(e))
+    };
+    for rel in workspace.files(".", SKIP_DIRS, usize::MAX, &mut is_web) {
+        if let Ok(Some(bytes)) = workspace.read_limited(&rel, &rel, MAX_FILE_BYTES as u64) {
+            out.insert(rel, String::from_utf8_lossy(&bytes).into_owned());
+        }
+        if out.len() >= MAX_FILES {
+            break;
         }
     }
     out

@@ -18,7 +18,7 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
         Structural::Show { path } => (ToolId::ReadFile, path.clone()),
     };
     let call_id = ctx.core.next_call_id();
-    let workspace = ctx.session.workspace();
+    let workspace = ctx.session.files.clone();
     let resolved = workspace.resolve(&raw);
     let decision = ctx.core.viewer_permission(&call_id, tool, &resolved.facts);
     match decision.action {
@@ -61,10 +61,9 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
         .relative
         .clone()
         .unwrap_or_else(|| raw.clone());
-    let location = resolved.location.clone().unwrap_or_else(|| shown.clone());
     let output = match command {
-        Structural::List { .. } => read_tools::list_dir(&workspace, &location, &shown, 1, 500),
-        Structural::Show { .. } => read_tools::read_file(&workspace, &location, &shown, 2000, 1),
+        Structural::List { .. } => read_tools::list_dir(&workspace, &resolved, &shown, 1, 500),
+        Structural::Show { .. } => read_tools::read_file(&workspace, &resolved, &shown, 2000, 1),
     };
     let (success, text) = match output {
         Ok(text) => (true, text),

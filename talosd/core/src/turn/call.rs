@@ -7,8 +7,8 @@
 
 mod command;
 mod read;
-mod write;
 mod workspace_ops;
+mod write;
 
 use std::collections::BTreeMap;
 
@@ -144,10 +144,7 @@ pub struct Call {
 #[derive(Debug, Clone)]
 pub(crate) enum State {
     Start,
-    Resolving {
-        tool: ToolId,
-        args: ToolArgs,
-    },
+    Resolving { tool: ToolId, args: ToolArgs },
     Read(read::ReadFlow),
     Write(write::WriteFlow),
     Ops(workspace_ops::OpsFlow),
@@ -249,7 +246,13 @@ impl Call {
     ) -> (State, Effect) {
         let path_hint = raw.get("path").or_else(|| raw.get("file_path")).cloned();
         let reason = format!("{}: {message}", stage.as_str());
-        self.record(turn, tool, path_hint.clone(), CallStage::Rejected, Some(reason));
+        self.record(
+            turn,
+            tool,
+            path_hint.clone(),
+            CallStage::Rejected,
+            Some(reason),
+        );
         turn.notify(Notice::ToolProgress {
             tool: self.proposal.name.clone(),
             call_id: self.id.clone(),
@@ -268,7 +271,11 @@ impl Call {
                 turn.record.facts.read_only_blocked = true;
             }
         }
-        let key = format!("{}\u{1f}{}\u{1f}{message}", self.proposal.name, stage.as_str());
+        let key = format!(
+            "{}\u{1f}{}\u{1f}{message}",
+            self.proposal.name,
+            stage.as_str()
+        );
         let stop = turn.guard.note_rejection(&key);
         finish(format!("[error] {message}"), false, stop)
     }
@@ -328,7 +335,13 @@ impl Call {
             decision.message
         );
         let code = decision.reason_code.to_string();
-        self.record(turn, Some(tool), facts.relative.clone(), CallStage::Denied, Some(code));
+        self.record(
+            turn,
+            Some(tool),
+            facts.relative.clone(),
+            CallStage::Denied,
+            Some(code),
+        );
         turn.notify(Notice::ToolProgress {
             tool: tool.name().into(),
             call_id: self.id.clone(),

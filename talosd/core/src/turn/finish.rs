@@ -73,14 +73,19 @@ impl Turn {
             })
             .collect();
         facts.unmet_targets = unmet;
-        facts.tools_offered = self.record.tool_surfaces.iter().any(|s| !s.tools.is_empty());
+        facts.tools_offered = self
+            .record
+            .tool_surfaces
+            .iter()
+            .any(|s| !s.tools.is_empty());
         facts.tool_calls = self.record.tool_calls.len();
         self.evidence();
     }
 
     fn evidence(&mut self) {
         let model_answered = !self.record.model_calls.is_empty();
-        let needs_reading = self.plan.evidence_obligation() == EvidenceObligation::ReadTargetRequired;
+        let needs_reading =
+            self.plan.evidence_obligation() == EvidenceObligation::ReadTargetRequired;
         let small_talk = self.plan.contract().task_type == TaskType::SmallTalk;
         for result in self.plan.requested_results() {
             let RequestedResult::Read { target } = result else {
@@ -178,7 +183,8 @@ impl Turn {
                 "the answer said nothing was wrong; Talos's checks found {} problem(s)",
                 facts.task_findings.len()
             );
-            self.record.warn(WarningCode::CleanVerdictContradicted, message);
+            self.record
+                .warn(WarningCode::CleanVerdictContradicted, message);
         }
         answer = self.withhold_protected(answer);
         if let Some(diagnostics) = diagnostics {

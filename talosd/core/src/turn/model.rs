@@ -43,7 +43,8 @@ impl Turn {
     pub fn begin_model_call(&mut self, index: usize) -> Option<Surface> {
         let surface = self.surface();
         if let Err(refusal) = self.guard.admit(&surface) {
-            self.record.warn(WarningCode::SurfaceEscalationRefused, refusal);
+            self.record
+                .warn(WarningCode::SurfaceEscalationRefused, refusal);
             return None;
         }
         self.record.tool_surfaces.push(SurfaceRecord {
@@ -57,7 +58,12 @@ impl Turn {
 
     /// Whether this request must ask for a tool call (`tool_choice: required`): the first
     /// native request of a turn whose obligation only a tool can meet.
-    pub fn requires_tool_call(&self, index: usize, calling: ToolCalling, surface: &Surface) -> bool {
+    pub fn requires_tool_call(
+        &self,
+        index: usize,
+        calling: ToolCalling,
+        surface: &Surface,
+    ) -> bool {
         let needs_tool = match self.plan.obligation() {
             ActionObligation::MutatingToolRequired
             | ActionObligation::InspectRequired
@@ -139,10 +145,7 @@ impl Turn {
             && targets.iter().all(|t| {
                 self.record.facts.mutations.iter().any(|m| {
                     &m.target == t
-                        && matches!(
-                            m.result,
-                            crate::outcome::MutationResult::Succeeded { .. }
-                        )
+                        && matches!(m.result, crate::outcome::MutationResult::Succeeded { .. })
                 })
             })
     }
@@ -160,7 +163,8 @@ impl Turn {
             let reason = format!(
                 "[Tool loop stopped: the iteration limit of {budget} model calls was reached.]"
             );
-            self.record.warn(WarningCode::IterationLimit, reason.clone());
+            self.record
+                .warn(WarningCode::IterationLimit, reason.clone());
             return Some(reason);
         }
         None

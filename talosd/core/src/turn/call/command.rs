@@ -102,9 +102,7 @@ impl CommandFlow {
                 };
                 self.next(Step::Running(planned), effect)
             }
-            (Step::Running(planned), Input::CommandRan(ran)) => {
-                self.ran(call, turn, &planned, ran)
-            }
+            (Step::Running(planned), Input::CommandRan(ran)) => self.ran(call, turn, &planned, ran),
             (_, other) => unexpected(&other),
         }
     }

@@ -122,8 +122,13 @@ impl ReadFlow {
         } else {
             output
         };
-        turn.record
-            .execution(&call.id, accepted.tool, success, path_hint.clone(), &for_model);
+        turn.record.execution(
+            &call.id,
+            accepted.tool,
+            success,
+            path_hint.clone(),
+            &for_model,
+        );
         let (stage, end) = if success {
             (CallStage::Executed, CallEnd::Succeeded)
         } else {

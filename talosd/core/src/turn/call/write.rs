@@ -137,8 +137,7 @@ impl WriteFlow {
             );
             return blocked(call, turn, &self.accepted, &shown, text);
         };
-        let (after, check) = match proposed(call, turn, &self.accepted.args, &shown, before_text)
-        {
+        let (after, check) = match proposed(call, turn, &self.accepted.args, &shown, before_text) {
             Ok(change) => change,
             Err(text) => return blocked(call, turn, &self.accepted, &shown, text),
         };
@@ -283,7 +282,10 @@ impl WriteFlow {
             (_, false) => "Created",
         };
         let (added, removed) = (change.preview.added, change.preview.removed);
-        let detail = format!("{verb} ({} bytes, +{added} -{removed}), verified", on_disk.len());
+        let detail = format!(
+            "{verb} ({} bytes, +{added} -{removed}), verified",
+            on_disk.len()
+        );
         turn.record.file(&shown, true, detail);
         turn.notify(Notice::Ok(format!(
             "{verb} {shown}: {}",
@@ -321,8 +323,8 @@ fn proposed(
                 "File not found: {shown}. talos.edit_file changes existing files; use talos.write_file to create one. No approval was requested and no file was changed."
             ))?;
             let new_string = sanitized(call, turn, shown, "new_string", new_string);
-            let after = edit::apply_edit(current, old_string, &new_string)
-                .map_err(|e| e.message(shown))?;
+            let after =
+                edit::apply_edit(current, old_string, &new_string).map_err(|e| e.message(shown))?;
             Ok((
                 after.clone(),
                 WriteCheck::Contains {
@@ -427,7 +429,12 @@ fn format_rung(
     asked
 }
 
-fn approval(tool: ToolId, shown: &str, decision: &PermissionDecision, change: &Change) -> ApprovalAsk {
+fn approval(
+    tool: ToolId,
+    shown: &str,
+    decision: &PermissionDecision,
+    change: &Change,
+) -> ApprovalAsk {
     let lines = count_lines(&change.after);
     let mut details = vec![format!(
         "target: {shown} ({} bytes, {lines} lines)",

@@ -1,0 +1,144 @@
+//! Path text, lexically: the one place a workspace path's text is checked and normalised
+//! (`..`, `.`, empty segments, NUL and control characters, lengths, backslashes, absolute and
+//! home-relative forms). Callers that see a path before the disk does (the pre-approval checks,
+//! the command planner, the daemon's `Workspace` handle) all go through these functions, so a
+//! shape refused in one place is refused in every place. Nothing here touches the disk; the
+//! daemon's `Workspace` resolves symlinks and checks the boundary in the kernel.
+
+/// Why a path's text is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathProblem {
+    Empty,
+    Nul,
+    Control,
+    TooLong,
+    SegmentTooLong,
+    Backslash,
+    Absolute,
+    HomeRelative,
+    /// A `..` climbs above the workspace root.
+    Escapes,
+}
+
+impl PathProblem {
+    /// The words users and traces see.
+    pub fn message(self) -> &'static str {
+        match self {
+            PathProblem::Empty => "empty path",
+            PathProblem::Nul => "NUL character in path",
+            PathProblem::Control => "control character in path",
+            PathProblem::TooLong => "path too long",
+            PathProblem::SegmentTooLong => "path segment too long",
+            PathProblem::Backslash => "backslash in path",
+            PathProblem::Absolute => "absolute path",
+            PathProblem::HomeRelative => "home-relative path",
+            PathProblem::Escapes => "path leaves the workspace through `..`",
+        }
+    }
+}
+
+/// Problems visible in the text alone, whatever the separator: empty, NUL, control
+/// characters, over 4,096 bytes, or a segment over 255 bytes.
+pub fn text_problem(path: &str) -> Option<PathProblem> {
+    if path.is_empty() {
+        return Some(PathProblem::Empty);
+    }
+    if path.chars().any(|c| c == '\0') {
+        return Some(PathProblem::Nul);
+    }
+    if path.chars().any(char::is_control) {
+        return Some(PathProblem::Control);
+    }
+    if path.len() > 4096 {
+        return Some(PathProblem::TooLong);
+    }
+    if path.split(['/', '\\']).any(|segment| segment.len() > 255) {
+        return Some(PathProblem::SegmentTooLong);
+    }
+    None
+}
+
+/// The segments of a relative, `/`-separated path: empty and `.` segments dropped, each `..`
+/// removing the segment before it. A `..` with nothing left to remove is
+/// [`PathProblem::Escapes`]. An empty result is the root itself.
+pub fn segments(path: &str) -> Result<Vec<&str>, PathProblem> {
+    let mut out: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                if out.pop().is_none() {
+                    return Err(PathProblem::Escapes);
+                }
+            }
+            name => out.push(name),
+        }
+    }
+    Ok(out)
+}
+
+/// A path the model or a person gave for a file inside the workspace, checked as the
+/// workspace boundary reads it: [`text_problem`], then no backslash, not absolute, not
+/// home-relative, then [`segments`]. The result is never empty of meaning: no segments is the
+/// root.
+pub fn workspace_segments(raw: &str) -> Result<Vec<&str>, PathProblem> {
+    if let Some(problem) = text_problem(raw) {
+        return Err(problem);
+    }
+    if raw.contains('\\') {
+        return Err(PathProblem::Backslash);
+    }
+    if raw.starts_with('/') {
+        return Err(PathProblem::Absolute);
+    }
+    if raw.starts_with('~') {
+        return Err(PathProblem::HomeRelative);
+    }
+    segments(raw)
+}
+
+/// `segments` joined with `/`, or `.` for the root.
+pub fn joined(segments: &[&str]) -> String {
+    if segments.is_empty() {
+        ".".into()
+    } else {
+        segments.join("/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(raw: &str, expected: Result<&str, PathProblem>) {
+        let got = workspace_segments(raw).map(|s| joined(&s));
+        assert_eq!(got.as_deref().map_err(|p| *p), expected, "{raw:?}");
+    }
+
+    #[test]
+    fn workspace_path_rows() {
+        let long_segment = "a".repeat(256);
+        let long_path = "a/".repeat(2049);
+        let rows: &[(&str, Result<&str, PathProblem>)] = &[
+            ("a.txt", Ok("a.txt")),
+            ("./settings.py", Ok("settings.py")),
+            ("sub/../ok.txt", Ok("ok.txt")),
+            ("a//b/./c/", Ok("a/b/c")),
+            (".", Ok(".")),
+            ("a/..", Ok(".")),
+            ("", Err(PathProblem::Empty)),
+            ("a\0b", Err(PathProblem::Nul)),
+            ("a\nb", Err(PathProblem::Control)),
+            (&long_segment, Err(PathProblem::SegmentTooLong)),
+            (&long_path, Err(PathProblem::TooLong)),
+            ("..\\outside.txt", Err(PathProblem::Backslash)),
+            ("/etc/passwd", Err(PathProblem::Absolute)),
+            ("~/.bashrc", Err(PathProblem::HomeRelative)),
+            ("../outside.txt", Err(PathProblem::Escapes)),
+            ("sub/../../outside.txt", Err(PathProblem::Escapes)),
+        ];
+        for (raw, expected) in rows {
+            check(raw, *expected);
+        }
+    }
+}

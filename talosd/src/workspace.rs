@@ -1,0 +1,332 @@
+//! The workspace as a capability: one `Workspace` handle, opened on the canonical root, is the
+//! only code that touches workspace files. It holds an `O_PATH` descriptor of the root and opens
+//! everything beneath it in the kernel, with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
+//! (and `RESOLVE_NO_SYMLINKS` for anything that changes the disk), or, on a kernel without
+//! `openat2`, with a walk of `openat(O_NOFOLLOW)` per component from the root descriptor. A
+//! path that leaves the root, through `..`, an absolute link or a directory swapped for a link
+//! after it was checked, is refused by the kernel at the moment of IO, not by a string compare
+//! before it. See docs/decisions/0014-workspace-capability.md and docs/policy.md.
+//!
+//! `resolve` gives the ladder its facts (the path's text checked by `talos_core::pathname`,
+//! symlinks inside the root followed with `readlinkat` to say where the path really lands);
+//! `files` reads and writes; `walk` lists; `ops` holds the typed workspace operations.
+// The one module that may use std::fs on workspace files (the root's canonical path).
+#![allow(clippy::disallowed_methods)]
+
+mod files;
+pub mod ops;
+#[cfg(test)]
+mod race;
+mod resolve;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+use talos_core::ladder::PathFacts;
+
+pub use walk::{DirEntry, EntryKind, child};
+
+/// Largest file Talos reads or replaces.
+pub const MAX_FILE_BYTES: u64 = 2 << 20;
+
+/// How paths beneath the root are opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolver {
+    /// `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`: the kernel refuses any
+    /// resolution that leaves the root.
+    Openat2,
+    /// One `openat(O_NOFOLLOW)` per component from the root descriptor, for kernels without
+    /// `openat2` (or where seccomp refuses it). No symlink is followed at any position.
+    ComponentWalk,
+}
+
+/// A path resolved for the ladder: its facts and, when it stays inside, where it lands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub facts: PathFacts,
+    /// Workspace-relative location, symlinks inside the root followed (`.` for the root);
+    /// `None` when the path is refused. Every IO method takes a location.
+    pub location: Option<String>,
+    /// The last component is itself a symlink (inside the workspace); writes refuse it.
+    pub final_is_symlink: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("Path not allowed: {path} ({problem})")]
+    NotAllowed { path: String, problem: String },
+    #[error("File not found: {0}")]
+    NotFound(String),
+    #[error("Path is a directory, not a file: {0}")]
+    IsDirectory(String),
+    #[error("File too large ({kb} KB). Max: 2048 KB")]
+    TooLarge { kb: u64 },
+    #[error("{context} {path}: {source}")]
+    Io {
+        context: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// The capability on one workspace root.
+#[derive(Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    dir: OwnedFd,
+    resolver: Resolver,
+}
+
+/// Which symlinks an open may pass through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Links {
+    /// Symlinks that stay beneath the root (reads and listings; `Openat2` only).
+    Beneath,
+    /// None at all (anything that changes the disk, whose location was resolved link-free).
+    Never,
+}
+
+/// Symlink hops `resolve` follows before it gives up, as the kernel's own limit.
+const MAX_HOPS: usize = 40;
+
+/// The canonical form of a directory a person names as a workspace root (before a handle
+/// exists: `session/new` and the profile methods check it first).
+pub fn canonical_root(raw: &Path) -> std::io::Result<PathBuf> {
+    std::fs::canonicalize(raw)
+}
+
+/// Whether `path` is a directory (following links), for the root checks above.
+pub fn is_directory(path: &Path) -> bool {
+    path.is_dir()
+}
+
+impl Workspace {
+    /// Opens the root (canonicalised) and picks the resolver the kernel supports.
+    pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
+        let workspace = Workspace::open_with(root, Resolver::Openat2)?;
+        match openat2_retrying(
+            &workspace.dir,
+            ".",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+        ) {
+            Ok(_) => Ok(workspace),
+            Err(Errno::NOSYS | Errno::PERM | Errno::ACCESS | Errno::INVAL) => {
+                tracing::warn!(
+                    root = %workspace.root.display(),
+                    "openat2 is not available; workspace paths are opened one component at a time"
+                );
+                Ok(Workspace {
+                    resolver: Resolver::ComponentWalk,
+                    ..workspace
+                })
+            }
+            Err(e) => Err(root_error(&workspace.root, e.into())),
+        }
+    }
+
+    /// Opens the root with a chosen resolver (tests run every row through both).
+    pub fn open_with(root: &Path, resolver: Resolver) -> Result<Workspace, WorkspaceError> {
+        let canonical = canonical_root(root).map_err(|e| root_error(root, e))?;
+        let dir = rustix::fs::open(
+            &canonical,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| root_error(&canonical, e.into()))?;
+        Ok(Workspace {
+            root: canonical,
+            dir,
+            resolver,
+        })
+    }
+
+    /// The canonical root, for display, hashing and records.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn resolver(&self) -> Resolver {
+        self.resolver
+    }
+
+    /// An absolute path for `location`, for handing to another program (a command's cwd or
+    /// executable). Talos's own IO never uses it.
+    pub fn absolute(&self, location: &str) -> PathBuf {
+        if location == "." {
+            self.root.clone()
+        } else {
+            self.root.join(location)
+        }
+    }
+
+    /// Resolves `raw` again at the moment of IO and checks it still lands at `expected`.
+    pub fn recheck(&self, raw: &str, expected: &str) -> Result<Resolved, WorkspaceError> {
+        let now = self.resolve(raw);
+        match &now.location {
+            Some(location) if location == expected && !now.facts.escapes => Ok(now),
+            _ => Err(WorkspaceError::NotAllowed {
+                path: raw.into(),
+                problem: now
+                    .facts
+                    .problem
+                    .clone()
+                    .unwrap_or_else(|| "path changed after it was checked".into()),
+            }),
+        }
+    }
+
+    /// Opens `location` beneath the root with `flags`, in the kernel.
+    fn open_beneath(
+        &self,
+        location: &str,
+        flags: OFlags,
+        mode: Mode,
+        links: Links,
+    ) -> Result<OwnedFd, Errno> {
+        let segments = location_segments(location)?;
+        match self.resolver {
+            Resolver::Openat2 => {
+                let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+                if links == Links::Never {
+                    resolve |= ResolveFlags::NO_SYMLINKS;
+                }
+                openat2_with_mode(
+                    &self.dir,
+                    &location_of(&segments),
+                    flags | OFlags::CLOEXEC,
+                    mode,
+                    resolve,
+                )
+            }
+            Resolver::ComponentWalk => {
+                let Some((last, parents)) = segments.split_last() else {
+                    return rustix::fs::openat(&self.dir, ".", flags | OFlags::CLOEXEC, mode);
+                };
+                let mut current: Option<OwnedFd> = None;
+                for part in parents {
+                    let at = current.as_ref().map_or(self.dir.as_fd(), AsFd::as_fd);
+                    current = Some(rustix::fs::openat(
+                        at,
+                        *part,
+                        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    )?);
+                }
+                let at = current.as_ref().map_or(self.dir.as_fd(), AsFd::as_fd);
+                rustix::fs::openat(at, *last, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC, mode)
+            }
+        }
+    }
+
+    /// An `O_PATH` descriptor of the directory `location`, never through a link.
+    fn dir_fd(&self, location: &str) -> Result<OwnedFd, Errno> {
+        self.open_beneath(
+            location,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW,
+            Mode::empty(),
+            Links::Never,
+        )
+    }
+
+    /// The parent directory of `location` (opened link-free beneath the root) and the final
+    /// name; `None` for the root itself.
+    fn parent_and_name<'a>(&self, location: &'a str) -> Result<Option<(OwnedFd, &'a str)>, Errno> {
+        let segments = location_segments(location)?;
+        let Some((name, parents)) = segments.split_last() else {
+            return Ok(None);
+        };
+        let parent = self.dir_fd(&location_of(parents))?;
+        Ok(Some((parent, name)))
+    }
+
+    fn root_fd(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+}
+
+fn root_error(root: &Path, source: std::io::Error) -> WorkspaceError {
+    WorkspaceError::Io {
+        context: "cannot open workspace",
+        path: root.display().to_string(),
+        source,
+    }
+}
+
+/// The segments of a location `resolve` produced; anything else (`..`, `.` inside, absolute)
+/// is refused before the kernel sees it.
+fn location_segments(location: &str) -> Result<Vec<&str>, Errno> {
+    if location == "." {
+        return Ok(Vec::new());
+    }
+    let segments: Vec<&str> = location.split('/').collect();
+    if segments
+        .iter()
+        .any(|s| s.is_empty() || *s == "." || *s == ".." || s.contains('\0'))
+    {
+        return Err(Errno::INVAL);
+    }
+    Ok(segments)
+}
+
+/// Segments back into a location (`.` for none).
+fn location_of(segments: &[&str]) -> String {
+    talos_core::pathname::joined(segments)
+}
+
+fn openat2_retrying(
+    dir: &OwnedFd,
+    path: &str,
+    flags: OFlags,
+    resolve: ResolveFlags,
+) -> Result<OwnedFd, Errno> {
+    openat2_with_mode(dir, path, flags, Mode::empty(), resolve)
+}
+
+/// `openat2`, retried a few times on `EAGAIN` (the kernel's answer when a concurrent rename
+/// raced a `..` check under `RESOLVE_BENEATH`).
+fn openat2_with_mode(
+    dir: &OwnedFd,
+    path: &str,
+    flags: OFlags,
+    mode: Mode,
+    resolve: ResolveFlags,
+) -> Result<OwnedFd, Errno> {
+    let mut attempts = 0;
+    loop {
+        match rustix::fs::openat2(dir, path, flags, mode, resolve) {
+            Err(Errno::AGAIN) if attempts < 8 => attempts += 1,
+            other => return other,
+        }
+    }
+}
+
+/// The problem users see for a kernel refusal of a path.
+fn refusal(errno: Errno) -> Option<&'static str> {
+    match errno {
+        Errno::XDEV => Some("path leaves the workspace"),
+        Errno::LOOP => Some("path passes through a symlink"),
+        Errno::INVAL => Some("path is not a workspace location"),
+        _ => None,
+    }
+}
+
+/// Maps an errno from IO on `shown` to the error users see.
+fn io_error(context: &'static str, shown: &str, errno: Errno) -> WorkspaceError {
+    match refusal(errno) {
+        Some(problem) if errno != Errno::LOOP => WorkspaceError::NotAllowed {
+            path: shown.into(),
+            problem: problem.into(),
+        },
+        _ => WorkspaceError::Io {
+            context,
+            path: shown.into(),
+            source: errno.into(),
+        },
+    }
+}
