@@ -9,6 +9,7 @@
 pub mod event;
 pub mod methods;
 pub mod rpc;
+pub mod socket;
 pub mod trace;
 
 pub use event::{TurnEvent, TurnEventParams};

@@ -42,7 +42,13 @@ impl TestDaemon {
         }
         let talos_home = talosd::paths::Home::from_root(home.path());
         talos_home.prepare().unwrap();
-        let socket = talosd::paths::default_socket(Some(home.path().to_str().unwrap()), None, 0);
+        let socket =
+            talos_protocol::socket::default_socket_path(&talos_protocol::socket::SocketEnv {
+                talos_home: Some(home.path().to_str().unwrap().to_string()),
+                xdg_runtime_dir: None,
+                temp_dir: std::env::temp_dir(),
+                uid: 0,
+            });
         let bound = talosd::socket::bind(&socket).unwrap();
         let config =
             talosd::config::Config::load(&talos_home.config_file).map_err(|e| e.to_string());
