@@ -6,6 +6,8 @@
 //! It depends on serde and serde_json only, so any client can reuse it without pulling
 //! in the daemon.
 
+#![warn(missing_docs)]
+
 pub mod event;
 pub mod methods;
 pub mod rpc;
