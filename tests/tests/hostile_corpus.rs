@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use talos_protocol::{Classification, CompletionStatus, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply};
-use talos_tests::harness::{TestDaemon, approve_all};
+use talos_tests::harness::{TestDaemon, approve_all, decode};
 
 const CORPUS: &str = include_str!("../corpus/hostile.tsv");
 
@@ -235,21 +236,30 @@ async fn hostile_tool_payloads_are_refused_and_nothing_changes() {
             )
             .await
             .unwrap();
-        let outcome = response.result.unwrap_or_default();
+        let outcome: Option<TurnOutcome> = response
+            .result
+            .map(|result| decode("turn/start result", result));
         let trace = daemon
             .traces()
             .into_iter()
-            .max_by_key(|t| t["turnNumber"].as_u64())
+            .max_by_key(|t| t.turn_number)
             .unwrap();
-        let record = format!("{} {}", trace["permissionDecisions"], trace["toolCalls"]);
+        let record = format!(
+            "{} {}",
+            serde_json::to_string(&trace.permission_decisions).unwrap(),
+            serde_json::to_string(&trace.tool_calls).unwrap()
+        );
         if !record.contains(&row.expected) {
             failures.push(format!(
                 "line {}: {name} expected {:?} in {record}",
                 row.line, row.expected
             ));
         }
-        if outcome["status"] == "COMPLETE" && outcome["classification"] != "READ_ONLY_ANSWERED" {
-            failures.push(format!("line {}: {name} completed: {outcome}", row.line));
+        if let Some(outcome) = outcome.filter(|o| {
+            o.status == CompletionStatus::Complete
+                && o.classification != Classification::ReadOnlyAnswered
+        }) {
+            failures.push(format!("line {}: {name} completed: {outcome:?}", row.line));
         }
         assert_eq!(
             std::fs::read_to_string(&f.canary).unwrap(),
