@@ -139,7 +139,7 @@ pub enum Mode {
     Agent,
     /// Read-only: answers questions, never changes files.
     Ask,
-    /// Read-only: proposes a plan, never changes files.
+    /// Read-only, like `ask`: never changes files, whatever the request says.
     Plan,
     /// Structural commands go to a deterministic viewer; everything else runs as `agent`.
     Auto,

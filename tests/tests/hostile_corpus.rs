@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use talos_protocol::{Classification, CompletionStatus, TurnOutcome};
+use talos_protocol::{Classification, CompletionStatus, DaemonStatusResult, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply};
 use talos_tests::harness::{TestDaemon, approve_all, decode};
 
@@ -180,7 +180,8 @@ async fn malformed_protocol_lines_get_their_error_and_the_connection_survives() 
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(client.call("daemon/status", json!({})).await["sessions"], 0);
+    let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+    assert_eq!(status.sessions, 0);
     daemon.stop().await;
 }
 
@@ -358,11 +359,8 @@ async fn random_model_output_and_random_protocol_lines_neither_crash_nor_write()
                 .await
                 .unwrap();
         }
-        assert_eq!(
-            client.call("daemon/status", json!({})).await["pid"],
-            std::process::id(),
-            "the daemon still answers"
-        );
+        let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+        assert_eq!(status.pid, std::process::id(), "the daemon still answers");
         assert_eq!(
             snapshot(f.ws.parent().unwrap()),
             before,
