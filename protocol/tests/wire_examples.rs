@@ -408,7 +408,8 @@ fn check_doc_message(
 
 /// Proves every JSON-RPC line in docs/protocol.md's `json` and `console` examples decodes into
 /// the types of its method (and sits in that method's section), every method has an example,
-/// and every turn event in the event walk-through decodes as a `TurnEvent`.
+/// every turn event in the event walk-through decodes as a `TurnEvent`, and every error
+/// response in a text walk-through carries a known code.
 #[test]
 fn every_example_in_the_protocol_doc_decodes_into_its_method_types() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.md");
@@ -436,6 +437,21 @@ fn every_example_in_the_protocol_doc_decodes_into_its_method_types() {
                 }
                 "json" if !line.trim().is_empty() => {
                     problems.push(format!("{at}: a json example line that is not a message"));
+                }
+                // Malformed-input walk-throughs: the bad lines are the point, but every error
+                // the daemon answers with is a real response with a known code.
+                "text" if line.starts_with('{') && line.contains(r#""error":"#) => {
+                    // `"id":null` reads back as no id, so these are not `MessageKind::Response`.
+                    let known = serde_json::from_str::<Message>(line).ok().filter(|m| {
+                        m.method.is_none()
+                            && m.result.is_none()
+                            && m.error
+                                .as_ref()
+                                .is_some_and(|e| ErrorCode::from_code(e.code).is_some())
+                    });
+                    if known.is_none() {
+                        problems.push(format!("{at}: not an error response with a known code"));
+                    }
                 }
                 "text" if line.starts_with("seq ") => {
                     event_lines += 1;
