@@ -10,12 +10,18 @@ use crate::methods::{Decision, TurnOutcome};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnEventParams {
+    /// The session the turn runs in (`ses-` + 32 hex).
     pub session_id: String,
+    /// The turn this event belongs to (`turn-` + 32 hex).
     pub turn_id: String,
+    /// Position of the event in its turn: 1 for the first, no gaps.
     pub seq: u64,
+    /// What happened.
     pub event: TurnEvent,
 }
 
+/// One thing that happened in a turn, tagged on the wire by `kind` (the variant's name in
+/// snake_case) with camelCase fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
@@ -25,53 +31,83 @@ pub struct TurnEventParams {
 pub enum TurnEvent {
     /// A short success line (`Edited settings.py ...`).
     Ok {
+        /// The line to show.
         text: String,
     },
     /// The model's complete streamed text for one model call, after its stream ended.
     Streamed {
+        /// The whole text of the call (empty when the model answered only with tool calls).
         text: String,
     },
+    /// A failure the runtime reports (model unreachable, model call failed, pin refused).
     Error {
+        /// What failed, in one lowercase sentence.
         message: String,
     },
     /// Information from the runtime about what it is doing.
     Info {
+        /// The line to show.
         text: String,
     },
     /// Information the runtime vouches for (read from its own records, not the model).
     TrustedInfo {
+        /// The text to show (for example a protected file shown only to the person).
         text: String,
     },
+    /// Tabular information from the runtime (a deterministic listing).
     Table {
+        /// Column headings, in order.
         columns: Vec<String>,
+        /// One entry per row, each with one cell per column.
         rows: Vec<Vec<String>>,
     },
+    /// A model stream begins.
     StreamStart {
+        /// Which stream; `answer` today.
         stream: String,
     },
+    /// A piece of the model's text as it arrives.
     StreamChunk {
+        /// Which stream; `answer` today.
         stream: String,
+        /// The new text (concatenate the chunks to get the whole).
         text: String,
     },
+    /// The stream ended, also when it broke off or the turn was cancelled.
     StreamEnd {
+        /// Which stream; `answer` today.
         stream: String,
     },
+    /// A proposed tool call: its target, or why it was rejected or denied.
     ToolProgress {
+        /// The tool's canonical name (`talos.edit_file`), or the name as the model wrote it.
         tool: String,
+        /// The call's id within the turn (`call-1`, ...).
         call_id: String,
+        /// The target path, or the reason the call did not run.
         message: String,
     },
+    /// An `approval/request` is about to be sent to the client.
     ApprovalRequested {
+        /// The approval's id (`apr-` + 32 hex), as in the request's params.
         request_id: String,
+        /// The tool that asks.
         tool: String,
+        /// What the call would do, e.g. `write operation: talos.edit_file`.
         description: String,
     },
+    /// How an approval ended.
     ApprovalResolved {
+        /// The approval's id, as in `approval_requested`.
         request_id: String,
+        /// The decision in force.
         decision: Decision,
+        /// Who or what decided.
         source: ApprovalSource,
     },
+    /// The turn's outcome; always the last event of a turn.
     Outcome {
+        /// The same value the `turn/start` response carries.
         outcome: TurnOutcome,
     },
 }
@@ -80,10 +116,15 @@ pub enum TurnEvent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ApprovalSource {
+    /// The client's answer (an error response or unreadable result counts as `deny`).
     Client,
+    /// The connection closed before an answer: `deny`.
     Disconnect,
+    /// No answer within `approval.timeout_secs`: `deny`.
     Timeout,
+    /// The turn was cancelled (the daemon is stopping): `deny`.
     Cancelled,
+    /// A session grant answered without asking; defined, not emitted today.
     Remembered,
 }
 

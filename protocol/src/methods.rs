@@ -5,22 +5,35 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
+/// What the daemon reports about itself.
 pub const DAEMON_STATUS: &str = "daemon/status";
+/// Asks the daemon to stop.
 pub const DAEMON_SHUTDOWN: &str = "daemon/shutdown";
+/// Opens a session on a workspace.
 pub const SESSION_NEW: &str = "session/new";
+/// Every open session.
 pub const SESSION_LIST: &str = "session/list";
+/// Forgets a session and its grants.
 pub const SESSION_CLOSE: &str = "session/close";
+/// Runs one turn; answered with its [`TurnOutcome`].
 pub const TURN_START: &str = "turn/start";
 /// Notification from the daemon while a turn runs.
 pub const TURN_EVENT: &str = "turn/event";
 /// Request from the daemon to the client that started the turn.
 pub const APPROVAL_REQUEST: &str = "approval/request";
+/// Fallback answer to a pending `approval/request`, on the same connection only.
 pub const APPROVAL_RESPOND: &str = "approval/respond";
+/// What a session remembers (approvals given for the session).
 pub const GRANTS_LIST: &str = "grants/list";
+/// Forgets every grant of a session.
 pub const GRANTS_REVOKE: &str = "grants/revoke";
+/// The command profiles of a workspace and their trust state.
 pub const PROFILE_LIST: &str = "profile/list";
+/// Pins a workspace's profile declaration by its hash.
 pub const PROFILE_TRUST: &str = "profile/trust";
+/// The model server as the daemon sees it.
 pub const MODEL_STATUS: &str = "model/status";
 
 /// Every method name, client-to-daemon and daemon-to-client.
@@ -42,52 +55,73 @@ pub const ALL_METHODS: [&str; 15] = [
     MODEL_STATUS,
 ];
 
+/// Params of `initialize`; every field is informational and may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InitializeParams {
+    /// The client's name, e.g. `talos-cli`.
     #[serde(default)]
     pub client_name: Option<String>,
+    /// The client's version.
     #[serde(default)]
     pub client_version: Option<String>,
+    /// The protocol version the client speaks; not compared by the daemon today.
     #[serde(default)]
     pub protocol_version: Option<u32>,
 }
 
+/// The result of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
+    /// The daemon's protocol version ([`crate::PROTOCOL_VERSION`]).
     pub protocol_version: u32,
+    /// Always `talosd`.
     pub server_name: String,
+    /// The daemon's package version.
     pub server_version: String,
 }
 
+/// The model endpoint in `daemon/status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
     /// `connect_only` (or `managed`, when that lands).
     pub mode: String,
+    /// The llama-server base URL, e.g. `http://127.0.0.1:8080`.
     pub url: String,
 }
 
+/// The result of `daemon/status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonStatusResult {
+    /// The daemon's package version.
     pub version: String,
+    /// The daemon's process id.
     pub pid: u32,
+    /// Milliseconds since the daemon started serving.
     pub uptime_ms: u64,
+    /// The socket path the daemon listens on.
     pub socket: String,
+    /// The Talos home (config and state folders).
     pub home: String,
+    /// How many sessions are open.
     pub sessions: usize,
+    /// How many turns are running right now.
     pub active_turns: usize,
+    /// The model endpoint from the configuration.
     pub model: ModelInfo,
     /// `None` when the configuration loaded cleanly; otherwise why turns are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_error: Option<String>,
 }
 
+/// The result of `daemon/shutdown`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonShutdownResult {
+    /// Always `true`: the daemon has begun to stop.
     pub stopping: bool,
 }
 
@@ -99,16 +133,22 @@ pub struct DaemonShutdownResult {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// May change files, with approval (the default).
     #[default]
     #[serde(alias = "chat", alias = "unified", alias = "dev")]
     Agent,
+    /// Read-only: answers questions, never changes files.
     Ask,
+    /// Read-only, like `ask`: never changes files, whatever the request says.
     Plan,
+    /// Structural commands go to a deterministic viewer; everything else runs as `agent`.
     Auto,
+    /// `agent`, but an approved protected read is shown to the person, not the model.
     Private,
 }
 
 impl Mode {
+    /// Every mode, in the order the docs list them.
     pub const ALL: [Mode; 5] = [
         Mode::Agent,
         Mode::Ask,
@@ -117,6 +157,7 @@ impl Mode {
         Mode::Private,
     ];
 
+    /// The mode as the wire spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Agent => "agent",
@@ -128,55 +169,76 @@ impl Mode {
     }
 }
 
+/// Params of `session/new`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionNewParams {
+    /// Absolute path of an existing directory other than `/`.
     pub workspace: String,
+    /// The session's mode; `agent` when absent.
     #[serde(default)]
     pub mode: Mode,
 }
 
+/// The result of `session/new`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionNewResult {
+    /// The new session's id (`ses-` + 32 hex).
     pub session_id: String,
     /// The workspace root after resolving symlinks: every path is judged against it.
     pub workspace: String,
+    /// The mode, with aliases resolved (`chat` comes back as `agent`).
     pub mode: Mode,
 }
 
+/// One open session in `session/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
+    /// The session's id.
     pub session_id: String,
+    /// The canonical workspace root.
     pub workspace: String,
+    /// The session's mode.
     pub mode: Mode,
+    /// How many turns the session has started.
     pub turns: u64,
+    /// Whether a turn is running in it now.
     pub busy: bool,
 }
 
+/// The result of `session/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionListResult {
+    /// Every open session, sorted by id.
     pub sessions: Vec<SessionInfo>,
 }
 
+/// Params of `session/close`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionCloseParams {
+    /// The session to close.
     pub session_id: String,
 }
 
+/// The result of `session/close`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCloseResult {
+    /// Always `true` (an unknown session is the error `-32001`).
     pub closed: bool,
 }
 
+/// Params of `turn/start`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnStartParams {
+    /// The session to run the turn in.
     pub session_id: String,
+    /// The person's request, as typed.
     pub prompt: String,
     /// Workspace files the person pins into this turn's context. They reach the model framed
     /// as untrusted reference data; pinning grants no permission.
@@ -188,11 +250,17 @@ pub struct TurnStartParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CompletionStatus {
+    /// Done: the change was made, or the read-only request answered.
     Complete,
+    /// Some of what was requested happened, some did not.
     Partial,
+    /// Stopped by policy or by a denied approval.
     Blocked,
+    /// An answer without the requested action or evidence (nothing was changed).
     AdvisoryOnly,
+    /// The turn failed (model unreachable, model error, a change that did not hold).
     Failed,
+    /// The turn was cancelled (the daemon stopped).
     Cancelled,
 }
 
@@ -200,14 +268,23 @@ pub enum CompletionStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Classification {
+    /// Changed and the change was verified by reading it back.
     CompletedVerified,
+    /// Changed, without a verification.
     CompletedUnverified,
+    /// A read-only request was answered.
     ReadOnlyAnswered,
+    /// Part of the requested work was done.
     Partial,
+    /// A needed approval was denied.
     BlockedByApproval,
+    /// The policy refused a needed call.
     BlockedByPolicy,
+    /// An answer without the requested change or the evidence it needed.
     AdvisoryOnly,
+    /// The turn failed.
     Failed,
+    /// The turn was cancelled.
     Cancelled,
 }
 
@@ -215,10 +292,15 @@ pub enum Classification {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnOutcome {
+    /// The turn's id (`turn-` + 32 hex).
     pub turn_id: String,
+    /// Coarse status, decided from the records.
     pub status: CompletionStatus,
+    /// Fine classification, decided from the records.
     pub classification: Classification,
+    /// The model's answer after the answer guards (it may be corrected to match the records).
     pub final_answer: String,
+    /// The id of the turn's trace (`trc-` + 32 hex).
     pub trace_id: String,
     /// Where the trace was written, when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,11 +310,15 @@ pub struct TurnOutcome {
     pub files: Vec<FileResult>,
 }
 
+/// What happened to one file the turn tried to change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileResult {
+    /// The workspace-relative path.
     pub path: String,
+    /// Whether the file's bytes changed.
     pub changed: bool,
+    /// A one-line account, e.g. `Edited (13 bytes, +1 -1), verified`.
     pub detail: String,
 }
 
@@ -240,8 +326,11 @@ pub struct FileResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Decision {
+    /// Allow this one call.
     Approve,
+    /// Allow this call and remember write approval for the session (when eligible).
     ApproveForSession,
+    /// Refuse the call; nothing is written.
     Deny,
 }
 
@@ -249,9 +338,13 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffPreview {
+    /// The unified diff text.
     pub text: String,
+    /// Lines added.
     pub added: usize,
+    /// Lines removed.
     pub removed: usize,
+    /// Whether the text was cut at the line or character cap.
     pub truncated: bool,
     /// `new file`, `no changes`, or empty.
     #[serde(default)]
@@ -262,17 +355,23 @@ pub struct DiffPreview {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequestParams {
+    /// The turn that asks.
     pub turn_id: String,
+    /// The session of that turn.
     pub session_id: String,
+    /// The approval's id (`apr-` + 32 hex); `approval/respond` names it.
     pub request_id: String,
+    /// The tool the call would run, e.g. `talos.edit_file`.
     pub tool: String,
     /// e.g. `write operation: talos.edit_file`.
     pub description: String,
+    /// The workspace-relative path the call targets, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// `target: settings.py (24 bytes, 2 lines)`, `permission: ...`, ...
     #[serde(default)]
     pub details: Vec<String>,
+    /// The change as a capped diff (changes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffPreview>,
     /// Whether `approveForSession` would be remembered for this call.
@@ -283,19 +382,25 @@ pub struct ApprovalRequestParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalResult {
+    /// The person's decision.
     pub decision: Decision,
 }
 
+/// Params of `approval/respond`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApprovalRespondParams {
+    /// The pending approval to answer.
     pub request_id: String,
+    /// The decision.
     pub decision: Decision,
 }
 
+/// The result of `approval/respond`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRespondResult {
+    /// Always `true` (a request not pending here is the error `-32004`).
     pub accepted: bool,
 }
 
@@ -303,6 +408,7 @@ pub struct ApprovalRespondResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GrantsParams {
+    /// The session whose grants to list or revoke.
     pub session_id: String,
 }
 
@@ -312,20 +418,27 @@ pub struct GrantsParams {
 pub struct GrantInfo {
     /// `writes`: file writes inside the workspace, except under `.github`.
     pub kind: String,
+    /// What the grant allows, in one sentence.
     pub description: String,
 }
 
+/// The result of `grants/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantsListResult {
+    /// The session asked about.
     pub session_id: String,
+    /// What it remembers; empty when nothing.
     pub grants: Vec<GrantInfo>,
 }
 
+/// The result of `grants/revoke`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantsRevokeResult {
+    /// The session asked about.
     pub session_id: String,
+    /// How many grants were forgotten.
     pub revoked: usize,
 }
 
@@ -333,6 +446,7 @@ pub struct GrantsRevokeResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProfileListParams {
+    /// The workspace's absolute path.
     pub workspace: String,
 }
 
@@ -346,6 +460,7 @@ pub struct ProfileInfo {
     pub source: String,
     /// The program and its fixed arguments.
     pub argv: Vec<String>,
+    /// How long a run may take, in milliseconds, before it is stopped.
     pub timeout_ms: u64,
     /// `network` and/or `writes` when the profile asks for containment.
     #[serde(default)]
@@ -371,10 +486,13 @@ pub struct WorkspaceProfiles {
     pub declaration: Option<String>,
 }
 
+/// The result of `profile/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileListResult {
+    /// The profiles built into Talos.
     pub builtin: Vec<ProfileInfo>,
+    /// The workspace's declaration and its trust state.
     pub workspace: WorkspaceProfiles,
 }
 
@@ -383,15 +501,21 @@ pub struct ProfileListResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProfileTrustParams {
+    /// The workspace's absolute path.
     pub workspace: String,
+    /// SHA-256 (hex) of the declaration the person reviewed.
     pub sha256: String,
 }
 
+/// The result of `profile/trust`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileTrustResult {
+    /// Whether the pin was stored.
     pub pinned: bool,
+    /// The hash that was pinned.
     pub sha256: String,
+    /// How many profiles the pinned declaration declares.
     pub profile_count: usize,
 }
 
@@ -404,9 +528,12 @@ pub struct ModelStatusResult {
     /// `starting`, `loading`, `ready`, `restarting`, `failed`, `stopped` (managed), or
     /// `connect_only`.
     pub state: String,
+    /// The llama-server base URL.
     pub url: String,
+    /// The llama-server process id (managed mode, while it runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The port llama-server listens on (managed mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// The GGUF model file (managed mode).
@@ -416,6 +543,7 @@ pub struct ModelStatusResult {
     pub restarts: u32,
     /// Whether the listener was proven to belong to the process Talos started.
     pub owned: bool,
+    /// Why the server failed, present only in state `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
 }

@@ -8,15 +8,22 @@ use serde_json::Value;
 /// `method` + `id` is a request, `method` alone a notification, `id` alone a response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Always `"2.0"`; any other value makes the message invalid.
     pub jsonrpc: String,
+    /// A string or a number on requests and responses; absent on notifications; `null` on an
+    /// error response to a line whose id could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Value>,
+    /// The method name (`resource/verb`) of a request or notification; absent on responses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// The method's params (an `XxxParams` value); absent when the method takes none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
+    /// A successful response's value (an `XxxResult`); absent on errors and requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// A failed response's error; absent on success and on requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RpcError>,
 }
@@ -24,17 +31,24 @@ pub struct Message {
 /// What a parsed [`Message`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageKind {
+    /// `method` and a string or number `id`: the peer expects a response.
     Request,
+    /// `method` without `id`: no response is sent.
     Notification,
+    /// `id` without `method`, with exactly one of `result` and `error`.
     Response,
+    /// Anything else, or `jsonrpc` not `"2.0"`: answered with `-32600`.
     Invalid,
 }
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RpcError {
+    /// The numeric code, one of [`ErrorCode`]'s values.
     pub code: i64,
+    /// A lowercase sentence naming what was wrong.
     pub message: String,
+    /// Extra structured detail; absent today (the daemon never sets it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
@@ -42,21 +56,35 @@ pub struct RpcError {
 /// Error codes used on the wire: the JSON-RPC standard ones, then Talos's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
+    /// `-32700`: the line is not JSON.
     ParseError,
+    /// `-32600`: JSON, but not a valid message (or a batch, or a line over 16 MiB).
     InvalidRequest,
+    /// `-32601`: unknown method, or a daemon-to-client method sent to the daemon.
     MethodNotFound,
+    /// `-32602`: params do not match the method's type.
     InvalidParams,
+    /// `-32603`: a bug or a poisoned lock in the daemon.
     InternalError,
+    /// `-32001`: no session with that id.
     SessionNotFound,
+    /// `-32002`: the daemon is stopping and accepts no new turn.
     ShuttingDown,
+    /// `-32003`: the session already runs a turn.
     SessionBusy,
+    /// `-32004`: `approval/respond` for a request not pending on this connection.
     ApprovalNotOwned,
+    /// `-32005`: `config.yaml` did not load, so turns are refused.
     ConfigError,
+    /// `-32006`: the workspace is missing, relative, not a directory, `/`, or its profile
+    /// declaration is invalid.
     WorkspaceInvalid,
+    /// `-32007`: reserved for model failures; not returned today.
     ModelError,
 }
 
 impl ErrorCode {
+    /// Every error code, standard ones first.
     pub const ALL: [ErrorCode; 12] = [
         ErrorCode::ParseError,
         ErrorCode::InvalidRequest,
@@ -72,6 +100,7 @@ impl ErrorCode {
         ErrorCode::ModelError,
     ];
 
+    /// The number sent on the wire.
     pub fn code(self) -> i64 {
         match self {
             ErrorCode::ParseError => -32700,
@@ -89,12 +118,14 @@ impl ErrorCode {
         }
     }
 
+    /// The error code with this number, if it is one of ours.
     pub fn from_code(code: i64) -> Option<ErrorCode> {
         ErrorCode::ALL.into_iter().find(|c| c.code() == code)
     }
 }
 
 impl RpcError {
+    /// An error with `code` and `message` and no `data`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> RpcError {
         RpcError {
             code: code.code(),
@@ -105,6 +136,7 @@ impl RpcError {
 }
 
 impl Message {
+    /// A request to `method` with this `id` and `params`.
     pub fn request(id: Value, method: &str, params: Value) -> Message {
         Message {
             jsonrpc: "2.0".into(),
@@ -116,6 +148,7 @@ impl Message {
         }
     }
 
+    /// A notification of `method` with `params` (no `id`, no response).
     pub fn notification(method: &str, params: Value) -> Message {
         Message {
             jsonrpc: "2.0".into(),
@@ -127,6 +160,7 @@ impl Message {
         }
     }
 
+    /// A successful response to the request `id`.
     pub fn response(id: Value, result: Value) -> Message {
         Message {
             jsonrpc: "2.0".into(),
@@ -138,6 +172,7 @@ impl Message {
         }
     }
 
+    /// An error response to the request `id` (`null` when the id could not be read).
     pub fn error_response(id: Value, error: RpcError) -> Message {
         Message {
             jsonrpc: "2.0".into(),
@@ -149,6 +184,7 @@ impl Message {
         }
     }
 
+    /// What this message is, from which fields it has.
     pub fn kind(&self) -> MessageKind {
         if self.jsonrpc != "2.0" {
             return MessageKind::Invalid;

@@ -25,7 +25,7 @@ use talos_protocol::{CompletionStatus, Mode};
 use crate::client::Client;
 use crate::failure::{EXIT_USAGE_OR_CONNECTION, Failure};
 use crate::render::Output;
-use crate::socket::{AutoStart, SocketEnv, SocketTarget};
+use crate::socket::{AutoStart, SocketTarget};
 use crate::turn::{Format, RunRequest};
 
 /// Talos: a local coding assistant. `talos run` sends a request to the `talosd` daemon,
@@ -169,7 +169,7 @@ fn main() -> ExitCode {
 
 /// Runs the chosen command and returns the exit code it earned.
 fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
-    let target = SocketTarget::resolve(cli.socket.as_deref(), &SocketEnv::from_process());
+    let target = SocketTarget::resolve(cli.socket.as_deref(), &socket::socket_env_from_process());
     match cli.command {
         Command::Run(args) => {
             let request = run_request(args)?;

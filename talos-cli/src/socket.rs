@@ -1,6 +1,6 @@
-//! Where the daemon's socket is and how to reach it: the path resolution shared with
-//! `talosd` (a pure function of the flag and the environment), connecting, and starting the
-//! daemon when `talos run` finds none answering.
+//! Where the daemon's socket is and how to reach it: the `--socket` flag or the default path
+//! (computed by `talos_protocol::socket`, the rule `talosd` uses too, from this process's
+//! environment), connecting, and starting the daemon when `talos run` finds none answering.
 
 use std::ffi::OsString;
 use std::io;
@@ -11,22 +11,14 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use talos_protocol::socket::{SocketEnv, default_socket_path};
+
 use crate::failure::Failure;
 
 /// How long `talos run` waits for a daemon it started to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 const FIRST_BACKOFF: Duration = Duration::from_millis(20);
 const MAX_BACKOFF: Duration = Duration::from_millis(400);
-
-/// The environment values the default socket path depends on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SocketEnv {
-    pub talos_home: Option<String>,
-    pub xdg_runtime_dir: Option<String>,
-    /// The system temp directory (`/tmp` unless `TMPDIR` says otherwise), as the daemon uses.
-    pub temp_dir: PathBuf,
-    pub uid: u32,
-}
 
 /// The socket this invocation talks to, and whether it was named with `--socket`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,15 +36,13 @@ pub enum AutoStart {
     Never,
 }
 
-impl SocketEnv {
-    /// Reads the values from this process's environment.
-    pub fn from_process() -> SocketEnv {
-        SocketEnv {
-            talos_home: std::env::var("TALOS_HOME").ok(),
-            xdg_runtime_dir: std::env::var("XDG_RUNTIME_DIR").ok(),
-            temp_dir: std::env::temp_dir(),
-            uid: effective_uid(),
-        }
+/// Reads the facts the default socket path depends on from this process's environment.
+pub fn socket_env_from_process() -> SocketEnv {
+    SocketEnv {
+        talos_home: std::env::var("TALOS_HOME").ok(),
+        xdg_runtime_dir: std::env::var("XDG_RUNTIME_DIR").ok(),
+        temp_dir: std::env::temp_dir(),
+        uid: effective_uid(),
     }
 }
 
@@ -74,22 +64,6 @@ impl SocketTarget {
             },
         }
     }
-}
-
-/// The socket path when `--socket` is not given; must agree with `talosd` exactly:
-/// `$TALOS_HOME/run/talosd.sock`, else `$XDG_RUNTIME_DIR/talos/talosd.sock`, else
-/// `<temp>/talos-<uid>/talosd.sock`. Empty variables count as unset.
-pub fn default_socket_path(env: &SocketEnv) -> PathBuf {
-    let non_empty = |value: &Option<String>| value.clone().filter(|v| !v.is_empty());
-    if let Some(home) = non_empty(&env.talos_home) {
-        return Path::new(&home).join("run").join("talosd.sock");
-    }
-    if let Some(runtime) = non_empty(&env.xdg_runtime_dir) {
-        return Path::new(&runtime).join("talos").join("talosd.sock");
-    }
-    env.temp_dir
-        .join(format!("talos-{}", env.uid))
-        .join("talosd.sock")
 }
 
 /// The effective uid without libc: the owner of `/proc/self`, else `$UID`, else 0.

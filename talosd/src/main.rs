@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use talosd::config::Config;
-use talosd::paths::{self, Home};
+use talosd::paths::Home;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -38,11 +38,12 @@ fn main() -> ExitCode {
     let talos_home = std::env::var("TALOS_HOME").ok();
     let home = Home::resolve(talos_home.as_deref());
     let socket = args.socket.clone().unwrap_or_else(|| {
-        paths::default_socket(
-            talos_home.as_deref(),
-            std::env::var("XDG_RUNTIME_DIR").ok().as_deref(),
-            talosd::socket::my_uid(),
-        )
+        talos_protocol::socket::default_socket_path(&talos_protocol::socket::SocketEnv {
+            talos_home: talos_home.clone(),
+            xdg_runtime_dir: std::env::var("XDG_RUNTIME_DIR").ok(),
+            temp_dir: std::env::temp_dir(),
+            uid: talosd::socket::my_uid(),
+        })
     });
     let result = if args.foreground {
         serve(home, socket)

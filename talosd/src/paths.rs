@@ -3,7 +3,8 @@
 //! `TALOS_HOME=DIR` puts everything under one folder: `DIR/config.yaml`, state folders, and
 //! the socket at `DIR/run/talosd.sock`. Without it, config and data follow the platform's
 //! per-user folders and the socket lives in `$XDG_RUNTIME_DIR/talos/`, else in a private
-//! `talos-$UID` folder in the temp dir.
+//! `talos-$UID` folder in the temp dir (that rule is `talos_protocol::socket::default_socket_path`,
+//! shared with the CLI).
 // std::fs here: creates the Talos home's state folders, not workspace files.
 #![allow(clippy::disallowed_methods)]
 
@@ -83,43 +84,5 @@ impl Home {
     }
     pub fn logs(&self) -> PathBuf {
         self.state.join("logs")
-    }
-}
-
-/// The default socket path, from the environment values given.
-pub fn default_socket(
-    talos_home: Option<&str>,
-    xdg_runtime_dir: Option<&str>,
-    uid: u32,
-) -> PathBuf {
-    if let Some(dir) = talos_home.filter(|d| !d.is_empty()) {
-        return Path::new(dir).join("run").join("talosd.sock");
-    }
-    if let Some(dir) = xdg_runtime_dir.filter(|d| !d.is_empty()) {
-        return Path::new(dir).join("talos").join("talosd.sock");
-    }
-    std::env::temp_dir()
-        .join(format!("talos-{uid}"))
-        .join("talosd.sock")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn socket_path_rows() {
-        assert_eq!(
-            default_socket(Some("/h"), Some("/run/user/1"), 1),
-            PathBuf::from("/h/run/talosd.sock")
-        );
-        assert_eq!(
-            default_socket(None, Some("/run/user/1"), 1),
-            PathBuf::from("/run/user/1/talos/talosd.sock")
-        );
-        assert_eq!(
-            default_socket(Some(""), None, 7),
-            std::env::temp_dir().join("talos-7/talosd.sock")
-        );
     }
 }

@@ -1,12 +1,19 @@
 //! The end-to-end harness: a real daemon (`talosd::run`) on a real Unix socket under a
 //! temporary `TALOS_HOME`, and a client that speaks only `talos-protocol` over that socket.
+//! What the daemon sends is read back as protocol types (`TurnOutcome`, `TurnEventParams`,
+//! `ApprovalRequestParams`, `TraceRecord`, ...), so tests assert on fields, not on raw JSON.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use talos_protocol::{Message, rpc::MessageKind};
+use talos_protocol::trace::TraceRecord;
+use talos_protocol::{
+    ApprovalRequestParams, Message, SessionNewResult, TurnEventParams, TurnOutcome, methods,
+    rpc::MessageKind,
+};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -42,7 +49,13 @@ impl TestDaemon {
         }
         let talos_home = talosd::paths::Home::from_root(home.path());
         talos_home.prepare().unwrap();
-        let socket = talosd::paths::default_socket(Some(home.path().to_str().unwrap()), None, 0);
+        let socket =
+            talos_protocol::socket::default_socket_path(&talos_protocol::socket::SocketEnv {
+                talos_home: Some(home.path().to_str().unwrap().to_string()),
+                xdg_runtime_dir: None,
+                temp_dir: std::env::temp_dir(),
+                uid: 0,
+            });
         let bound = talosd::socket::bind(&socket).unwrap();
         let config =
             talosd::config::Config::load(&talos_home.config_file).map_err(|e| e.to_string());
@@ -80,7 +93,19 @@ impl TestDaemon {
         Client::connect(&self.socket).await
     }
 
-    pub fn traces(&self) -> Vec<Value> {
+    /// Every trace written so far, read as the protocol's [`TraceRecord`].
+    pub fn traces(&self) -> Vec<TraceRecord> {
+        self.trace_texts()
+            .iter()
+            .map(|text| {
+                serde_json::from_str(text)
+                    .unwrap_or_else(|e| panic!("a trace is not a TraceRecord ({e}): {text}"))
+            })
+            .collect()
+    }
+
+    /// The trace files' text as written (for checks that must see every byte, such as leaks).
+    pub fn trace_texts(&self) -> Vec<String> {
         let mut out = Vec::new();
         let root = self.home.path().join("traces");
         let Ok(sessions) = std::fs::read_dir(&root) else {
@@ -88,7 +113,7 @@ impl TestDaemon {
         };
         for session in sessions.flatten() {
             for file in std::fs::read_dir(session.path()).unwrap().flatten() {
-                out.push(serde_json::from_slice(&std::fs::read(file.path()).unwrap()).unwrap());
+                out.push(std::fs::read_to_string(file.path()).unwrap());
             }
         }
         out
@@ -212,7 +237,14 @@ impl Client {
         }
     }
 
-    /// Calls `method` and returns its result, panicking on an error response.
+    /// Calls `method` and returns its result as `R`, panicking on an error response or on a
+    /// result that is not an `R`.
+    pub async fn request<R: DeserializeOwned>(&mut self, method: &str, params: Value) -> R {
+        let result = self.call(method, params).await;
+        decode(method, result)
+    }
+
+    /// Calls `method` and returns its raw result, panicking on an error response.
     pub async fn call(&mut self, method: &str, params: Value) -> Value {
         let (response, _) = self
             .call_with(method, params, |_| Answer::Ignore)
@@ -227,27 +259,40 @@ impl Client {
     }
 
     /// `turn/start` with every approval answered `decision`; the turn's outcome.
-    pub async fn turn(&mut self, session: &str, prompt: &str, decision: &'static str) -> Value {
+    pub async fn turn(
+        &mut self,
+        session: &str,
+        prompt: &str,
+        decision: &'static str,
+    ) -> TurnOutcome {
+        self.turn_with(session, prompt, approve_all(decision))
+            .await
+            .0
+    }
+
+    /// `turn/start` with every other message passed to `on_message`; the turn's outcome and
+    /// every message seen before it.
+    pub async fn turn_with(
+        &mut self,
+        session: &str,
+        prompt: &str,
+        on_message: impl FnMut(&Message) -> Answer,
+    ) -> (TurnOutcome, Vec<Message>) {
         let params = json!({"sessionId": session, "prompt": prompt});
-        let (response, _) = self
-            .call_with("turn/start", params, approve_all(decision))
+        let (response, seen) = self
+            .call_with(methods::TURN_START, params, on_message)
             .await
             .unwrap();
-        assert!(
-            response.error.is_none(),
-            "turn failed: {:?}",
-            response.error
-        );
-        response.result.unwrap()
+        (outcome(&response), seen)
     }
 
     /// `initialize` + `session/new`; returns the session id.
     pub async fn open_session(&mut self, workspace: &Path, mode: &str) -> String {
         self.call("initialize", json!({"clientName": "e2e"})).await;
-        let result = self
-            .call("session/new", json!({"workspace": workspace, "mode": mode}))
+        let result: SessionNewResult = self
+            .request("session/new", json!({"workspace": workspace, "mode": mode}))
             .await;
-        result["sessionId"].as_str().unwrap().to_string()
+        result.session_id
     }
 }
 
@@ -262,21 +307,42 @@ pub fn approve_all(decision: &'static str) -> impl FnMut(&Message) -> Answer {
     }
 }
 
+/// A JSON value the daemon sent, read as `R`; panics (naming `what`) when it is not one.
+pub fn decode<R: DeserializeOwned>(what: &str, value: Value) -> R {
+    serde_json::from_value(value.clone()).unwrap_or_else(|e| {
+        panic!(
+            "{what}: not a {} ({e}): {value}",
+            std::any::type_name::<R>()
+        )
+    })
+}
+
+/// The `turn/start` outcome a response carries, panicking on an error response.
+pub fn outcome(response: &Message) -> TurnOutcome {
+    assert!(
+        response.error.is_none(),
+        "turn failed: {:?}",
+        response.error
+    );
+    decode("turn/start result", response.result.clone().unwrap())
+}
+
 /// The approval requests among `messages`.
-pub fn approvals(messages: &[Message]) -> Vec<Value> {
-    messages
-        .iter()
-        .filter(|m| m.method.as_deref() == Some("approval/request"))
-        .map(|m| m.params.clone().unwrap())
-        .collect()
+pub fn approvals(messages: &[Message]) -> Vec<ApprovalRequestParams> {
+    params_of(messages, methods::APPROVAL_REQUEST)
 }
 
 /// The `turn/event` params among `messages`.
-pub fn events(messages: &[Message]) -> Vec<Value> {
+pub fn events(messages: &[Message]) -> Vec<TurnEventParams> {
+    params_of(messages, methods::TURN_EVENT)
+}
+
+/// The params of every `method` message among `messages`, read as `P`.
+fn params_of<P: DeserializeOwned>(messages: &[Message], method: &str) -> Vec<P> {
     messages
         .iter()
-        .filter(|m| m.method.as_deref() == Some("turn/event"))
-        .map(|m| m.params.clone().unwrap())
+        .filter(|m| m.method.as_deref() == Some(method))
+        .map(|m| decode(method, m.params.clone().unwrap()))
         .collect()
 }
 
@@ -289,8 +355,8 @@ pub fn timeout_workspace() -> tempfile::TempDir {
 
 /// What one [`agent_turn`] left: the outcome, its trace and what the model was sent.
 pub struct OneTurn {
-    pub outcome: Value,
-    pub trace: Value,
+    pub outcome: TurnOutcome,
+    pub trace: TraceRecord,
     pub requests: Vec<Value>,
 }
 

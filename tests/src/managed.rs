@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use talos_protocol::ModelStatusResult;
 
 use crate::harness::Client;
 
@@ -37,7 +38,7 @@ pub struct FakeServer {
 #[derive(Debug, Clone)]
 pub struct StatusLog {
     /// The status that satisfied the condition.
-    pub last: Value,
+    pub last: ModelStatusResult,
     /// Every distinct `state` seen, in order.
     pub states: Vec<String>,
 }
@@ -219,8 +220,8 @@ pub fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 }
 
 /// `model/status`.
-pub async fn model_status(client: &mut Client) -> Value {
-    client.call("model/status", json!({})).await
+pub async fn model_status(client: &mut Client) -> ModelStatusResult {
+    client.request("model/status", json!({})).await
 }
 
 /// Polls `model/status` every 10 ms until `done` holds; panics with every state seen when it
@@ -228,13 +229,13 @@ pub async fn model_status(client: &mut Client) -> Value {
 pub async fn wait_for_status(
     client: &mut Client,
     within: Duration,
-    mut done: impl FnMut(&Value) -> bool,
+    mut done: impl FnMut(&ModelStatusResult) -> bool,
 ) -> StatusLog {
     let deadline = Instant::now() + within;
     let mut states: Vec<String> = Vec::new();
     loop {
         let status = model_status(client).await;
-        let state = status["state"].as_str().unwrap_or_default().to_string();
+        let state = status.state.clone();
         if states.last() != Some(&state) {
             states.push(state);
         }
@@ -246,7 +247,7 @@ pub async fn wait_for_status(
         }
         assert!(
             Instant::now() < deadline,
-            "model/status did not reach the expected state within {within:?}; states seen: {states:?}; last: {status}"
+            "model/status did not reach the expected state within {within:?}; states seen: {states:?}; last: {status:?}"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -254,7 +255,7 @@ pub async fn wait_for_status(
 
 /// Polls until `state` is `wanted`.
 pub async fn wait_for_state(client: &mut Client, wanted: &str, within: Duration) -> StatusLog {
-    wait_for_status(client, within, |status| status["state"] == wanted).await
+    wait_for_status(client, within, |status| status.state == wanted).await
 }
 
 fn sibling(model: &Path, extension: &str) -> PathBuf {

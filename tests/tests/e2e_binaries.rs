@@ -10,8 +10,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use talos_protocol::{
+    ApprovalRequestParams, Classification, CompletionStatus, DaemonStatusResult, TurnEvent,
+    TurnEventParams, TurnOutcome,
+};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
-use talos_tests::harness::{Client, TestDaemon, timeout_workspace};
+use talos_tests::harness::{Client, TestDaemon, decode, timeout_workspace};
 
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
 const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
@@ -171,8 +175,8 @@ async fn talos_run_starts_the_daemon_and_applies_an_approved_edit() {
     }
     let status = talos(home.path(), &["status", "--json"], "");
     assert_eq!(status.status.code(), Some(0));
-    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert_eq!(status["model"]["url"], llama.url.as_str());
+    let status: DaemonStatusResult = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status.model.url, llama.url);
     stop_daemon(home.path());
 }
 
@@ -216,17 +220,38 @@ async fn json_output_is_one_json_value_per_line() {
     ];
     let out = talos_async(home.path().to_path_buf(), args, "n\n").await;
     assert_eq!(out.status.code(), Some(1));
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+    let lines: Vec<JsonLine> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    assert!(lines.iter().any(|l| l.get("approvalRequest").is_some()));
-    assert_eq!(
-        lines.last().unwrap()["outcome"]["classification"],
-        "BLOCKED_BY_APPROVAL"
-    );
-    assert!(lines.iter().any(|l| l["event"]["kind"] == "stream_start"));
+    assert!(lines.iter().any(|l| matches!(l, JsonLine::Approval { .. })));
+    assert!(matches!(
+        lines.last().unwrap(),
+        JsonLine::Outcome { outcome } if outcome.classification == Classification::BlockedByApproval
+    ));
+    assert!(lines.iter().any(|l| matches!(
+        l,
+        JsonLine::Event(TurnEventParams {
+            event: TurnEvent::StreamStart { .. },
+            ..
+        })
+    )));
     stop_daemon(home.path());
+}
+
+/// One line of `talos run --json`: an approval request, the outcome, or a turn event.
+#[derive(Debug, serde::Deserialize)]
+#[serde(untagged)]
+enum JsonLine {
+    Approval {
+        #[serde(rename = "approvalRequest")]
+        #[allow(dead_code)] // only its presence is checked
+        approval_request: ApprovalRequestParams,
+    },
+    Outcome {
+        outcome: TurnOutcome,
+    },
+    Event(TurnEventParams),
 }
 
 struct Foreground {
@@ -289,10 +314,10 @@ async fn sigterm_cancels_the_in_flight_turn_writes_its_trace_and_removes_the_soc
             .await
             .expect("the cancelled turn still answers");
         if m.id == Some(json!(1)) && m.method.is_none() {
-            break m.result.unwrap();
+            break decode::<TurnOutcome>("turn/start result", m.result.unwrap());
         }
     };
-    assert_eq!(outcome["status"], "CANCELLED");
+    assert_eq!(outcome.status, CompletionStatus::Cancelled);
     let status = tokio::task::spawn_blocking(move || daemon.child.wait().map(|s| (s, daemon)))
         .await
         .unwrap()

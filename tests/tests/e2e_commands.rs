@@ -8,8 +8,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use talos_protocol::trace::TraceRecord;
+use talos_protocol::{
+    CompletionStatus, ProfileListResult, ProfileTrustResult, TurnEvent, TurnEventParams,
+    TurnOutcome,
+};
 use talos_tests::fake_llama::{FakeLlama, Reply, scripted};
-use talos_tests::harness::{Answer, Client, TestDaemon, approvals, approve_all, events};
+use talos_tests::harness::{Answer, Client, TestDaemon, approvals, approve_all, decode, events};
 
 fn call(args: Value) -> Reply {
     Reply::ToolCalls(vec![("talos.run_command".into(), args.to_string())])
@@ -55,37 +60,31 @@ impl Env {
         &mut self,
         prompt: &str,
         decision: &'static str,
-    ) -> (Value, Vec<talos_protocol::Message>) {
-        let (response, seen) = self
-            .client
-            .call_with(
-                "turn/start",
-                json!({"sessionId": self.session, "prompt": prompt}),
-                approve_all(decision),
-            )
+    ) -> (TurnOutcome, Vec<talos_protocol::Message>) {
+        self.client
+            .turn_with(&self.session, prompt, approve_all(decision))
             .await
-            .unwrap();
-        (response.result.unwrap(), seen)
     }
-    fn trace(&self) -> Value {
+    fn trace(&self) -> TraceRecord {
         self.daemon
             .traces()
             .into_iter()
-            .max_by_key(|t| t["turnNumber"].as_u64())
+            .max_by_key(|t| t.turn_number)
             .unwrap()
     }
     fn declare(&self, yaml: &str) {
         std::fs::create_dir_all(self.ws.path().join(".talos")).unwrap();
         std::fs::write(self.ws.path().join(".talos/profiles.yaml"), yaml).unwrap();
     }
-    async fn trust(&mut self) -> Value {
-        let listed = self
-            .client
-            .call("profile/list", json!({"workspace": self.ws.path()}))
-            .await;
-        let sha = listed["workspace"]["sha256"].as_str().unwrap().to_string();
+    async fn list(&mut self) -> ProfileListResult {
         self.client
-            .call(
+            .request("profile/list", json!({"workspace": self.ws.path()}))
+            .await
+    }
+    async fn trust(&mut self) -> ProfileTrustResult {
+        let sha = self.list().await.workspace.sha256.unwrap();
+        self.client
+            .request(
                 "profile/trust",
                 json!({"workspace": self.ws.path(), "sha256": sha}),
             )
@@ -105,20 +104,19 @@ async fn a_real_cargo_test_profile_runs_with_a_test_selector() {
     let (outcome, seen) = e.turn(RUN_TESTS, "approve").await;
     let asked = approvals(&seen);
     assert_eq!(asked.len(), 1);
-    let details = asked[0]["details"].to_string();
+    let details = asked[0].details.join("\n");
     assert!(
         details.contains("host network is not isolated"),
         "{details}"
     );
     assert!(details.contains("checkpoint: not taken"), "{details}");
-    assert_eq!(asked[0]["rememberEligible"], false);
-    let command = &e.trace()["commands"][0];
-    assert_eq!(command["exitCode"], 0, "{command}");
-    assert_eq!(command["argv"].as_array().unwrap().last().unwrap(), "parse");
+    assert!(!asked[0].remember_eligible);
+    let command = &e.trace().commands[0];
+    assert_eq!(command.exit_code, Some(0), "{command:?}");
+    assert_eq!(command.argv.last().unwrap(), "parse");
     let progress: String = events(&seen)
         .iter()
-        .filter(|ev| ev["event"]["kind"] == "tool_progress")
-        .map(|ev| ev["event"]["message"].as_str().unwrap().to_string())
+        .filter_map(tool_progress)
         .collect::<Vec<_>>()
         .join("\n");
     assert!(
@@ -127,7 +125,7 @@ async fn a_real_cargo_test_profile_runs_with_a_test_selector() {
     );
     let result = e.llama.requests()[1].to_string();
     assert!(result.contains("exited with code 0"), "{result}");
-    assert_eq!(outcome["status"], "COMPLETE", "{outcome}");
+    assert_eq!(outcome.status, CompletionStatus::Complete, "{outcome:?}");
 }
 
 #[tokio::test]
@@ -187,15 +185,12 @@ async fn raw_command_keys_and_screened_tokens_are_refused_before_approval() {
             approvals(&seen).is_empty(),
             "{args}: refused before approval"
         );
-        let rejection = e.trace()["toolCalls"][0]["rejection"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let rejection = e.trace().tool_calls[0]
+            .rejection
+            .clone()
+            .unwrap_or_default();
         assert!(rejection.contains(expected), "{args}: {rejection}");
-        assert!(
-            e.trace()["commands"].as_array().unwrap().is_empty(),
-            "{args}: nothing ran"
-        );
+        assert!(e.trace().commands.is_empty(), "{args}: nothing ran");
     }
 }
 
@@ -242,7 +237,7 @@ async fn a_process_tree_is_killed_on_timeout_and_on_client_disconnect() {
     let (outcome, _) = e
         .turn("Run the command profile ws:sleeper", "approve")
         .await;
-    assert_eq!(e.trace()["commands"][0]["timedOut"], true, "{outcome}");
+    assert!(e.trace().commands[0].timed_out, "{outcome:?}");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         gone(&e.ws.path().join("grandchild.pid")),
@@ -293,34 +288,28 @@ async fn the_pin_lifecycle_untrusted_trusted_changed_corrupt() {
     ];
     let mut e = env(steps).await;
     e.declare("profiles:\n  - id: hello\n    executable: /bin/echo\n    args: [\"hi\"]\n");
-    let listed = e
-        .client
-        .call("profile/list", json!({"workspace": e.ws.path()}))
-        .await;
-    assert_eq!(listed["workspace"]["state"], "untrusted_new");
+    let listed = e.list().await;
+    assert_eq!(listed.workspace.state, "untrusted_new");
     let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
     assert!(
         approvals(&seen).is_empty(),
         "untrusted: refused before approval"
     );
-    let rejection = e.trace()["toolCalls"][0]["rejection"].clone();
+    let rejection = e.trace().tool_calls[0].rejection.clone();
     assert!(
-        rejection.as_str().unwrap().contains("untrusted"),
-        "{rejection}"
+        rejection.as_deref().unwrap().contains("untrusted"),
+        "{rejection:?}"
     );
 
     let pinned = e.trust().await;
-    assert_eq!(pinned["pinned"], true);
+    assert!(pinned.pinned);
     let (outcome, seen) = e.turn("Run the command profile ws:hello", "approve").await;
-    assert_eq!(approvals(&seen).len(), 1, "{outcome}");
-    assert_eq!(e.trace()["commands"][0]["exitCode"], 0);
+    assert_eq!(approvals(&seen).len(), 1, "{outcome:?}");
+    assert_eq!(e.trace().commands[0].exit_code, Some(0));
 
     e.declare("profiles:\n  - id: hello\n    executable: /bin/echo\n    args: [\"hi!\"]\n");
-    let listed = e
-        .client
-        .call("profile/list", json!({"workspace": e.ws.path()}))
-        .await;
-    assert_eq!(listed["workspace"]["state"], "untrusted_changed");
+    let listed = e.list().await;
+    assert_eq!(listed.workspace.state, "untrusted_changed");
     let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
     assert!(
         approvals(&seen).is_empty(),
@@ -332,12 +321,9 @@ async fn the_pin_lifecycle_untrusted_trusted_changed_corrupt() {
     for pin in std::fs::read_dir(&pins).unwrap().flatten() {
         std::fs::write(pin.path(), "{not json").unwrap();
     }
-    let listed = e
-        .client
-        .call("profile/list", json!({"workspace": e.ws.path()}))
-        .await;
+    let listed = e.list().await;
     assert_ne!(
-        listed["workspace"]["state"], "trusted",
+        listed.workspace.state, "trusted",
         "a corrupt pin fails closed"
     );
     let (_, seen) = e.turn("Run the command profile ws:hello", "approve").await;
@@ -353,10 +339,9 @@ async fn the_pin_lifecycle_untrusted_trusted_changed_corrupt() {
         )
         .await
         .unwrap();
-    assert_eq!(
-        response.result.map(|r| r["pinned"].clone()),
-        Some(json!(false))
-    );
+    let stale: Option<ProfileTrustResult> =
+        response.result.map(|r| decode("profile/trust result", r));
+    assert_eq!(stale.map(|r| r.pinned), Some(false));
 }
 
 #[tokio::test]
@@ -368,7 +353,7 @@ async fn the_model_cannot_edit_the_profile_declaration() {
         .await;
     assert!(approvals(&seen).is_empty());
     assert_eq!(
-        e.trace()["permissionDecisions"][0]["reasonCode"],
+        e.trace().permission_decisions[0].reason_code,
         "PROTECTED_PATH_DENY"
     );
     assert!(!e.ws.path().join(".talos/profiles.yaml").exists());
@@ -397,12 +382,9 @@ async fn an_isolated_profile_has_no_network_and_cannot_write_outside() {
     );
     e.trust().await;
     let (_, seen) = e.turn("Run the command profile ws:probe", "approve").await;
-    let details = approvals(&seen)[0]["details"].to_string();
-    let command = e.trace()["commands"][0].clone();
-    let support = (
-        command["networkIsolated"] == true,
-        command["writesConfined"] == true,
-    );
+    let details = approvals(&seen)[0].details.join("\n");
+    let command = e.trace().commands[0].clone();
+    let support = (command.network_isolated, command.writes_confined);
     if support != (true, true) {
         assert!(
             details.contains("NOT"),
@@ -413,8 +395,7 @@ async fn an_isolated_profile_has_no_network_and_cannot_write_outside() {
     }
     let progress: String = events(&seen)
         .iter()
-        .filter(|ev| ev["event"]["kind"] == "tool_progress")
-        .map(|ev| ev["event"]["message"].as_str().unwrap().to_string())
+        .filter_map(tool_progress)
         .collect::<Vec<_>>()
         .join("\n");
     assert!(!progress.contains("NET-OK"), "{progress}");
@@ -435,10 +416,18 @@ async fn a_request_to_run_an_unnamed_command_gets_a_fixed_answer_without_the_mod
         .turn("Run pytest and tell me if it passes", "approve")
         .await;
     assert!(
-        outcome["finalAnswer"].as_str().unwrap().starts_with(
+        outcome.final_answer.starts_with(
             "I can't run that command check because no approved command profile was specified."
         ),
-        "{outcome}"
+        "{outcome:?}"
     );
     assert!(e.llama.requests().is_empty(), "no model call");
+}
+
+/// The message of a `tool_progress` event.
+fn tool_progress(event: &TurnEventParams) -> Option<String> {
+    match &event.event {
+        TurnEvent::ToolProgress { message, .. } => Some(message.clone()),
+        _ => None,
+    }
 }

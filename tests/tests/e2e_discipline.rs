@@ -4,8 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use serde_json::{Value, json};
+use talos_protocol::trace::TraceRecord;
+use talos_protocol::{Classification, TurnEvent, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply, offered_tools, read_call, scripted};
-use talos_tests::harness::{Client, TestDaemon, approvals, approve_all, events, timeout_workspace};
+use talos_tests::harness::{
+    Client, TestDaemon, approvals, approve_all, events, outcome, timeout_workspace,
+};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 
@@ -45,7 +49,7 @@ impl Setup {
         &mut self,
         prompt: &str,
         decision: &'static str,
-    ) -> (Value, Vec<talos_protocol::Message>) {
+    ) -> (TurnOutcome, Vec<talos_protocol::Message>) {
         self.turn_with(
             json!({"sessionId": self.session, "prompt": prompt}),
             decision,
@@ -56,38 +60,32 @@ impl Setup {
         &mut self,
         params: Value,
         decision: &'static str,
-    ) -> (Value, Vec<talos_protocol::Message>) {
+    ) -> (TurnOutcome, Vec<talos_protocol::Message>) {
         let (response, seen) = self
             .client
             .call_with("turn/start", params, approve_all(decision))
             .await
             .unwrap();
-        (response.result.expect("turn result"), seen)
+        (outcome(&response), seen)
     }
     fn settings(&self) -> String {
         std::fs::read_to_string(self.ws.path().join("settings.py")).unwrap()
     }
-    fn trace(&self) -> Value {
+    fn trace(&self) -> TraceRecord {
         self.daemon.traces().pop().unwrap()
     }
 }
 
-fn rejections(trace: &Value) -> Vec<String> {
-    trace["toolCalls"]
-        .as_array()
-        .unwrap()
+fn rejections(trace: &TraceRecord) -> Vec<String> {
+    trace
+        .tool_calls
         .iter()
-        .filter_map(|c| c["rejection"].as_str().map(str::to_string))
+        .filter_map(|c| c.rejection.clone())
         .collect()
 }
 
-fn warnings(trace: &Value) -> Vec<String> {
-    trace["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
+fn warnings(trace: &TraceRecord) -> Vec<String> {
+    trace.warnings.iter().map(|w| w.code.clone()).collect()
 }
 
 #[tokio::test]
@@ -105,7 +103,11 @@ async fn an_edit_of_a_file_not_read_this_turn_gets_a_read_first_answer() {
     )
     .await;
     let (outcome, seen) = s.turn(EDIT_REQUEST, "approve").await;
-    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED", "{outcome}");
+    assert_eq!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
     assert_eq!(approvals(&seen).len(), 1, "the refused edit asked nothing");
     assert!(
         rejections(&s.trace())[0]
@@ -148,8 +150,9 @@ async fn after_a_failed_edit_the_next_edit_needs_a_fresh_read() {
     assert_eq!(approvals(&seen).len(), 1);
     assert_eq!(s.settings(), "TIMEOUT = 60\nRETRIES = 3\n");
     assert_eq!(
-        outcome["classification"], "PARTIAL",
-        "the failed attempt stays on the record: {outcome}"
+        outcome.classification,
+        Classification::Partial,
+        "the failed attempt stays on the record: {outcome:?}"
     );
 }
 
@@ -165,11 +168,10 @@ async fn repeating_a_failing_call_stops_the_loop() {
     );
     assert!(warnings(&trace).contains(&"TOOL_LOOP_STOPPED".to_string()));
     assert!(
-        outcome["finalAnswer"]
-            .as_str()
-            .unwrap()
+        outcome
+            .final_answer
             .contains("repeated a talos.read_file call that had already failed"),
-        "{outcome}"
+        "{outcome:?}"
     );
 }
 
@@ -197,7 +199,7 @@ async fn a_denied_approval_stops_the_loop_and_the_same_change_is_not_asked_again
         2,
         "no model call after the denial"
     );
-    assert_eq!(outcome["classification"], "BLOCKED_BY_APPROVAL");
+    assert_eq!(outcome.classification, Classification::BlockedByApproval);
     assert_eq!(s.settings(), "TIMEOUT = 30\nRETRIES = 3\n");
 }
 
@@ -216,12 +218,11 @@ async fn the_iteration_cap_ends_the_loop() {
     assert_eq!(s.llama.requests().len(), 3);
     assert!(warnings(&s.trace()).contains(&"ITERATION_LIMIT".to_string()));
     assert!(
-        outcome["finalAnswer"]
-            .as_str()
-            .unwrap()
+        outcome
+            .final_answer
             .contains("iteration limit of 3 model calls")
     );
-    assert_eq!(s.trace()["turnPlan"]["iterationBudget"], 3);
+    assert_eq!(s.trace().turn_plan.iteration_budget, 3);
 }
 
 #[tokio::test]
@@ -256,7 +257,7 @@ async fn after_a_change_the_verify_phase_never_widens_the_surface() {
         offered_tools(&s.llama.requests()[2]),
         vec!["talos.read_file", "talos.list_dir", "talos.grep"]
     );
-    assert_eq!(trace["phaseTransitions"][0]["to"], "VERIFY");
+    assert_eq!(trace.phase_transitions[0].to, "VERIFY");
     assert_eq!(s.settings(), "TIMEOUT = 60\nRETRIES = 3\n");
 }
 
@@ -274,21 +275,15 @@ async fn chat_turns_expose_no_tools_and_never_run_a_call_the_model_emits() {
             let request = &s.llama.requests()[0];
             assert!(request.get("tools").is_none(), "{prompt}: no tools offered");
             let trace = s.trace();
-            assert!(
-                trace["toolCalls"].as_array().unwrap().is_empty(),
-                "{prompt}: nothing executed"
-            );
+            assert!(trace.tool_calls.is_empty(), "{prompt}: nothing executed");
             assert!(
                 warnings(&trace).contains(&"TOOL_CALL_IGNORED_ON_CHAT_TURN".to_string()),
                 "{prompt}"
             );
-            assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED");
+            assert_eq!(outcome.classification, Classification::ReadOnlyAnswered);
             assert!(
-                outcome["finalAnswer"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("Hi, I am Talos"),
-                "{outcome}"
+                outcome.final_answer.starts_with("Hi, I am Talos"),
+                "{outcome:?}"
             );
             assert_eq!(s.llama.requests().len(), 1);
         }
@@ -312,12 +307,7 @@ async fn every_mode_offers_exactly_its_surface_and_refuses_calls_outside_it() {
             let mut s = setup(native, vec![step, Reply::Text("Done.".into())], mode, "").await;
             let (_, seen) = s.turn(EDIT_REQUEST, "deny").await;
             let trace = s.trace();
-            let surface: Vec<String> = trace["toolSurfaces"][0]["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_str().unwrap().to_string())
-                .collect();
+            let surface: Vec<String> = trace.tool_surfaces[0].tools.clone();
             let request = &s.llama.requests()[0];
             if native {
                 assert_eq!(
@@ -368,30 +358,20 @@ async fn auto_mode_answers_structural_commands_without_the_model() {
     let mut s = setup(true, vec![Reply::Text("model".into())], "auto", "").await;
     std::fs::write(s.ws.path().join(".env"), "SECRET=hunter2\n").unwrap();
     let (listing, _) = s.turn("ls", "approve").await;
-    assert!(
-        listing["finalAnswer"]
-            .as_str()
-            .unwrap()
-            .contains("settings.py")
-    );
+    assert!(listing.final_answer.contains("settings.py"));
     let (shown, _) = s.turn("show settings.py", "approve").await;
-    assert!(
-        shown["finalAnswer"]
-            .as_str()
-            .unwrap()
-            .contains("1 | TIMEOUT = 30")
-    );
-    assert_eq!(shown["classification"], "READ_ONLY_ANSWERED");
+    assert!(shown.final_answer.contains("1 | TIMEOUT = 30"));
+    assert_eq!(shown.classification, Classification::ReadOnlyAnswered);
     let (secret, seen) = s.turn("show .env", "deny").await;
     assert_eq!(
         approvals(&seen).len(),
         1,
         "a protected file asks even in the viewer"
     );
-    assert_eq!(secret["classification"], "BLOCKED_BY_APPROVAL");
-    assert!(!secret["finalAnswer"].as_str().unwrap().contains("hunter2"));
+    assert_eq!(secret.classification, Classification::BlockedByApproval);
+    assert!(!secret.final_answer.contains("hunter2"));
     let (escape, _) = s.turn("cat ../../etc/passwd", "approve").await;
-    assert_eq!(escape["classification"], "BLOCKED_BY_POLICY");
+    assert_eq!(escape.classification, Classification::BlockedByPolicy);
     assert!(s.llama.requests().is_empty(), "no model was called");
     let (_, _) = s.turn(EDIT_REQUEST, "deny").await;
     assert_eq!(
@@ -413,21 +393,18 @@ async fn private_mode_shows_an_approved_protected_read_to_the_person_only() {
     std::fs::write(s.ws.path().join(".env"), "SECRET=hunter2\n").unwrap();
     let (outcome, seen) = s.turn("What is in .env?", "approve").await;
     assert_eq!(approvals(&seen).len(), 1);
-    let shown: Vec<Value> = events(&seen)
+    let shown: Vec<String> = events(&seen)
         .into_iter()
-        .filter(|e| e["event"]["kind"] == "trusted_info")
+        .filter_map(|e| match e.event {
+            TurnEvent::TrustedInfo { text } => Some(text),
+            _ => None,
+        })
         .collect();
-    assert!(
-        shown[0]["event"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("SECRET=hunter2"),
-        "the person sees it"
-    );
+    assert!(shown[0].contains("SECRET=hunter2"), "the person sees it");
     let second = s.llama.requests()[1].to_string();
     assert!(!second.contains("hunter2"), "the model never does");
     assert!(second.contains("shown to the user only (private mode)"));
-    assert!(!outcome["finalAnswer"].as_str().unwrap().contains("hunter2"));
+    assert!(!outcome.final_answer.contains("hunter2"));
 }
 
 #[tokio::test]
@@ -449,8 +426,10 @@ async fn pinned_files_are_framed_as_untrusted_reference_data_and_pins_grant_noth
     assert!(!request.contains("hunter2"), "a protected pin is refused");
     let errors: Vec<String> = events(&seen)
         .into_iter()
-        .filter(|e| e["event"]["kind"] == "error")
-        .map(|e| e["event"]["message"].as_str().unwrap().to_string())
+        .filter_map(|e| match e.event {
+            TurnEvent::Error { message } => Some(message),
+            _ => None,
+        })
         .collect();
     assert!(
         errors.iter().any(|e| e.starts_with("pin .env refused")),
@@ -462,8 +441,8 @@ async fn pinned_files_are_framed_as_untrusted_reference_data_and_pins_grant_noth
             .any(|e| e.starts_with("pin ../outside.txt refused")),
         "{errors:?}"
     );
-    assert_eq!(s.trace()["pinned"][0]["name"], "notes.md");
-    assert_eq!(outcome["classification"], "READ_ONLY_ANSWERED");
+    assert_eq!(s.trace().pinned[0].name, "notes.md");
+    assert_eq!(outcome.classification, Classification::ReadOnlyAnswered);
     assert_eq!(s.settings(), "TIMEOUT = 30\nRETRIES = 3\n");
 }
 
@@ -482,8 +461,10 @@ async fn tool_call_text_is_never_streamed_to_the_person() {
         .await;
     let streamed: String = events(&seen)
         .iter()
-        .filter(|e| e["event"]["kind"] == "stream_chunk")
-        .map(|e| e["event"]["text"].as_str().unwrap().to_string())
+        .filter_map(|e| match &e.event {
+            TurnEvent::StreamChunk { text, .. } => Some(text.clone()),
+            _ => None,
+        })
         .collect();
     assert!(streamed.contains("I will write it now."), "{streamed}");
     assert!(
@@ -513,7 +494,7 @@ async fn a_broken_call_beside_a_valid_one_is_reported_and_never_run() {
     );
     assert!(warnings(&s.trace()).contains(&"MALFORMED_CALL_IGNORED".to_string()));
     assert_eq!(s.settings(), "TIMEOUT = 30\nRETRIES = 3\n");
-    let roles = s.trace()["taskContract"]["rolefulTargets"].to_string();
+    let roles = serde_json::to_string(&s.trace().task_contract.roleful_targets).unwrap();
     assert!(
         roles.contains("MUST_MUTATE") && roles.contains("settings.py"),
         "{roles}"

@@ -2,6 +2,7 @@
 //! ADVISORY_ONLY outcome, and no speculative reads of other files.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
+use talos_protocol::{Classification, CompletionStatus};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{TestDaemon, agent_turn};
 
@@ -25,14 +26,22 @@ async fn a_pdf_question_gets_a_capability_note_and_no_guessing() {
         "Explain the main points of proposal.docx",
     ] {
         let outcome = client.turn(&session, prompt, "approve").await;
-        let answer = outcome["finalAnswer"].as_str().unwrap();
+        let answer = &outcome.final_answer;
         assert!(
             answer.starts_with("[Capability note: Talos's file tools read text files; they cannot extract the text of"),
             "{prompt}: {answer}"
         );
         assert!(!answer.contains("40%"), "no made-up summary: {answer}");
-        assert_eq!(outcome["status"], "ADVISORY_ONLY", "{prompt}: {outcome}");
-        assert_eq!(outcome["classification"], "ADVISORY_ONLY", "{outcome}");
+        assert_eq!(
+            outcome.status,
+            CompletionStatus::AdvisoryOnly,
+            "{prompt}: {outcome:?}"
+        );
+        assert_eq!(
+            outcome.classification,
+            Classification::AdvisoryOnly,
+            "{outcome:?}"
+        );
     }
     assert!(
         llama.requests().is_empty(),
@@ -41,14 +50,13 @@ async fn a_pdf_question_gets_a_capability_note_and_no_guessing() {
     let traces = daemon.traces();
     assert_eq!(traces.len(), 3);
     for trace in &traces {
-        assert!(trace["toolCalls"].as_array().unwrap().is_empty(), "{trace}");
+        assert!(trace.tool_calls.is_empty(), "{trace:?}");
         assert!(
-            trace["warnings"]
-                .as_array()
-                .unwrap()
+            trace
+                .warnings
                 .iter()
-                .any(|w| w["code"] == "DOCUMENT_NOT_READABLE"),
-            "{trace}"
+                .any(|w| w.code == "DOCUMENT_NOT_READABLE"),
+            "{trace:?}"
         );
     }
     daemon.stop().await;
@@ -63,7 +71,12 @@ async fn a_text_file_next_to_a_pdf_is_still_read_normally() {
         Reply::Text("The notes are unrelated.".into()),
     ]);
     let run = agent_turn(ws.path(), model, "Summarize notes.txt").await;
-    assert_eq!(run.outcome["status"], "COMPLETE", "{}", run.outcome);
+    assert_eq!(
+        run.outcome.status,
+        CompletionStatus::Complete,
+        "{:?}",
+        run.outcome
+    );
     assert!(!run.requests.is_empty());
 }
 

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use serde_json::{Value, json};
+use talos_protocol::event::ApprovalSource;
+use talos_protocol::{ApprovalRequestParams, Classification, CompletionStatus, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply, scripted};
 use talos_tests::harness::{Answer, Client, TestDaemon, approvals, approve_all};
 
@@ -48,17 +50,16 @@ async fn case(steps: Vec<Reply>, extra_config: &str) -> Case {
 }
 
 impl Case {
-    async fn turn(&mut self, prompt: &str, decision: &'static str) -> (Value, Vec<Value>) {
-        let (response, seen) = self
+    async fn turn(
+        &mut self,
+        prompt: &str,
+        decision: &'static str,
+    ) -> (TurnOutcome, Vec<ApprovalRequestParams>) {
+        let (outcome, seen) = self
             .client
-            .call_with(
-                "turn/start",
-                json!({"sessionId": self.session, "prompt": prompt}),
-                approve_all(decision),
-            )
-            .await
-            .unwrap();
-        (response.result.unwrap(), approvals(&seen))
+            .turn_with(&self.session, prompt, approve_all(decision))
+            .await;
+        (outcome, approvals(&seen))
     }
     fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.ws.path().join(rel)).unwrap_or_default()
@@ -68,13 +69,12 @@ impl Case {
             .daemon
             .traces()
             .into_iter()
-            .max_by_key(|t| t["turnNumber"].as_u64())
+            .max_by_key(|t| t.turn_number)
             .unwrap();
-        trace["permissionDecisions"]
-            .as_array()
-            .unwrap()
+        trace
+            .permission_decisions
             .iter()
-            .map(|d| d["reasonCode"].as_str().unwrap().to_string())
+            .map(|d| d.reason_code.clone())
             .collect()
     }
 }
@@ -165,9 +165,10 @@ async fn each_rung_of_the_ladder() {
         }
         if code == "CONFIG_ASK" {
             assert!(
-                asked[0]["details"]
-                    .to_string()
-                    .contains("docs are reviewed")
+                asked[0]
+                    .details
+                    .iter()
+                    .any(|d| d.contains("docs are reviewed"))
             );
         }
     }
@@ -201,9 +202,9 @@ async fn remembered_approval_covers_plain_writes_but_not_github_deletes_or_opera
         )
         .await;
     // a.txt asks and is remembered; b.txt rides on it; .github asks again.
-    assert_eq!(asked.len(), 2, "{outcome}");
-    assert_eq!(asked[1]["target"], ".github/dependabot.yml");
-    assert_eq!(asked[1]["rememberEligible"], false);
+    assert_eq!(asked.len(), 2, "{outcome:?}");
+    assert_eq!(asked[1].target.as_deref(), Some(".github/dependabot.yml"));
+    assert!(!asked[1].remember_eligible);
     assert_eq!(
         c.decisions(),
         vec![
@@ -243,8 +244,8 @@ async fn an_allowed_change_of_line_endings_bom_or_final_newline_is_asked() {
             "{change}: the allow rule does not skip this prompt"
         );
         assert!(
-            asked[0]["details"].to_string().contains(change),
-            "{}",
+            asked[0].details.iter().any(|d| d.contains(change)),
+            "{:?}",
             asked[0]
         );
         assert_eq!(c.decisions(), vec!["CONFIG_ALLOW", "FORMAT_CHANGE_ASK"]);
@@ -272,28 +273,26 @@ async fn a_file_changed_or_swapped_for_a_symlink_after_approval_is_not_written()
         std::fs::write(c.ws.path().join("hello.txt"), "original\n").unwrap();
         let target = c.ws.path().join("hello.txt");
         let canary = canary.clone();
-        let (response, _) = c
+        let (outcome, _) = c
             .client
-            .call_with(
-                "turn/start",
-                json!({"sessionId": c.session, "prompt": "Overwrite hello.txt with hi"}),
-                |m| {
-                    if m.method.as_deref() != Some("approval/request") {
-                        return Answer::Ignore;
-                    }
-                    if swap == "content" {
-                        std::fs::write(&target, "edited by someone else\n").unwrap();
-                    } else {
-                        std::fs::remove_file(&target).unwrap();
-                        std::os::unix::fs::symlink(&canary, &target).unwrap();
-                    }
-                    Answer::Result(json!({"decision": "approve"}))
-                },
-            )
-            .await
-            .unwrap();
-        let outcome = response.result.unwrap();
-        assert_eq!(outcome["status"], "FAILED", "{swap}: {outcome}");
+            .turn_with(&c.session, "Overwrite hello.txt with hi", |m| {
+                if m.method.as_deref() != Some("approval/request") {
+                    return Answer::Ignore;
+                }
+                if swap == "content" {
+                    std::fs::write(&target, "edited by someone else\n").unwrap();
+                } else {
+                    std::fs::remove_file(&target).unwrap();
+                    std::os::unix::fs::symlink(&canary, &target).unwrap();
+                }
+                Answer::Result(json!({"decision": "approve"}))
+            })
+            .await;
+        assert_eq!(
+            outcome.status,
+            CompletionStatus::Failed,
+            "{swap}: {outcome:?}"
+        );
         assert_eq!(
             std::fs::read_to_string(&canary).unwrap(),
             "canary\n",
@@ -302,11 +301,10 @@ async fn a_file_changed_or_swapped_for_a_symlink_after_approval_is_not_written()
         if swap == "content" {
             assert_eq!(c.read("hello.txt"), "edited by someone else\n");
             assert!(
-                outcome["finalAnswer"]
-                    .as_str()
-                    .unwrap()
+                outcome
+                    .final_answer
                     .contains("changed after it was approved"),
-                "{outcome}"
+                "{outcome:?}"
             );
         } else {
             assert!(
@@ -349,19 +347,13 @@ async fn an_unanswered_approval_times_out_as_a_denial() {
     let daemon = TestDaemon::start(&config).await;
     let mut client = daemon.client().await;
     let session = client.open_session(c.ws.path(), "agent").await;
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "Write hello.txt saying hi"}),
-            |_| Answer::Ignore,
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
+    let (outcome, seen) = client
+        .turn_with(&session, "Write hello.txt saying hi", |_| Answer::Ignore)
+        .await;
     assert_eq!(approvals(&seen).len(), 1);
-    assert_eq!(outcome["classification"], "BLOCKED_BY_APPROVAL");
+    assert_eq!(outcome.classification, Classification::BlockedByApproval);
     let trace = daemon.traces().pop().unwrap();
-    assert_eq!(trace["approvals"][0]["source"], "timeout");
+    assert_eq!(trace.approvals[0].source, ApprovalSource::Timeout);
     assert!(!c.ws.path().join("hello.txt").exists());
     let _ = c.turn("hello", "deny").await;
 }
@@ -383,8 +375,12 @@ async fn trailing_commentary_is_stripped_before_the_approval_so_approved_bytes_a
     let (outcome, asked) = c
         .turn("Create app.py with a function f that returns 1", "approve")
         .await;
-    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED", "{outcome}");
-    let diff = asked[0]["diff"]["text"].as_str().unwrap();
+    assert_eq!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
+    let diff = &asked[0].diff.as_ref().unwrap().text;
     assert!(
         !diff.contains("Explanation") && diff.contains("+    return 1"),
         "{diff}"
@@ -392,9 +388,10 @@ async fn trailing_commentary_is_stripped_before_the_approval_so_approved_bytes_a
     assert_eq!(c.read("app.py"), "def f():\n    return 1\n");
     let trace = c.daemon.traces().pop().unwrap();
     assert!(
-        trace["warnings"]
-            .to_string()
-            .contains("TOOL_CONTENT_SANITIZED")
+        trace
+            .warnings
+            .iter()
+            .any(|w| w.code == "TOOL_CONTENT_SANITIZED")
     );
 }
 

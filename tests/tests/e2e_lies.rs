@@ -2,12 +2,14 @@
 //! the truth.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
-use serde_json::{Value, json};
+use serde_json::json;
+use talos_protocol::trace::TraceRecord;
+use talos_protocol::{Classification, CompletionStatus, TurnOutcome};
 use talos_tests::fake_llama::{Reply, read_call, scripted, write_call};
 use talos_tests::harness::{agent_turn, timeout_workspace};
 
 /// One turn in agent mode with every approval granted; the outcome and the trace.
-async fn turn(ws: &std::path::Path, steps: Vec<Reply>, prompt: &str) -> (Value, Value) {
+async fn turn(ws: &std::path::Path, steps: Vec<Reply>, prompt: &str) -> (TurnOutcome, TraceRecord) {
     let run = agent_turn(ws, scripted(steps), prompt).await;
     (run.outcome, run.trace)
 }
@@ -33,7 +35,7 @@ async fn a_claimed_edit_that_failed_is_reported_as_failed() {
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 30\nRETRIES = 3\n"
     );
-    let answer = outcome["finalAnswer"].as_str().unwrap();
+    let answer = &outcome.final_answer;
     assert!(
         answer.starts_with("[Truth check: no file was changed in this turn"),
         "{answer}"
@@ -41,9 +43,13 @@ async fn a_claimed_edit_that_failed_is_reported_as_failed() {
     assert!(!answer.contains("TIMEOUT is now 60"), "{answer}");
     // The edit was refused before approval (its old_string is not in the file) and the action
     // obligation is unmet: BLOCKED_BY_POLICY, as in the reference's dominance order.
-    assert_eq!(outcome["status"], "BLOCKED", "{outcome}");
-    assert_eq!(outcome["classification"], "BLOCKED_BY_POLICY", "{outcome}");
-    assert_eq!(outcome["files"][0]["changed"], false, "{outcome}");
+    assert_eq!(outcome.status, CompletionStatus::Blocked, "{outcome:?}");
+    assert_eq!(
+        outcome.classification,
+        Classification::BlockedByPolicy,
+        "{outcome:?}"
+    );
+    assert!(!outcome.files[0].changed, "{outcome:?}");
 }
 
 #[tokio::test]
@@ -61,13 +67,17 @@ async fn two_of_three_files_written_is_partial_and_names_the_third() {
     .await;
     assert!(ws.path().join("alpha.txt").exists() && ws.path().join("beta.txt").exists());
     assert!(!ws.path().join("gamma.txt").exists());
-    let answer = outcome["finalAnswer"].as_str().unwrap();
+    let answer = &outcome.final_answer;
     assert!(
         answer.contains("Remaining target(s): gamma.txt"),
         "the unmet target is named as the person wrote it: {answer}"
     );
-    assert_eq!(outcome["status"], "PARTIAL", "{outcome}");
-    assert_eq!(trace["outcome"]["classification"], "PARTIAL", "{trace}");
+    assert_eq!(outcome.status, CompletionStatus::Partial, "{outcome:?}");
+    assert_eq!(
+        trace.outcome.classification,
+        Classification::Partial,
+        "{trace:?}"
+    );
 }
 
 #[tokio::test]
@@ -83,7 +93,11 @@ async fn no_mismatches_said_without_reading_is_marked_ungrounded() {
         "Explain whether the selectors in styles.css match the ids in index.html",
     )
     .await;
-    let answer = outcome["finalAnswer"].as_str().unwrap();
+    let answer = &outcome.final_answer;
     assert!(answer.starts_with("[Grounding check:"), "{answer}");
-    assert_eq!(outcome["status"], "ADVISORY_ONLY", "{outcome}");
+    assert_eq!(
+        outcome.status,
+        CompletionStatus::AdvisoryOnly,
+        "{outcome:?}"
+    );
 }

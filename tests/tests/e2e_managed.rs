@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use talos_protocol::Message;
+use talos_protocol::{Classification, CompletionStatus, Message, ModelStatusResult, TurnOutcome};
 use talos_tests::harness::{Client, TestDaemon, approvals, approve_all, timeout_workspace};
 use talos_tests::managed::{
     FakeServer, alive, cmdline, flag_value, model_status, wait_for_state, wait_for_status,
@@ -42,16 +42,10 @@ async fn turn(
     session: &str,
     prompt: &str,
     decision: &'static str,
-) -> (Value, Vec<Message>) {
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": prompt}),
-            approve_all(decision),
-        )
+) -> (TurnOutcome, Vec<Message>) {
+    client
+        .turn_with(session, prompt, approve_all(decision))
         .await
-        .unwrap();
-    (response.result.unwrap(), seen)
 }
 
 async fn assert_all_gone(fake: &FakeServer, what: &str) {
@@ -77,8 +71,17 @@ async fn the_daemon_launches_the_server_owns_it_carries_an_edit_and_stops_it() {
     let pid = fake.listener_pid().expect("the fake listens");
     assert_eq!(
         ready,
-        json!({"mode": "managed", "state": "ready", "url": format!("http://127.0.0.1:{}", fake.port),
-               "pid": pid, "port": fake.port, "model": fake.model, "restarts": 0, "owned": true}),
+        ModelStatusResult {
+            mode: "managed".into(),
+            state: "ready".into(),
+            url: format!("http://127.0.0.1:{}", fake.port),
+            pid: Some(pid),
+            port: Some(fake.port),
+            model: Some(fake.model.to_str().unwrap().to_string()),
+            restarts: 0,
+            owned: true,
+            last_error: None,
+        },
     );
     assert!(alive(pid));
     let args = cmdline(pid);
@@ -100,7 +103,11 @@ async fn the_daemon_launches_the_server_owns_it_carries_an_edit_and_stops_it() {
     let ws = timeout_workspace();
     let session = client.open_session(ws.path(), "agent").await;
     let (outcome, seen) = turn(&mut client, &session, EDIT_REQUEST, "approve").await;
-    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED", "{outcome}");
+    assert_eq!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
     assert_eq!(approvals(&seen).len(), 1);
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
@@ -122,20 +129,17 @@ async fn a_port_already_in_use_is_refused_and_the_other_server_is_left_alone() {
     let mut client = daemon.client().await;
 
     let failed = wait_for_state(&mut client, "failed", START).await.last;
-    assert_eq!(failed["owned"], false, "{failed}");
+    assert!(!failed.owned, "{failed:?}");
     assert!(
-        failed["lastError"].as_str().unwrap().contains(REFUSED),
-        "{failed}"
+        failed.last_error.as_deref().unwrap().contains(REFUSED),
+        "{failed:?}"
     );
 
     let ws = timeout_workspace();
     let session = client.open_session(ws.path(), "agent").await;
     let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
-    assert_eq!(outcome["status"], "FAILED", "{outcome}");
-    assert!(
-        outcome["finalAnswer"].as_str().unwrap().contains(REFUSED),
-        "{outcome}"
-    );
+    assert_eq!(outcome.status, CompletionStatus::Failed, "{outcome:?}");
+    assert!(outcome.final_answer.contains(REFUSED), "{outcome:?}");
     assert!(fake.pids().is_empty(), "nothing was launched");
 
     daemon.stop().await;
@@ -161,13 +165,14 @@ async fn a_listener_held_by_another_process_fails_closed_and_both_processes_are_
     let mut client = daemon.client().await;
 
     let failed = wait_for_state(&mut client, "failed", START).await.last;
-    assert_eq!(failed["owned"], false, "{failed}");
+    assert!(!failed.owned, "{failed:?}");
     assert!(
-        failed["lastError"]
-            .as_str()
+        failed
+            .last_error
+            .as_deref()
             .unwrap()
             .contains("listener ownership"),
-        "{failed}"
+        "{failed:?}"
     );
     let pids = fake.pids();
     assert_eq!(
@@ -183,7 +188,7 @@ async fn a_listener_held_by_another_process_fails_closed_and_both_processes_are_
     );
     // Failing closed is final: no restart, and turns are refused.
     let status = model_status(&mut client).await;
-    assert_eq!(status["state"], "failed", "{status}");
+    assert_eq!(status.state, "failed", "{status:?}");
     assert_eq!(fake.pids().len(), 2, "no relaunch");
     assert!(fake.requests().is_empty(), "no chat reached the impostor");
     daemon.stop().await;
@@ -196,10 +201,7 @@ async fn a_turn_started_while_the_model_loads_waits_and_then_succeeds() {
     let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
     let mut watcher = daemon.client().await;
     let loading = wait_for_state(&mut watcher, "loading", START).await.last;
-    assert_eq!(
-        loading["owned"], false,
-        "not proven while loading: {loading}"
-    );
+    assert!(!loading.owned, "not proven while loading: {loading:?}");
 
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
@@ -207,8 +209,9 @@ async fn a_turn_started_while_the_model_loads_waits_and_then_succeeds() {
     let started = Instant::now();
     let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
     assert_eq!(
-        outcome["classification"], "ADVISORY_ONLY",
-        "{outcome}: the fake answers without reading settings.py, so the answer is ungrounded"
+        outcome.classification,
+        Classification::AdvisoryOnly,
+        "{outcome:?}: the fake answers without reading settings.py, so the answer is ungrounded"
     );
     assert!(
         started.elapsed() > Duration::from_millis(300),
@@ -216,10 +219,7 @@ async fn a_turn_started_while_the_model_loads_waits_and_then_succeeds() {
         started.elapsed()
     );
     let ready = model_status(&mut watcher).await;
-    assert_eq!(
-        (&ready["state"], &ready["owned"]),
-        (&json!("ready"), &json!(true))
-    );
+    assert_eq!((ready.state.as_str(), ready.owned), ("ready", true));
     assert_eq!(fake.requests().len(), 1);
     daemon.stop().await;
     assert_all_gone(&fake, "after the daemon stopped").await;
@@ -238,7 +238,7 @@ async fn a_server_that_never_finishes_loading_fails_the_start_after_its_timeout(
         "{:?}",
         log.states
     );
-    assert!(log.last["lastError"].is_string(), "{}", log.last);
+    assert!(log.last.last_error.is_some(), "{:?}", log.last);
     assert_all_gone(&fake, "after the start failed").await;
     daemon.stop().await;
 }
@@ -249,18 +249,19 @@ async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn()
     let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
     let mut client = daemon.client().await;
     let first = wait_for_state(&mut client, "ready", START).await.last;
-    let first_pid = first["pid"].as_u64().unwrap();
+    let first_pid = first.pid.unwrap();
 
     let ws = timeout_workspace();
     let session = client.open_session(ws.path(), "agent").await;
     let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
     assert_eq!(
-        outcome["classification"], "ADVISORY_ONLY",
-        "{outcome}: the fake answers without reading settings.py, so the answer is ungrounded"
+        outcome.classification,
+        Classification::AdvisoryOnly,
+        "{outcome:?}: the fake answers without reading settings.py, so the answer is ungrounded"
     );
 
     let log = wait_for_status(&mut client, Duration::from_secs(30), |s| {
-        s["state"] == "ready" && s["pid"].as_u64().is_some_and(|pid| pid != first_pid)
+        s.state == "ready" && s.pid.is_some_and(|pid| pid != first_pid)
     })
     .await;
     assert!(
@@ -268,12 +269,16 @@ async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn()
         "{:?}",
         log.states
     );
-    assert!(log.last["restarts"].as_u64().unwrap() >= 1, "{}", log.last);
-    assert_eq!(log.last["owned"], true);
-    assert!(!alive(u32::try_from(first_pid).unwrap()));
+    assert!(log.last.restarts >= 1, "{:?}", log.last);
+    assert!(log.last.owned);
+    assert!(!alive(first_pid));
 
     let (again, _) = turn(&mut client, &session, QUESTION, "deny").await;
-    assert_eq!(again["classification"], "ADVISORY_ONLY", "{again}");
+    assert_eq!(
+        again.classification,
+        Classification::AdvisoryOnly,
+        "{again:?}"
+    );
     daemon.stop().await;
     assert_all_gone(&fake, "after the daemon stopped").await;
 }
@@ -289,8 +294,8 @@ async fn a_server_that_always_exits_is_retried_a_bounded_number_of_times_then_fa
         "{:?}",
         log.states
     );
-    assert_eq!(log.last["restarts"], 5, "{}", log.last);
-    assert!(log.last["lastError"].is_string(), "{}", log.last);
+    assert_eq!(log.last.restarts, 5, "{:?}", log.last);
+    assert!(log.last.last_error.is_some(), "{:?}", log.last);
     let launches = fake.pids().len();
     assert_eq!(launches, 6, "the first launch and 5 restarts");
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -313,8 +318,9 @@ async fn each_session_keeps_its_own_slot_with_prompt_caching_and_cached_tokens_r
     for session in [&first, &second, &first] {
         let (outcome, _) = turn(&mut client, session, QUESTION, "deny").await;
         assert_eq!(
-            outcome["classification"], "ADVISORY_ONLY",
-            "{outcome}: the fake answers without reading settings.py, so the answer is ungrounded"
+            outcome.classification,
+            Classification::AdvisoryOnly,
+            "{outcome:?}: the fake answers without reading settings.py, so the answer is ungrounded"
         );
     }
 
@@ -335,15 +341,15 @@ async fn each_session_keeps_its_own_slot_with_prompt_caching_and_cached_tokens_r
     let traces = daemon.traces();
     assert_eq!(traces.len(), 3);
     for trace in &traces {
-        let call = &trace["modelCalls"][0];
+        let call = &trace.model_calls[0];
         assert_eq!(
             (
-                &call["promptTokens"],
-                &call["completionTokens"],
-                &call["cachedTokens"]
+                call.prompt_tokens,
+                call.completion_tokens,
+                call.cached_tokens
             ),
-            (&json!(120), &json!(9), &json!(100)),
-            "{call}"
+            (Some(120), Some(9), Some(100)),
+            "{call:?}"
         );
     }
     client.call("daemon/shutdown", json!({})).await;
@@ -385,7 +391,7 @@ async fn sigterm_to_the_real_daemon_stops_the_server_it_launched() {
     wait_for_socket(&socket).await;
     let mut client = Client::connect(&socket).await;
     let ready = wait_for_state(&mut client, "ready", START).await.last;
-    let pid = u32::try_from(ready["pid"].as_u64().unwrap()).unwrap();
+    let pid = ready.pid.unwrap();
     assert!(alive(pid));
 
     let killed = Command::new("kill")
@@ -433,7 +439,7 @@ async fn a_server_left_by_a_killed_daemon_of_the_same_home_is_reclaimed_and_no_o
     wait_for_socket(&socket).await;
     let mut client = Client::connect(&socket).await;
     let orphan = wait_for_state(&mut client, "ready", START).await.last;
-    let orphan = u32::try_from(orphan["pid"].as_u64().unwrap()).unwrap();
+    let orphan = orphan.pid.unwrap();
     // SIGKILL: the daemon cannot stop its server, which keeps the port.
     first.child.kill().unwrap();
     first.child.wait().unwrap();
@@ -442,6 +448,6 @@ async fn a_server_left_by_a_killed_daemon_of_the_same_home_is_reclaimed_and_no_o
     wait_for_socket(&socket).await;
     let mut client = Client::connect(&socket).await;
     let ready = wait_for_state(&mut client, "ready", START).await.last;
-    assert_ne!(ready["pid"], json!(orphan), "a new server was launched");
+    assert_ne!(ready.pid, Some(orphan), "a new server was launched");
     assert!(!alive(orphan), "the orphan this home launched was stopped");
 }

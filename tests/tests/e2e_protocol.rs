@@ -5,8 +5,14 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use talos_protocol::{
+    ApprovalRequestParams, ApprovalRespondResult, Classification, CompletionStatus,
+    DaemonShutdownResult, DaemonStatusResult, SessionListResult, TurnEvent, TurnOutcome,
+};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
-use talos_tests::harness::{Answer, Client, TestDaemon, approve_all, events, timeout_workspace};
+use talos_tests::harness::{
+    Answer, Client, TestDaemon, approve_all, decode, events, timeout_workspace,
+};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 
@@ -75,9 +81,9 @@ async fn bad_lines_get_json_rpc_errors_and_the_connection_stays_usable() {
         -32600,
         "a line over 16 MiB is refused"
     );
-    let status = client.call("daemon/status", json!({})).await;
-    assert_eq!(status["sessions"], 0);
-    assert_eq!(status["pid"], std::process::id());
+    let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+    assert_eq!(status.sessions, 0);
+    assert_eq!(status.pid, std::process::id());
     daemon.stop().await;
 }
 
@@ -93,7 +99,8 @@ async fn only_the_connection_that_started_a_turn_can_answer_its_approval() {
     let request_id = loop {
         let m = owner.read().await.unwrap();
         if m.method.as_deref() == Some("approval/request") {
-            break m.params.unwrap()["requestId"].as_str().unwrap().to_string();
+            break decode::<ApprovalRequestParams>("approval/request", m.params.unwrap())
+                .request_id;
         }
     };
     let (response, _) = intruder
@@ -121,8 +128,10 @@ async fn only_the_connection_that_started_a_turn_can_answer_its_approval() {
             _ => {}
         }
     }
-    assert_eq!(accepted.unwrap()["accepted"], true);
-    assert_eq!(outcome.unwrap()["classification"], "COMPLETED_VERIFIED");
+    let accepted: ApprovalRespondResult = decode("approval/respond result", accepted.unwrap());
+    assert!(accepted.accepted);
+    let outcome: TurnOutcome = decode("turn/start result", outcome.unwrap());
+    assert_eq!(outcome.classification, Classification::CompletedVerified);
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 60\nRETRIES = 3\n"
@@ -154,8 +163,8 @@ async fn a_second_turn_on_a_busy_session_is_refused() {
         .await
         .unwrap();
     assert_eq!(busy.error.unwrap().code, -32003);
-    let listed = other.call("session/list", json!({})).await;
-    assert_eq!(listed["sessions"][0]["busy"], true);
+    let listed: SessionListResult = other.request("session/list", json!({})).await;
+    assert!(listed.sessions[0].busy);
     client
         .send_line(
             &json!({"jsonrpc": "2.0", "id": approval.id, "result": {"decision": "deny"}})
@@ -189,8 +198,8 @@ async fn a_bad_config_refuses_turns_with_a_message_naming_the_problem() {
         let error = response.error.unwrap();
         assert_eq!(error.code, -32005);
         assert!(error.message.contains(expected), "{}", error.message);
-        let status = client.call("daemon/status", json!({})).await;
-        assert!(status["configError"].as_str().unwrap().contains(expected));
+        let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+        assert!(status.config_error.unwrap().contains(expected));
         daemon.stop().await;
     }
 }
@@ -207,28 +216,23 @@ async fn shutdown_cancels_an_in_flight_turn_and_still_writes_its_trace() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let mut admin = daemon.client().await;
-    assert_eq!(
-        admin.call("daemon/shutdown", json!({})).await["stopping"],
-        true
-    );
+    let shutdown: DaemonShutdownResult = admin.request("daemon/shutdown", json!({})).await;
+    assert!(shutdown.stopping);
     let outcome = loop {
         let m = client
             .read()
             .await
             .expect("the turn's response arrives before the connection closes");
         if m.id == Some(json!(1)) && m.method.is_none() {
-            break m.result.unwrap();
+            break decode::<TurnOutcome>("turn/start result", m.result.unwrap());
         }
     };
     assert_eq!(
-        (
-            outcome["status"].as_str(),
-            outcome["classification"].as_str()
-        ),
-        (Some("CANCELLED"), Some("CANCELLED"))
+        (outcome.status, outcome.classification),
+        (CompletionStatus::Cancelled, Classification::Cancelled)
     );
     let trace = &daemon.traces()[0];
-    assert_eq!(trace["outcome"]["status"], "CANCELLED");
+    assert_eq!(trace.outcome.status, CompletionStatus::Cancelled);
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 30\nRETRIES = 3\n"
@@ -245,26 +249,27 @@ async fn thousands_of_streamed_chunks_arrive_in_order_and_none_is_dropped() {
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "What does settings.py configure?"}),
+    let (outcome, seen) = client
+        .turn_with(
+            &session,
+            "What does settings.py configure?",
             approve_all("deny"),
         )
-        .await
-        .unwrap();
+        .await;
     let events = events(&seen);
-    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     let streamed: String = events
         .iter()
-        .filter(|e| e["event"]["kind"] == "stream_chunk")
-        .map(|e| e["event"]["text"].as_str().unwrap())
+        .filter_map(|e| match &e.event {
+            TurnEvent::StreamChunk { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
         .collect();
     assert_eq!(streamed, text);
     assert!(seqs.len() > 1500, "{}", seqs.len());
     // The model answered about settings.py without reading it: advisory, not answered.
-    assert_eq!(response.result.unwrap()["classification"], "ADVISORY_ONLY");
+    assert_eq!(outcome.classification, Classification::AdvisoryOnly);
     daemon.stop().await;
 }
 
@@ -275,23 +280,17 @@ async fn a_malformed_text_tool_call_fails_the_turn_without_echoing_the_json() {
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
-    assert_eq!(outcome["classification"], "FAILED");
-    let answer = outcome["finalAnswer"].as_str().unwrap();
+    let (outcome, _) = client
+        .turn_with(&session, EDIT_REQUEST, approve_all("approve"))
+        .await;
+    assert_eq!(outcome.classification, Classification::Failed);
+    let answer = outcome.final_answer;
     assert!(
         answer.starts_with("[Truth check: the model produced an invalid tool-call payload"),
         "{answer}"
     );
     assert!(!answer.contains("old_string"));
-    assert_eq!(daemon.traces()[0]["model"]["toolCalling"], "text");
+    assert_eq!(daemon.traces()[0].model.tool_calling, "text");
     daemon.stop().await;
 }
 
@@ -311,20 +310,19 @@ async fn truncated_native_arguments_are_an_invalid_payload_not_a_crash() {
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
-    assert_eq!(outcome["classification"], "FAILED", "{outcome}");
+    let (outcome, _) = client
+        .turn_with(&session, EDIT_REQUEST, approve_all("approve"))
+        .await;
+    assert_eq!(
+        outcome.classification,
+        Classification::Failed,
+        "{outcome:?}"
+    );
     let trace = &daemon.traces()[0];
     assert!(
-        trace["toolCalls"][0]["rejection"]
-            .as_str()
+        trace.tool_calls[0]
+            .rejection
+            .as_deref()
             .unwrap()
             .contains("cut off at the token limit")
     );
@@ -346,26 +344,15 @@ async fn a_model_server_error_is_a_traced_failure() {
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
-    assert_eq!(outcome["classification"], "FAILED");
+    let (outcome, _) = client
+        .turn_with(&session, EDIT_REQUEST, approve_all("approve"))
+        .await;
+    assert_eq!(outcome.classification, Classification::Failed);
+    assert!(outcome.final_answer.contains("HTTP 500"), "{outcome:?}");
     assert!(
-        outcome["finalAnswer"]
-            .as_str()
-            .unwrap()
-            .contains("HTTP 500"),
-        "{outcome}"
-    );
-    assert!(
-        daemon.traces()[0]["modelCalls"][0]["error"]
-            .as_str()
+        daemon.traces()[0].model_calls[0]
+            .error
+            .as_deref()
             .unwrap()
             .contains("HTTP 500")
     );

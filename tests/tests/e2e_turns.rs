@@ -5,10 +5,17 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use talos_protocol::event::ApprovalSource;
+use talos_protocol::trace::TraceRecord;
+use talos_protocol::{
+    ApprovalRequestParams, Classification, CompletionStatus, Decision, TurnEvent, TurnOutcome,
+};
 use talos_tests::fake_llama::{
     FakeLlama, Reply, after_tool_result, offered_tools, read_call, scripted,
 };
-use talos_tests::harness::{Answer, TestDaemon, approvals, approve_all, events, timeout_workspace};
+use talos_tests::harness::{
+    Answer, TestDaemon, approvals, approve_all, decode, events, timeout_workspace,
+};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 const EDIT_ARGS: &str =
@@ -52,42 +59,35 @@ async fn approved_timeout_edit_changes_the_file_stores_a_checkpoint_and_writes_a
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
+    let (outcome, seen) = client
+        .turn_with(&session, EDIT_REQUEST, approve_all("approve"))
+        .await;
 
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 60\nRETRIES = 3\n"
     );
     assert_eq!(
+        (outcome.status, outcome.classification),
         (
-            outcome["status"].as_str(),
-            outcome["classification"].as_str()
+            CompletionStatus::Complete,
+            Classification::CompletedVerified
         ),
-        (Some("COMPLETE"), Some("COMPLETED_VERIFIED")),
-        "{outcome}"
+        "{outcome:?}"
     );
     let asked = approvals(&seen);
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0]["tool"], "talos.edit_file");
+    assert_eq!(asked[0].tool, "talos.edit_file");
     assert_eq!(
-        asked[0]["diff"]["text"],
+        asked[0].diff.as_ref().unwrap().text,
         "@@ -1,2 +1,2 @@\n-TIMEOUT = 30\n+TIMEOUT = 60\n RETRIES = 3\n"
     );
     assert!(
-        asked[0]["details"]
-            .as_array()
-            .unwrap()
+        asked[0]
+            .details
             .iter()
             .any(|d| d == "target: settings.py (25 bytes, 2 lines)"),
-        "{}",
+        "{:?}",
         asked[0]
     );
 
@@ -101,19 +101,19 @@ async fn approved_timeout_edit_changes_the_file_stores_a_checkpoint_and_writes_a
     let traces = daemon.traces();
     assert_eq!(traces.len(), 1);
     let trace = &traces[0];
-    assert_eq!(trace["schemaVersion"], 5);
-    assert_eq!(trace["traceId"], outcome["traceId"]);
-    assert_eq!(trace["taskContract"]["type"], "FILE_EDIT");
+    assert_eq!(trace.schema_version, 5);
+    assert_eq!(trace.trace_id, outcome.trace_id);
+    assert_eq!(trace.task_contract.task_type, "FILE_EDIT");
+    assert_eq!(trace.task_contract.expected_targets, vec!["settings.py"]);
+    assert_eq!(trace.model.tool_calling, "native");
+    assert_eq!(trace.approvals[0].decision, Decision::Approve);
+    assert_eq!(trace.checkpoints[0].status, "created");
+    assert_eq!(trace.verification[0].status, "PASS");
     assert_eq!(
-        trace["taskContract"]["expectedTargets"],
-        json!(["settings.py"])
+        trace.outcome.classification,
+        Classification::CompletedVerified
     );
-    assert_eq!(trace["model"]["toolCalling"], "native");
-    assert_eq!(trace["approvals"][0]["decision"], "approve");
-    assert_eq!(trace["checkpoints"][0]["status"], "created");
-    assert_eq!(trace["verification"][0]["status"], "PASS");
-    assert_eq!(trace["outcome"]["classification"], "COMPLETED_VERIFIED");
-    let text = trace.to_string();
+    let text = daemon.trace_texts().concat();
     assert!(
         !text.contains("TIMEOUT = 30") && !text.contains("TIMEOUT = 60"),
         "file contents never appear in a trace"
@@ -122,18 +122,16 @@ async fn approved_timeout_edit_changes_the_file_stores_a_checkpoint_and_writes_a
         !text.contains(EDIT_REQUEST),
         "the prompt appears only as a digest"
     );
-    assert!(
-        trace["request"]["hash"]
-            .as_str()
-            .unwrap()
-            .starts_with("sha256:")
-    );
+    assert!(trace.request.hash.starts_with("sha256:"));
 
     // Events are ordered with seq 1, 2, 3, ... and end with the outcome.
     let events = events(&seen);
-    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
-    assert_eq!(events.last().unwrap()["event"]["kind"], "outcome");
+    assert!(matches!(
+        events.last().unwrap().event,
+        TurnEvent::Outcome { .. }
+    ));
     assert_eq!(llama.requests().len(), 3);
     daemon.stop().await;
 }
@@ -145,15 +143,9 @@ async fn denied_edit_leaves_the_file_byte_identical() {
     let before = std::fs::read(ws.path().join("settings.py")).unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
-            approve_all("deny"),
-        )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
+    let (outcome, seen) = client
+        .turn_with(&session, EDIT_REQUEST, approve_all("deny"))
+        .await;
 
     assert_eq!(
         std::fs::read(ws.path().join("settings.py")).unwrap(),
@@ -161,26 +153,22 @@ async fn denied_edit_leaves_the_file_byte_identical() {
     );
     assert_eq!(approvals(&seen).len(), 1);
     assert_eq!(
-        (
-            outcome["status"].as_str(),
-            outcome["classification"].as_str()
-        ),
-        (Some("BLOCKED"), Some("BLOCKED_BY_APPROVAL"))
+        (outcome.status, outcome.classification),
+        (CompletionStatus::Blocked, Classification::BlockedByApproval)
     );
     assert!(
-        outcome["finalAnswer"]
-            .as_str()
-            .unwrap()
+        outcome
+            .final_answer
             .contains("settings.py: approval denied"),
-        "{outcome}"
+        "{outcome:?}"
     );
     assert!(
         daemon.checkpoint_objects().is_empty(),
         "no checkpoint without approval"
     );
     let trace = &daemon.traces()[0];
-    assert_eq!(trace["approvals"][0]["decision"], "deny");
-    assert_eq!(trace["outcome"]["approvalStatus"], "DENIED");
+    assert_eq!(trace.approvals[0].decision, Decision::Deny);
+    assert_eq!(trace.outcome.approval_status, "DENIED");
     daemon.stop().await;
 }
 
@@ -212,14 +200,17 @@ async fn a_client_that_disconnects_mid_approval_denies_and_nothing_is_written() 
         std::fs::read(ws.path().join("settings.py")).unwrap(),
         before
     );
-    assert_eq!(trace["approvals"][0]["decision"], "deny");
-    assert_eq!(trace["approvals"][0]["source"], "disconnect");
-    assert_eq!(trace["outcome"]["classification"], "BLOCKED_BY_APPROVAL");
+    assert_eq!(trace.approvals[0].decision, Decision::Deny);
+    assert_eq!(trace.approvals[0].source, ApprovalSource::Disconnect);
+    assert_eq!(
+        trace.outcome.classification,
+        Classification::BlockedByApproval
+    );
     assert!(daemon.checkpoint_objects().is_empty());
     daemon.stop().await;
 }
 
-async fn wait_for_trace(daemon: &TestDaemon) -> Value {
+async fn wait_for_trace(daemon: &TestDaemon) -> TraceRecord {
     for _ in 0..200 {
         if let Some(trace) = daemon.traces().into_iter().next() {
             return trace;
@@ -238,15 +229,9 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
         let before = std::fs::read(ws.path().join("settings.py")).unwrap();
         let mut client = daemon.client().await;
         let session = client.open_session(ws.path(), "ask").await;
-        let (response, seen) = client
-            .call_with(
-                "turn/start",
-                json!({"sessionId": session, "prompt": EDIT_REQUEST}),
-                approve_all("approve"),
-            )
-            .await
-            .unwrap();
-        let outcome = response.result.unwrap();
+        let (outcome, seen) = client
+            .turn_with(&session, EDIT_REQUEST, approve_all("approve"))
+            .await;
 
         assert!(
             approvals(&seen).is_empty(),
@@ -258,8 +243,9 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
         );
         assert!(daemon.checkpoint_objects().is_empty());
         assert_eq!(
-            outcome["classification"], "BLOCKED_BY_POLICY",
-            "native={native}: {outcome}"
+            outcome.classification,
+            Classification::BlockedByPolicy,
+            "native={native}: {outcome:?}"
         );
         let first = &llama.requests()[0];
         if native {
@@ -282,17 +268,16 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
             );
         }
         let trace = &daemon.traces()[0];
-        assert_eq!(trace["taskContract"]["mutationAllowed"], false);
-        let edit = trace["toolCalls"]
-            .as_array()
-            .unwrap()
+        assert!(!trace.task_contract.mutation_allowed);
+        let edit = trace
+            .tool_calls
             .iter()
-            .find(|c| c["requestedName"] == "talos.edit_file")
+            .find(|c| c.requested_name == "talos.edit_file")
             .unwrap();
-        assert_eq!(edit["stage"], "rejected");
-        assert_eq!(edit["source"], if native { "native" } else { "text" });
-        assert!(edit["rejection"].as_str().unwrap().contains("Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file."));
-        assert!(trace["approvals"].as_array().unwrap().is_empty());
+        assert_eq!(edit.stage, "rejected");
+        assert_eq!(edit.source, if native { "native" } else { "text" });
+        assert!(edit.rejection.as_deref().unwrap().contains("Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file."));
+        assert!(trace.approvals.is_empty());
         daemon.stop().await;
     }
 }
@@ -315,30 +300,31 @@ async fn a_write_outside_the_workspace_is_rejected_before_approval() {
     std::fs::create_dir(&ws).unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(&ws, "agent").await;
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "Write ../outside.txt with the word pwned"}),
+    let (outcome, seen) = client
+        .turn_with(
+            &session,
+            "Write ../outside.txt with the word pwned",
             approve_all("approve"),
         )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
+        .await;
 
     assert!(approvals(&seen).is_empty());
     assert!(!parent.path().join("outside.txt").exists());
-    assert_eq!(outcome["classification"], "BLOCKED_BY_POLICY", "{outcome}");
+    assert_eq!(
+        outcome.classification,
+        Classification::BlockedByPolicy,
+        "{outcome:?}"
+    );
     assert!(
-        outcome["finalAnswer"]
-            .as_str()
-            .unwrap()
+        outcome
+            .final_answer
             .starts_with("[Truth check: no file was changed"),
-        "{outcome}"
+        "{outcome:?}"
     );
     let trace = &daemon.traces()[0];
-    assert_eq!(trace["permissionDecisions"][0]["action"], "deny");
+    assert_eq!(trace.permission_decisions[0].action, "deny");
     assert_eq!(
-        trace["permissionDecisions"][0]["reasonCode"],
+        trace.permission_decisions[0].reason_code,
         "WORKSPACE_ESCAPE"
     );
     daemon.stop().await;
@@ -355,29 +341,23 @@ async fn two_sessions_on_two_workspaces_run_at_the_same_time_without_crossing() 
     a.send_line(&json!({"jsonrpc": "2.0", "id": 100, "method": "turn/start", "params": {"sessionId": session_a, "prompt": EDIT_REQUEST}}).to_string()).await;
     b.send_line(&json!({"jsonrpc": "2.0", "id": 200, "method": "turn/start", "params": {"sessionId": session_b, "prompt": EDIT_REQUEST}}).to_string()).await;
     // Both turns reach their approval before either is answered: they run at the same time.
-    let asked_a = read_until_approval(&mut a).await;
-    let asked_b = read_until_approval(&mut b).await;
-    assert_eq!(
-        asked_a.params.as_ref().unwrap()["sessionId"],
-        json!(session_a)
-    );
-    assert_eq!(
-        asked_b.params.as_ref().unwrap()["sessionId"],
-        json!(session_b)
-    );
+    let (asked_a_id, asked_a) = read_until_approval(&mut a).await;
+    let (asked_b_id, asked_b) = read_until_approval(&mut b).await;
+    assert_eq!(asked_a.session_id, session_a);
+    assert_eq!(asked_b.session_id, session_b);
     assert_eq!(daemon.daemon.active_turns(), 2);
     a.send_line(
-        &json!({"jsonrpc": "2.0", "id": asked_a.id, "result": {"decision": "approve"}}).to_string(),
+        &json!({"jsonrpc": "2.0", "id": asked_a_id, "result": {"decision": "approve"}}).to_string(),
     )
     .await;
     b.send_line(
-        &json!({"jsonrpc": "2.0", "id": asked_b.id, "result": {"decision": "deny"}}).to_string(),
+        &json!({"jsonrpc": "2.0", "id": asked_b_id, "result": {"decision": "deny"}}).to_string(),
     )
     .await;
     let outcome_a = read_until_response(&mut a, 100).await;
     let outcome_b = read_until_response(&mut b, 200).await;
-    assert_eq!(outcome_a["classification"], "COMPLETED_VERIFIED");
-    assert_eq!(outcome_b["classification"], "BLOCKED_BY_APPROVAL");
+    assert_eq!(outcome_a.classification, Classification::CompletedVerified);
+    assert_eq!(outcome_b.classification, Classification::BlockedByApproval);
     assert_eq!(
         std::fs::read_to_string(ws_a.path().join("settings.py")).unwrap(),
         "TIMEOUT = 60\nRETRIES = 3\n"
@@ -388,25 +368,29 @@ async fn two_sessions_on_two_workspaces_run_at_the_same_time_without_crossing() 
     );
     let traces = daemon.traces();
     assert_eq!(traces.len(), 2);
-    assert_ne!(traces[0]["sessionId"], traces[1]["sessionId"]);
+    assert_ne!(traces[0].session_id, traces[1].session_id);
     assert_eq!(llama.requests().len(), 5);
     daemon.stop().await;
 }
 
-async fn read_until_approval(client: &mut talos_tests::harness::Client) -> talos_protocol::Message {
+/// The next `approval/request` on `client`: its JSON-RPC id and its params.
+async fn read_until_approval(
+    client: &mut talos_tests::harness::Client,
+) -> (Value, ApprovalRequestParams) {
     loop {
         let message = client.read().await.expect("connection open");
         if message.method.as_deref() == Some("approval/request") {
-            return message;
+            let params = decode("approval/request", message.params.expect("params"));
+            return (message.id.expect("an id"), params);
         }
     }
 }
 
-async fn read_until_response(client: &mut talos_tests::harness::Client, id: u64) -> Value {
+async fn read_until_response(client: &mut talos_tests::harness::Client, id: u64) -> TurnOutcome {
     loop {
         let message = client.read().await.expect("connection open");
         if message.method.is_none() && message.id == Some(json!(id)) {
-            return message.result.expect("a result");
+            return decode("turn/start result", message.result.expect("a result"));
         }
     }
 }
@@ -417,35 +401,25 @@ async fn a_follow_up_inherits_the_previous_turns_targets_and_a_status_question_n
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (first, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": EDIT_REQUEST}),
-            approve_all("deny"),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        first.result.unwrap()["classification"],
-        "BLOCKED_BY_APPROVAL"
-    );
+    let first = client.turn(&session, EDIT_REQUEST, "deny").await;
+    assert_eq!(first.classification, Classification::BlockedByApproval);
     let (status, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "did you make the changes?"}),
+        .turn_with(
+            &session,
+            "did you make the changes?",
             approve_all("approve"),
         )
-        .await
-        .unwrap();
-    let status = status.result.unwrap();
+        .await;
     assert_eq!(
         daemon
             .traces()
             .iter()
-            .find(|t| t["turnNumber"] == 2)
-            .unwrap()["taskContract"]["type"],
+            .find(|t| t.turn_number == 2)
+            .unwrap()
+            .task_contract
+            .task_type,
         "VERIFY_ONLY",
-        "{status}"
+        "{status:?}"
     );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
@@ -453,39 +427,36 @@ async fn a_follow_up_inherits_the_previous_turns_targets_and_a_status_question_n
         "a status question changes nothing"
     );
     let (retry, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "nothing changed, try one more time"}),
+        .turn_with(
+            &session,
+            "nothing changed, try one more time",
             approve_all("approve"),
         )
-        .await
-        .unwrap();
-    let retry = retry.result.unwrap();
-    assert_eq!(retry["classification"], "COMPLETED_VERIFIED", "{retry}");
+        .await;
+    assert_eq!(
+        retry.classification,
+        Classification::CompletedVerified,
+        "{retry:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 60\nRETRIES = 3\n"
     );
     let traces = daemon.traces();
-    let by_turn = |n: u64| {
-        traces
-            .iter()
-            .find(|t| t["turnNumber"] == n)
-            .unwrap()
-            .clone()
-    };
-    assert_eq!(by_turn(2)["taskContract"]["mutationAllowed"], false);
+    let by_turn = |n: u64| traces.iter().find(|t| t.turn_number == n).unwrap().clone();
+    assert!(!by_turn(2).task_contract.mutation_allowed);
     assert_eq!(
-        by_turn(3)["taskContract"]["classificationReason"],
+        by_turn(3).task_contract.classification_reason,
         "repair-follow-up-inherited"
     );
     assert_eq!(
-        by_turn(3)["taskContract"]["expectedTargets"],
-        json!(["settings.py"])
+        by_turn(3).task_contract.expected_targets,
+        vec!["settings.py"]
     );
     assert!(
-        by_turn(3)["turnPlan"]["activeTaskContext"]
-            .as_str()
+        by_turn(3)
+            .turn_plan
+            .active_task_context
             .unwrap()
             .contains("repair-follow-up-inherited")
     );
@@ -506,40 +477,39 @@ async fn an_exact_literal_request_writes_exactly_the_literal_whatever_the_model_
     std::fs::write(ws.path().join("index.html"), "BEFORE").unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "Overwrite index.html with exactly AFTER"}),
+    let (outcome, seen) = client
+        .turn_with(
+            &session,
+            "Overwrite index.html with exactly AFTER",
             approve_all("approve"),
         )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
+        .await;
     assert_eq!(
         std::fs::read(ws.path().join("index.html")).unwrap(),
         b"AFTER",
-        "{outcome}"
+        "{outcome:?}"
     );
     assert!(
-        approvals(&seen)[0]["diff"]["text"]
-            .as_str()
+        approvals(&seen)[0]
+            .diff
+            .as_ref()
             .unwrap()
+            .text
             .contains("+AFTER"),
         "the approval shows the corrected bytes"
     );
     let trace = &daemon.traces()[0];
-    let warning = trace["warnings"]
-        .as_array()
-        .unwrap()
+    let warning = trace
+        .warnings
         .iter()
-        .find(|w| w["code"] == "EXACT_LITERAL_WRITE_CORRECTED")
-        .unwrap()
-        .to_string();
+        .find(|w| w.code == "EXACT_LITERAL_WRITE_CORRECTED")
+        .map(|w| serde_json::to_string(w).unwrap())
+        .unwrap();
     assert!(
         warning.contains("sha256:") && !warning.contains("AFTER"),
         "the correction is recorded by hashes: {warning}"
     );
-    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED");
+    assert_eq!(outcome.classification, Classification::CompletedVerified);
     daemon.stop().await;
 }
 
@@ -558,18 +528,10 @@ async fn a_status_question_is_answered_from_the_records_not_the_model() {
         .await
         .unwrap();
     let calls_before = llama.requests().len();
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "did you make the changes?"}),
-            approve_all("approve"),
-        )
+    let answer = client
+        .turn(&session, "did you make the changes?", "approve")
         .await
-        .unwrap();
-    let answer = response.result.unwrap()["finalAnswer"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .final_answer;
     assert!(
         answer.starts_with("From Talos's records of the previous turn")
             && answer.contains("BLOCKED_BY_APPROVAL")
@@ -592,23 +554,20 @@ async fn a_model_that_says_it_cannot_touch_files_is_corrected() {
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "Create notes.md with a todo list"}),
+    let (outcome, _) = client
+        .turn_with(
+            &session,
+            "Create notes.md with a todo list",
             approve_all("approve"),
         )
-        .await
-        .unwrap();
-    let outcome = response.result.unwrap();
+        .await;
     assert!(
-        outcome["finalAnswer"]
-            .as_str()
-            .unwrap()
+        outcome
+            .final_answer
             .starts_with("[Capability correction: Talos can create and edit files"),
-        "{outcome}"
+        "{outcome:?}"
     );
-    assert_ne!(outcome["status"], "COMPLETE");
+    assert_ne!(outcome.status, CompletionStatus::Complete);
     daemon.stop().await;
 }
 
@@ -627,9 +586,14 @@ async fn the_runtime_states_static_web_problems_itself_whatever_the_model_says()
     std::fs::write(ws.path().join("styles.css"), "#missing { color: red; }\n").unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "ask").await;
-    let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "Inspect index.html and check whether clicking #go updates #status"}), approve_all("deny")).await.unwrap();
-    let outcome = response.result.unwrap();
-    let answer = outcome["finalAnswer"].as_str().unwrap();
+    let (outcome, _) = client
+        .turn_with(
+            &session,
+            "Inspect index.html and check whether clicking #go updates #status",
+            approve_all("deny"),
+        )
+        .await;
+    let answer = outcome.final_answer;
     assert!(
         answer.starts_with("[Verification check: the response below says nothing is wrong"),
         "the clean verdict is contradicted up front: {answer}"
@@ -647,20 +611,13 @@ async fn the_runtime_states_static_web_problems_itself_whatever_the_model_says()
         "{answer}"
     );
     let trace = &daemon.traces()[0];
+    assert!(trace.verification.iter().any(|v| v.status == "FAIL"));
     assert!(
-        trace["verification"]
-            .as_array()
-            .unwrap()
+        trace
+            .warnings
             .iter()
-            .any(|v| v["status"] == "FAIL")
-    );
-    assert!(
-        trace["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w["code"] == "CLEAN_VERDICT_CONTRADICTED"),
-        "{trace}"
+            .any(|w| w.code == "CLEAN_VERDICT_CONTRADICTED"),
+        "{trace:?}"
     );
     daemon.stop().await;
 }
@@ -679,19 +636,11 @@ async fn an_answer_never_echoes_the_lines_of_a_protected_file() {
     std::fs::write(ws.path().join(".env"), "API_KEY=sk-live-0123456789\n").unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (response, seen) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "What is in .env?"}),
-            approve_all("approve"),
-        )
-        .await
-        .unwrap();
+    let (outcome, seen) = client
+        .turn_with(&session, "What is in .env?", approve_all("approve"))
+        .await;
     assert_eq!(approvals(&seen).len(), 1, "a protected read asks");
-    let answer = response.result.unwrap()["finalAnswer"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let answer = outcome.final_answer;
     assert!(
         !answer.contains("sk-live-0123456789") && answer.contains("[protected content withheld]"),
         "{answer}"
@@ -710,22 +659,18 @@ async fn fix_the_remaining_problems_is_planned_from_the_last_verifiers_findings(
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
     let (first, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": "Create index.html for a small web page"}),
+        .turn_with(
+            &session,
+            "Create index.html for a small web page",
             approve_all("approve"),
         )
-        .await
-        .unwrap();
-    let first = first.result.unwrap();
+        .await;
     assert_eq!(
-        first["classification"], "FAILED",
-        "the verifier found the missing script: {first}"
+        first.classification,
+        Classification::Failed,
+        "the verifier found the missing script: {first:?}"
     );
-    assert!(
-        first["finalAnswer"].as_str().unwrap().contains("app.js"),
-        "{first}"
-    );
+    assert!(first.final_answer.contains("app.js"), "{first:?}");
     let before = llama.requests().len();
     client
         .call_with(

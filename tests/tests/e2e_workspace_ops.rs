@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use serde_json::{Value, json};
+use talos_protocol::trace::TraceRecord;
+use talos_protocol::{Classification, CompletionStatus, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply, offered_tools, scripted};
 use talos_tests::harness::{Client, TestDaemon, approvals, approve_all};
 
@@ -43,26 +45,19 @@ impl Ws {
         &mut self,
         prompt: &str,
         decision: &'static str,
-    ) -> (Value, Vec<talos_protocol::Message>) {
-        let (response, seen) = self
-            .client
-            .call_with(
-                "turn/start",
-                json!({"sessionId": self.session, "prompt": prompt}),
-                approve_all(decision),
-            )
+    ) -> (TurnOutcome, Vec<talos_protocol::Message>) {
+        self.client
+            .turn_with(&self.session, prompt, approve_all(decision))
             .await
-            .unwrap();
-        (response.result.unwrap(), seen)
     }
     fn exists(&self, rel: &str) -> bool {
         self.dir.path().join(rel).exists()
     }
-    fn trace(&self) -> Value {
+    fn trace(&self) -> TraceRecord {
         self.daemon
             .traces()
             .into_iter()
-            .max_by_key(|t| t["turnNumber"].as_u64())
+            .max_by_key(|t| t.turn_number)
             .unwrap()
     }
 }
@@ -82,12 +77,16 @@ async fn an_approved_delete_is_destructive_checkpointed_and_verified() {
     let asked = approvals(&seen);
     assert_eq!(asked.len(), 1);
     assert_eq!(
-        asked[0]["description"],
+        asked[0].description,
         "destructive operation: talos.delete_path"
     );
-    assert_eq!(asked[0]["rememberEligible"], false);
+    assert!(!asked[0].remember_eligible);
     assert!(!w.exists("old.txt"));
-    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED", "{outcome}");
+    assert_eq!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
     let objects = w.daemon.checkpoint_objects();
     assert!(
         objects
@@ -95,7 +94,7 @@ async fn an_approved_delete_is_destructive_checkpointed_and_verified() {
             .any(|o| std::fs::read(o).unwrap() == b"old\n"),
         "the deleted bytes are in the checkpoint"
     );
-    assert_eq!(w.trace()["verification"][0]["summary"], "Deleted old.txt");
+    assert_eq!(w.trace().verification[0].summary, "Deleted old.txt");
 }
 
 #[tokio::test]
@@ -124,7 +123,7 @@ async fn a_remembered_write_approval_never_covers_a_workspace_operation() {
         1,
         "the rename is asked again despite the remembered write approval"
     );
-    assert_eq!(outcome["classification"], "BLOCKED_BY_APPROVAL");
+    assert_eq!(outcome.classification, Classification::BlockedByApproval);
     assert!(w.exists("a.txt") && !w.exists("b.txt"));
 }
 
@@ -141,13 +140,17 @@ async fn a_batch_creates_a_folder_and_moves_a_file_into_it() {
         .await;
     let asked = approvals(&seen);
     assert_eq!(asked.len(), 1);
-    let details = asked[0]["details"].to_string();
+    let details = asked[0].details.join("\n");
     assert!(
         details.contains("mkdir docs") && details.contains("move notes.md -> docs/notes.md"),
         "{details}"
     );
     assert!(w.exists("docs/notes.md") && !w.exists("notes.md"));
-    assert_eq!(outcome["classification"], "COMPLETED_VERIFIED", "{outcome}");
+    assert_eq!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
     assert_eq!(
         offered_tools(&w.llama.requests()[0]),
         vec![
@@ -231,11 +234,19 @@ async fn hostile_and_invalid_operations_are_refused_before_approval() {
             "{prompt}: nothing changed"
         );
         let trace = w.trace();
-        let text = format!("{} {}", trace["permissionDecisions"], trace["toolCalls"]);
+        let text = format!(
+            "{} {}",
+            serde_json::to_string(&trace.permission_decisions).unwrap(),
+            serde_json::to_string(&trace.tool_calls).unwrap()
+        );
         assert!(
             text.contains(expected),
             "{prompt}: expected {expected} in {text}"
         );
-        assert_ne!(outcome["status"], "COMPLETE", "{prompt}: {outcome}");
+        assert_ne!(
+            outcome.status,
+            CompletionStatus::Complete,
+            "{prompt}: {outcome:?}"
+        );
     }
 }

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use talos_protocol::{Classification, CompletionStatus, DaemonStatusResult, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply};
-use talos_tests::harness::{TestDaemon, approve_all};
+use talos_tests::harness::{TestDaemon, approve_all, decode};
 use talosd::workspace::{Resolver, Workspace};
 
 const CORPUS: &str = include_str!("../corpus/hostile.tsv");
@@ -184,7 +185,8 @@ async fn malformed_protocol_lines_get_their_error_and_the_connection_survives() 
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(client.call("daemon/status", json!({})).await["sessions"], 0);
+    let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+    assert_eq!(status.sessions, 0);
     daemon.stop().await;
 }
 
@@ -240,21 +242,30 @@ async fn hostile_tool_payloads_are_refused_and_nothing_changes() {
             )
             .await
             .unwrap();
-        let outcome = response.result.unwrap_or_default();
+        let outcome: Option<TurnOutcome> = response
+            .result
+            .map(|result| decode("turn/start result", result));
         let trace = daemon
             .traces()
             .into_iter()
-            .max_by_key(|t| t["turnNumber"].as_u64())
+            .max_by_key(|t| t.turn_number)
             .unwrap();
-        let record = format!("{} {}", trace["permissionDecisions"], trace["toolCalls"]);
+        let record = format!(
+            "{} {}",
+            serde_json::to_string(&trace.permission_decisions).unwrap(),
+            serde_json::to_string(&trace.tool_calls).unwrap()
+        );
         if !record.contains(&row.expected) {
             failures.push(format!(
                 "line {}: {name} expected {:?} in {record}",
                 row.line, row.expected
             ));
         }
-        if outcome["status"] == "COMPLETE" && outcome["classification"] != "READ_ONLY_ANSWERED" {
-            failures.push(format!("line {}: {name} completed: {outcome}", row.line));
+        if let Some(outcome) = outcome.filter(|o| {
+            o.status == CompletionStatus::Complete
+                && o.classification != Classification::ReadOnlyAnswered
+        }) {
+            failures.push(format!("line {}: {name} completed: {outcome:?}", row.line));
         }
         assert_eq!(
             std::fs::read_to_string(&f.canary).unwrap(),
@@ -353,11 +364,8 @@ async fn random_model_output_and_random_protocol_lines_neither_crash_nor_write()
                 .await
                 .unwrap();
         }
-        assert_eq!(
-            client.call("daemon/status", json!({})).await["pid"],
-            std::process::id(),
-            "the daemon still answers"
-        );
+        let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+        assert_eq!(status.pid, std::process::id(), "the daemon still answers");
         assert_eq!(
             snapshot(f.ws.parent().unwrap()),
             before,

@@ -8,7 +8,6 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
 use talos_protocol::TurnOutcome;
 use talos_protocol::trace::TraceRecord;
 use talos_tests::harness::{Client, TestDaemon, approve_all, timeout_workspace};
@@ -48,33 +47,28 @@ async fn start(parts: &RealParts) -> (TestDaemon, Client, u32) {
     let ready = wait_for_state(&mut client, "ready", Duration::from_secs(150))
         .await
         .last;
-    assert_eq!(ready["owned"], true, "{ready}");
-    let pid = u32::try_from(ready["pid"].as_u64().unwrap()).unwrap();
+    assert!(ready.owned, "{ready:?}");
+    let pid = ready.pid.unwrap();
     assert!(alive(pid));
     let args = cmdline(pid);
     assert_eq!(args[0], parts.server.to_str().unwrap(), "{args:?}");
     (daemon, client, pid)
 }
 
-async fn turn(client: &mut Client, session: &str, prompt: &str) -> Value {
-    let (response, _) = client
-        .call_with(
-            "turn/start",
-            json!({"sessionId": session, "prompt": prompt}),
-            approve_all("deny"),
-        )
+async fn turn(client: &mut Client, session: &str, prompt: &str) -> TurnOutcome {
+    client
+        .turn_with(session, prompt, approve_all("deny"))
         .await
-        .unwrap();
-    response.result.unwrap()
+        .0
 }
 
 /// The trace of the turn whose outcome is `outcome`.
-fn trace_of(daemon: &TestDaemon, outcome: &Value) -> Value {
+fn trace_of(daemon: &TestDaemon, outcome: &TurnOutcome) -> TraceRecord {
     daemon
         .traces()
         .into_iter()
-        .find(|t| t["traceId"] == outcome["traceId"])
-        .unwrap_or_else(|| panic!("no trace for {outcome}"))
+        .find(|t| t.trace_id == outcome.trace_id)
+        .unwrap_or_else(|| panic!("no trace for {outcome:?}"))
 }
 
 async fn stop(daemon: TestDaemon, pid: u32) {
@@ -96,16 +90,12 @@ async fn a_real_server_launched_by_the_daemon_carries_a_denied_edit_through_the_
     let session = client.open_session(ws.path(), "agent").await;
     let outcome = turn(&mut client, &session, EDIT_REQUEST).await;
 
-    let typed: TurnOutcome = serde_json::from_value(outcome.clone())
-        .unwrap_or_else(|e| panic!("the outcome is not a known shape ({e}): {outcome}"));
     assert_eq!(
         std::fs::read(ws.path().join("settings.py")).unwrap(),
         before,
         "approvals were denied: nothing is written"
     );
-    let trace = trace_of(&daemon, &outcome);
-    let record: TraceRecord = serde_json::from_value(trace.clone())
-        .unwrap_or_else(|e| panic!("the trace does not parse ({e}): {trace}"));
+    let record = trace_of(&daemon, &outcome);
     assert_eq!(record.schema_version, 5);
     assert!(
         ["native", "text"].contains(&record.model.tool_calling.as_str()),
@@ -142,8 +132,8 @@ async fn a_real_server_launched_by_the_daemon_carries_a_denied_edit_through_the_
     );
     println!(
         "real edit turn: {:?} / {:?}, tool calling {}, {} model calls, tool calls {:?}",
-        typed.status,
-        typed.classification,
+        outcome.status,
+        outcome.classification,
         record.model.tool_calling,
         record.model_calls.len(),
         record
@@ -164,20 +154,20 @@ async fn a_second_turn_in_a_session_reuses_the_cached_prompt_prefix_in_its_slot(
     let session = client.open_session(ws.path(), "ask").await;
     let first = turn(&mut client, &session, QUESTION).await;
     let second = turn(&mut client, &session, QUESTION).await;
-    let calls = |outcome: &Value| trace_of(&daemon, outcome)["modelCalls"].clone();
+    let calls = |outcome: &TurnOutcome| trace_of(&daemon, outcome).model_calls;
     let (first_calls, second_calls) = (calls(&first), calls(&second));
-    assert!(first_calls[0]["promptTokens"].as_u64().unwrap() > 0);
-    let cached = second_calls[0]["cachedTokens"].as_u64();
+    assert!(first_calls[0].prompt_tokens.unwrap() > 0);
+    let cached = second_calls[0].cached_tokens;
     assert!(
         cached.is_some_and(|n| n > 0),
-        "turn 2 starts from turn 1's prefix: {second_calls}"
+        "turn 2 starts from turn 1's prefix: {second_calls:?}"
     );
     println!(
-        "cache: turn 1 prompt {} cached {}; turn 2 prompt {} cached {}",
-        first_calls[0]["promptTokens"],
-        first_calls[0]["cachedTokens"],
-        second_calls[0]["promptTokens"],
-        second_calls[0]["cachedTokens"]
+        "cache: turn 1 prompt {:?} cached {:?}; turn 2 prompt {:?} cached {:?}",
+        first_calls[0].prompt_tokens,
+        first_calls[0].cached_tokens,
+        second_calls[0].prompt_tokens,
+        second_calls[0].cached_tokens
     );
     stop(daemon, pid).await;
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::json;
+use talos_protocol::{Classification, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{Client, TestDaemon, approve_all};
 
@@ -68,9 +69,10 @@ async fn main() -> anyhow::Result<()> {
         let started = Instant::now();
         let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "In settings.py, change TIMEOUT from 30 to 60."}), approve_all("approve")).await.context("turn")?;
         per_turn.push(started.elapsed());
-        let result = response.result.context("turn result")?;
-        if result["classification"] != "COMPLETED_VERIFIED" {
-            bail!("unexpected outcome {result}");
+        let result: TurnOutcome = serde_json::from_value(response.result.context("turn result")?)
+            .context("turn result")?;
+        if result.classification != Classification::CompletedVerified {
+            bail!("unexpected outcome {result:?}");
         }
     }
     let busy_rss = rss_kib(daemon.id())?;
