@@ -595,3 +595,10 @@ fn turn_event_samples() -> Vec<TurnEvent> {
     })
     .collect()
 }
+
+// === Layering: module cycles and ownership rules (issue 10, part 6) ===========================
+// The checks, and the rules by which a module graph is read, are in tests/tests/tidy/layering.rs
+// (kept out of this file so it stays inside its own size budget).
+
+#[path = "tidy/layering.rs"]
+mod layering;

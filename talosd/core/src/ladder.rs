@@ -4,7 +4,7 @@
 //! allow rules; read-only tools are allowed; a write the session remembers is allowed;
 //! everything else asks. Deny therefore wins over ask over allow whatever the rule order.
 
-use crate::plan::Phase;
+use crate::phase::Phase;
 use crate::protected::ProtectedKind;
 use crate::rules::{self, Effect, Rule, RuleQuery};
 use crate::tools::{Risk, ToolId};
