@@ -228,7 +228,7 @@ impl Config {
                 ));
             }
         }
-        let url = reqwest::Url::parse(&self.model.url)
+        let url = url::Url::parse(&self.model.url)
             .map_err(|e| format!("model.url `{}` is not a URL: {e}", self.model.url))?;
         if url.scheme() != "http" {
             return Err(format!(
@@ -283,7 +283,7 @@ fn with_line(error: &serde_yaml_ng::Error, text: &str) -> String {
     }
 }
 
-fn is_loopback(url: &reqwest::Url) -> bool {
+fn is_loopback(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

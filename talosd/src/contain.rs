@@ -5,8 +5,9 @@
 //! is reported as uncontained, never as contained.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
+
+use crate::runner::{self, ProbeOutput};
 
 /// The hidden first argument that turns `talosd` into the containment shim.
 pub const SHIM_FLAG: &str = "--contain-exec";
@@ -43,13 +44,8 @@ pub fn support() -> &'static Support {
 
 fn probe() -> Support {
     let ok = |argv: &[&str]| {
-        Command::new(argv[0])
-            .args(&argv[1..])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        let args: Vec<String> = argv[1..].iter().map(|a| (*a).to_string()).collect();
+        runner::probe_succeeds(Path::new(argv[0]), &args, ProbeOutput::Discard)
     };
     let network_prefix = [
         vec!["unshare", "--net", "--"],
@@ -59,14 +55,9 @@ fn probe() -> Support {
     .find(|prefix| ok(&[prefix.as_slice(), &["true"]].concat()))
     .map(|p| p.into_iter().map(str::to_string).collect());
     let landlock = shim().is_some_and(|exe| {
-        let tmp = std::env::temp_dir();
-        Command::new(exe)
-            .args([SHIM_FLAG, "--allow-write"])
-            .arg(&tmp)
-            .args(["--", "true"])
-            .stdin(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        let tmp = std::env::temp_dir().display().to_string();
+        let args = [SHIM_FLAG, "--allow-write", &tmp, "--", "true"].map(str::to_string);
+        runner::probe_succeeds(&exe, &args, ProbeOutput::Inherit)
     });
     tracing::info!(
         network = network_prefix.is_some(),
@@ -152,8 +143,7 @@ pub fn shim_main(args: &[String]) -> i32 {
         eprintln!("talosd {SHIM_FLAG}: writes not confined: {message}");
         return NOT_ENFORCED_EXIT;
     }
-    use std::os::unix::process::CommandExt;
-    let error = Command::new(program).args(rest).exec();
+    let error = runner::exec_replacing(program, rest);
     eprintln!("talosd {SHIM_FLAG}: cannot run {program}: {error}");
     127
 }

@@ -10,10 +10,34 @@ use serde_json::Value;
 use talos_protocol as proto;
 use talos_protocol::{ErrorCode, RpcError};
 
-use crate::connection::Peer;
+use crate::connection::{Handler, Peer};
 use crate::server::Daemon;
 use crate::sessions::Session;
 
+/// The daemon's method table as a connection's [`Handler`].
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    daemon: Arc<Daemon>,
+}
+
+impl Dispatch {
+    pub fn new(daemon: Arc<Daemon>) -> Dispatch {
+        Dispatch { daemon }
+    }
+}
+
+impl Handler for Dispatch {
+    async fn handle(
+        &self,
+        peer: Arc<Peer>,
+        method: String,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        handle(&self.daemon, &peer, &method, params).await
+    }
+}
+
+/// One request: the arm for `method`.
 pub async fn handle(
     daemon: &Arc<Daemon>,
     peer: &Arc<Peer>,
@@ -281,7 +305,7 @@ async fn turn_start(
             format!("no session {}", p.session_id),
         )
     })?;
-    let Some(_busy) = session.claim() else {
+    let Some(claimed) = session.claim() else {
         return Err(RpcError::new(
             ErrorCode::SessionBusy,
             format!("session {} is already running a turn", p.session_id),
@@ -290,7 +314,7 @@ async fn turn_start(
     daemon.active_turns.fetch_add(1, Ordering::Relaxed);
     let outcome = crate::turn::run(
         daemon.clone(),
-        session.clone(),
+        claimed,
         peer.clone(),
         crate::turn::TurnRequest {
             prompt: p.prompt,

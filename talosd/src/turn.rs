@@ -26,7 +26,7 @@ use talos_protocol::trace::*;
 
 use crate::connection::Peer;
 use crate::server::Daemon;
-use crate::sessions::Session;
+use crate::sessions::{Session, SessionTurn};
 use crate::to_proto;
 use context::TurnCtx;
 pub use context::now_ms;
@@ -56,7 +56,7 @@ pub fn session_mode(mode: proto::Mode) -> SessionMode {
 /// Runs one turn to its outcome. The trace is written however the turn ends.
 pub async fn run(
     daemon: Arc<Daemon>,
-    session: Arc<Session>,
+    mut session: SessionTurn,
     peer: Arc<Peer>,
     request: TurnRequest,
 ) -> proto::TurnOutcome {
@@ -109,7 +109,14 @@ pub async fn run(
         turn_number,
         &request.prompt,
     );
-    let mut ctx = TurnCtx::new(daemon.clone(), session, peer, turn_id.clone(), trace, mode);
+    let mut ctx = TurnCtx::new(
+        daemon.clone(),
+        session.session(),
+        peer,
+        turn_id.clone(),
+        trace,
+        mode,
+    );
     ctx.facts.mutation_requested = plan.contract().mutation_requested;
     ctx.facts.mutation_allowed = plan.contract().mutation_allowed;
     tracing::info!(turn = %turn_id, task = plan.contract().task_type.as_str(), mode = mode.as_str(), "turn started");
@@ -125,7 +132,7 @@ pub async fn run(
         .contract()
         .classification_reason
         .starts_with("prior-change-status-question")
-        && let Some(last) = ctx.session.last_outcome()
+        && let Some(last) = session.last_outcome()
     {
         ctx.trace.model.tool_calling = "none".into();
         status_from_records(&last)
@@ -151,7 +158,6 @@ pub async fn run(
     } else {
         model_loop::run(&mut ctx, &plan).await
     };
-    let session = ctx.session.clone();
     let (outcome, findings) = finish(ctx, &plan, answer).await;
     // A status question ("did you make the changes?") is answered from the records; it does
     // not become the turn a later "try again" continues.
