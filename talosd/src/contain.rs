@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use talos_core::command::Isolation;
+
 use crate::runner::{self, ProbeOutput};
 
 /// The hidden first argument that turns `talosd` into the containment shim.
@@ -79,17 +81,13 @@ pub struct Wrapped {
     pub writes_confined: bool,
 }
 
-pub fn wrap(
-    program: &Path,
-    args: &[String],
-    want_network: bool,
-    want_writes: bool,
-    workspace: &Path,
-) -> Wrapped {
+/// `program args` wrapped for as much of the `wanted` isolation as this machine grants (a plan's
+/// request, `talos_core::command::Isolation`); `Wrapped` says what was granted.
+pub fn wrap(program: &Path, args: &[String], wanted: Isolation, workspace: &Path) -> Wrapped {
     let support = support();
     let mut argv: Vec<String> = vec![program.display().to_string()];
     argv.extend(args.iter().cloned());
-    let writes_confined = want_writes && support.landlock;
+    let writes_confined = wanted.writes && support.landlock;
     if writes_confined && let Some(exe) = shim() {
         let mut shim = vec![
             exe.display().to_string(),
@@ -103,7 +101,7 @@ pub fn wrap(
         shim.extend(argv);
         argv = shim;
     }
-    let network_isolated = want_network && support.network_prefix.is_some();
+    let network_isolated = wanted.network && support.network_prefix.is_some();
     if network_isolated && let Some(prefix) = &support.network_prefix {
         let mut wrapped = prefix.clone();
         wrapped.extend(argv);

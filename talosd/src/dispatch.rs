@@ -203,7 +203,7 @@ pub async fn handle(
         proto::MODEL_STATUS => to_value(match &daemon.supervisor {
             Some(supervisor) => supervisor.status(),
             None => proto::ModelStatusResult {
-                mode: daemon.config.model.mode.clone(),
+                mode: daemon.config.model.mode.as_str().into(),
                 state: "connect_only".into(),
                 url: daemon.config.model.url.clone(),
                 pid: None,
@@ -235,7 +235,7 @@ fn status(daemon: &Daemon) -> proto::DaemonStatusResult {
         sessions: daemon.session_count(),
         active_turns: daemon.active_turns.load(Ordering::Relaxed),
         model: proto::ModelInfo {
-            mode: daemon.config.model.mode.clone(),
+            mode: daemon.config.model.mode.as_str().into(),
             url: daemon.engine.url.clone(),
         },
         config_error: daemon.config_error.clone(),

@@ -60,8 +60,9 @@ impl Daemon {
             Ok(config) => (config, None),
             Err(error) => (Config::default(), Some(error)),
         };
-        let supervisor = (config.model.mode == "managed" && config_error.is_none())
-            .then(|| Arc::new(Supervisor::new(config.model.clone(), settings.home.logs())));
+        let supervisor = (config.model.mode == crate::config::ModelMode::Managed
+            && config_error.is_none())
+        .then(|| Arc::new(Supervisor::new(config.model.clone(), settings.home.logs())));
         let url = supervisor
             .as_ref()
             .map_or_else(|| config.model.url.clone(), |s| s.url());

@@ -101,7 +101,7 @@ impl Supervisor {
             .map(|s| (s.pid, s.restarts, s.owned))
             .unwrap_or_default();
         ModelStatusResult {
-            mode: "managed".into(),
+            mode: crate::config::ModelMode::Managed.as_str().into(),
             state: state.name().into(),
             url: self.url(),
             pid: status.0,

@@ -56,10 +56,69 @@ impl Action {
     }
 }
 
+/// Why the ladder decided what it did: one code per rung. The trace carries `as_str()`, so the
+/// wire stays the string it always was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasonCode {
+    /// The path resolves outside the workspace.
+    WorkspaceEscape,
+    /// A change to a protected path.
+    ProtectedPathDeny,
+    /// A configured rule denies.
+    ConfigDeny,
+    /// A read of a protected path.
+    ProtectedPathAsk,
+    /// A configured rule asks.
+    ConfigAsk,
+    /// A configured rule allows.
+    ConfigAllow,
+    /// A read-only tool.
+    DefaultReadAllow,
+    /// A write the session remembered approving.
+    SessionRememberAllow,
+    /// A destructive call (delete, or a batch that deletes).
+    DefaultDestructiveAsk,
+    /// Any other change.
+    DefaultWriteAsk,
+    /// An allowed write that would change the file's line endings, BOM or final newline.
+    FormatChangeAsk,
+}
+
+impl ReasonCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::WorkspaceEscape => "WORKSPACE_ESCAPE",
+            ReasonCode::ProtectedPathDeny => "PROTECTED_PATH_DENY",
+            ReasonCode::ConfigDeny => "CONFIG_DENY",
+            ReasonCode::ProtectedPathAsk => "PROTECTED_PATH_ASK",
+            ReasonCode::ConfigAsk => "CONFIG_ASK",
+            ReasonCode::ConfigAllow => "CONFIG_ALLOW",
+            ReasonCode::DefaultReadAllow => "DEFAULT_READ_ALLOW",
+            ReasonCode::SessionRememberAllow => "SESSION_REMEMBER_ALLOW",
+            ReasonCode::DefaultDestructiveAsk => "DEFAULT_DESTRUCTIVE_ASK",
+            ReasonCode::DefaultWriteAsk => "DEFAULT_WRITE_ASK",
+            ReasonCode::FormatChangeAsk => "FORMAT_CHANGE_ASK",
+        }
+    }
+}
+
+impl std::fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The trace and the events carry the code as its string.
+impl From<ReasonCode> for String {
+    fn from(code: ReasonCode) -> String {
+        code.as_str().to_string()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermissionDecision {
     pub action: Action,
-    pub reason_code: &'static str,
+    pub reason_code: ReasonCode,
     pub message: String,
     pub remember_eligible: bool,
 }
@@ -121,7 +180,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     if path.escapes {
         return decision(
             Action::Deny,
-            "WORKSPACE_ESCAPE",
+            ReasonCode::WorkspaceEscape,
             "Permission policy denied the tool call because the target path escapes the workspace."
                 .into(),
             false,
@@ -133,7 +192,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     {
         return decision(
             Action::Deny,
-            "PROTECTED_PATH_DENY",
+            ReasonCode::ProtectedPathDeny,
             format!(
                 "Permission policy denied mutation of protected path `{relative}` ({}). No approval was requested and no file was changed.",
                 kind.as_str()
@@ -151,7 +210,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     if let Some(rule) = rules::first(input.rules, Effect::Deny, &query) {
         return decision(
             Action::Deny,
-            "CONFIG_DENY",
+            ReasonCode::ConfigDeny,
             format!("Permission policy denied the tool call: {}", rule.reason),
             false,
         );
@@ -161,7 +220,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     {
         return decision(
             Action::Ask,
-            "PROTECTED_PATH_ASK",
+            ReasonCode::ProtectedPathAsk,
             format!(
                 "Permission policy requires approval before reading protected path `{relative}` ({}).",
                 kind.as_str()
@@ -172,28 +231,38 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     if let Some(rule) = rules::first(input.rules, Effect::Ask, &query) {
         return decision(
             Action::Ask,
-            "CONFIG_ASK",
+            ReasonCode::ConfigAsk,
             format!("Permission policy requires approval: {}", rule.reason),
             false,
         );
     }
     if rules::first(input.rules, Effect::Allow, &query).is_some() {
-        return decision(Action::Allow, "CONFIG_ALLOW", String::new(), false);
+        return decision(Action::Allow, ReasonCode::ConfigAllow, String::new(), false);
     }
     if risk == Risk::ReadOnly {
-        return decision(Action::Allow, "DEFAULT_READ_ALLOW", String::new(), false);
+        return decision(
+            Action::Allow,
+            ReasonCode::DefaultReadAllow,
+            String::new(),
+            false,
+        );
     }
     let remember_eligible = risk == Risk::Write
         && matches!(tool, ToolId::WriteFile | ToolId::EditFile)
         && path.relative.is_some()
         && !is_sensitive(&relative);
     if input.grants.remember_writes && remember_eligible {
-        return decision(Action::Allow, "SESSION_REMEMBER_ALLOW", String::new(), true);
+        return decision(
+            Action::Allow,
+            ReasonCode::SessionRememberAllow,
+            String::new(),
+            true,
+        );
     }
     let code = if risk == Risk::Destructive {
-        "DEFAULT_DESTRUCTIVE_ASK"
+        ReasonCode::DefaultDestructiveAsk
     } else {
-        "DEFAULT_WRITE_ASK"
+        ReasonCode::DefaultWriteAsk
     };
     decision(
         Action::Ask,
@@ -229,7 +298,7 @@ mod tests {
     fn check(tool: ToolId, path: PathFacts, grants: Grants, action: Action, code: &str) {
         let d = decide(&LadderInput::plain(tool, tool.risk(), grants), &path);
         assert_eq!(
-            (d.action, d.reason_code),
+            (d.action, d.reason_code.as_str()),
             (action, code),
             "{tool:?} {path:?}"
         );
@@ -346,7 +415,7 @@ mod tests {
             &facts("a.py", false),
         );
         assert_eq!(
-            (batch.action, batch.reason_code),
+            (batch.action, batch.reason_code.as_str()),
             (Action::Ask, "DEFAULT_DESTRUCTIVE_ASK")
         );
     }
@@ -368,7 +437,7 @@ mod tests {
                 grants,
             };
             let d = decide_all(&input, &[]);
-            (d.action, d.reason_code, d.remember_eligible)
+            (d.action, d.reason_code.as_str(), d.remember_eligible)
         };
         let rule = |effect, tools: Vec<ToolId>, paths: Vec<Glob>| Rule {
             effect,
@@ -431,12 +500,12 @@ mod tests {
             &LadderInput::plain(ToolId::MovePath, Risk::Write, Grants::default()),
             &[inside.clone(), outside],
         );
-        assert_eq!(d.reason_code, "WORKSPACE_ESCAPE");
+        assert_eq!(d.reason_code.as_str(), "WORKSPACE_ESCAPE");
         let d = decide_all(
             &LadderInput::plain(ToolId::CopyPath, Risk::Write, Grants::default()),
             &[secret, inside.clone()],
         );
-        assert_eq!(d.reason_code, "PROTECTED_PATH_DENY");
+        assert_eq!(d.reason_code.as_str(), "PROTECTED_PATH_DENY");
         let d = decide_all(
             &LadderInput::plain(ToolId::ReadFile, Risk::ReadOnly, Grants::default()),
             &[],
@@ -519,14 +588,15 @@ mod tests {
         for (tool, path, action, code) in rows {
             let d = decide(&input(*tool), &facts(path, false));
             assert_eq!(
-                (d.action, d.reason_code),
+                (d.action, d.reason_code.as_str()),
                 (*action, *code),
                 "{tool:?} {path}"
             );
         }
         let escape = decide(&input(ToolId::WriteFile), &facts("../docs/a.md", true));
         assert_eq!(
-            escape.reason_code, "WORKSPACE_ESCAPE",
+            escape.reason_code.as_str(),
+            "WORKSPACE_ESCAPE",
             "no rule allows an escape"
         );
     }

@@ -82,13 +82,7 @@ pub async fn run(
         Ok(found) => found,
         Err(message) => return refused(message),
     };
-    let wrapped = contain::wrap(
-        &program,
-        &plan.args,
-        plan.isolation.network,
-        plan.isolation.writes,
-        &ctx.session.workspace,
-    );
+    let wrapped = contain::wrap(&program, &plan.args, plan.isolation, &ctx.session.workspace);
     let mut details = plan.description.clone();
     if plan.isolation.network && !wrapped.network_isolated {
         details.push("network: NOT isolated - this machine cannot create a network namespace; approving runs the command with the host network".into());

@@ -446,7 +446,7 @@ fn format_override(
     };
     let asked = PermissionDecision {
         action: Action::Ask,
-        reason_code: "FORMAT_CHANGE_ASK",
+        reason_code: talos_core::ladder::ReasonCode::FormatChangeAsk,
         message: format!(
             "the change alters the file's format: {change}; an allow does not cover that"
         ),
