@@ -50,7 +50,7 @@ pub struct ModelConfig {
 /// Who runs llama-server. Any other value in `model.mode` is refused when the file is read,
 /// naming the value and the two that are accepted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(try_from = "String")]
 pub enum ModelMode {
     /// `managed` (the default): talosd launches and owns llama-server on 127.0.0.1.
     #[default]
@@ -66,6 +66,19 @@ impl ModelMode {
             ModelMode::Managed => "managed",
             ModelMode::ConnectOnly => "connect_only",
         }
+    }
+}
+
+impl TryFrom<String> for ModelMode {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<ModelMode, String> {
+        [ModelMode::Managed, ModelMode::ConnectOnly]
+            .into_iter()
+            .find(|mode| mode.as_str() == name)
+            .ok_or_else(|| {
+                format!("model.mode `{name}` is not supported; use managed or connect_only")
+            })
     }
 }
 
@@ -346,7 +359,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            mode.contains("`manged`") && mode.contains("`managed` or `connect_only`"),
+            mode.contains("model.mode `manged` is not supported; use managed or connect_only"),
             "{mode}"
         );
         let connect = Config::parse("model:\n  mode: connect_only\n", "c").unwrap();
