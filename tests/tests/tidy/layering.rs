@@ -57,7 +57,7 @@ const HTTP_NEEDLES: [(&str, &[&str]); 8] = [
     ("http://{", &[]),
 ];
 
-/// Proves talos-core's modules form a graph without cycles (rules in the block comment above).
+/// Proves talos-core's modules form a graph without cycles (rules in this file's module doc).
 #[test]
 fn core_modules_form_no_cycle() {
     let root = workspace_root();
@@ -140,8 +140,8 @@ fn module_graph_reads_the_edges_it_should() {
             "",
         ),
     ];
-    for (what, files, expected) in rows {
-        check_module_graph(what, files, expected);
+    for (row, (what, files, expected)) in rows.into_iter().enumerate() {
+        check_module_graph(row, what, files, expected);
     }
 }
 
@@ -231,12 +231,8 @@ fn non_test_sources(src: &Path) -> Vec<std::path::PathBuf> {
 /// Fails with `what` unless the graph of `files` (path, source) prints as `expected`: one
 /// `node -> targets` line per node with edges, then one `cycle:` line per cycle.
 #[track_caller]
-fn check_module_graph(what: &str, files: &[(&str, &str)], expected: &str) {
-    let dir = std::env::temp_dir().join(format!(
-        "talos-tidy-graph-{}-{}",
-        std::process::id(),
-        what.len()
-    ));
+fn check_module_graph(row: usize, what: &str, files: &[(&str, &str)], expected: &str) {
+    let dir = std::env::temp_dir().join(format!("talos-tidy-graph-{}-{}", std::process::id(), row));
     let _ = std::fs::remove_dir_all(&dir);
     for (path, source) in files {
         let file = dir.join(path);
