@@ -25,9 +25,7 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
-    /// `managed` (the default): talosd launches and owns llama-server on 127.0.0.1.
-    /// `connect_only`: attach to a llama-server at `url` that someone else started.
-    pub mode: String,
+    pub mode: ModelMode,
     /// `connect_only` only.
     pub url: String,
     pub allow_remote: bool,
@@ -49,6 +47,41 @@ pub struct ModelConfig {
     pub chat_template_file: String,
     /// How long the server may stay loading before its start counts as failed.
     pub start_timeout_secs: u64,
+}
+
+/// Who runs llama-server. Any other value in `model.mode` is refused when the file is read,
+/// naming the value and the two that are accepted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum ModelMode {
+    /// `managed` (the default): talosd launches and owns llama-server on 127.0.0.1.
+    #[default]
+    Managed,
+    /// `connect_only`: attach to a llama-server at `url` that someone else started.
+    ConnectOnly,
+}
+
+impl ModelMode {
+    /// The name as `config.yaml` and `model/status` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelMode::Managed => "managed",
+            ModelMode::ConnectOnly => "connect_only",
+        }
+    }
+}
+
+impl TryFrom<String> for ModelMode {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<ModelMode, String> {
+        [ModelMode::Managed, ModelMode::ConnectOnly]
+            .into_iter()
+            .find(|mode| mode.as_str() == name)
+            .ok_or_else(|| {
+                format!("model.mode `{name}` is not supported; use managed or connect_only")
+            })
+    }
 }
 
 /// `~/x` becomes `$HOME/x`; anything else is kept.
@@ -108,7 +141,7 @@ impl Default for ModelConfig {
         let llama = default_llama_home();
         let template = llama.join("templates/Qwen-Qwen2.5-7B-Instruct.jinja");
         ModelConfig {
-            mode: "managed".into(),
+            mode: ModelMode::Managed,
             url: "http://127.0.0.1:8080".into(),
             allow_remote: false,
             name: "local".into(),
@@ -209,9 +242,9 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), String> {
-        match self.model.mode.as_str() {
-            "connect_only" => {}
-            "managed" => {
+        match self.model.mode {
+            ModelMode::ConnectOnly => {}
+            ModelMode::Managed => {
                 if self.model.port == 0 {
                     return Err("model.port must be a port number, not 0".into());
                 }
@@ -224,13 +257,8 @@ impl Config {
                     return Err("model.start_timeout_secs must be at least 1".into());
                 }
             }
-            other => {
-                return Err(format!(
-                    "model.mode `{other}` is not supported; use managed or connect_only"
-                ));
-            }
         }
-        let url = reqwest::Url::parse(&self.model.url)
+        let url = url::Url::parse(&self.model.url)
             .map_err(|e| format!("model.url `{}` is not a URL: {e}", self.model.url))?;
         if url.scheme() != "http" {
             return Err(format!(
@@ -285,7 +313,7 @@ fn with_line(error: &serde_yaml_ng::Error, text: &str) -> String {
     }
 }
 
-fn is_loopback(url: &reqwest::Url) -> bool {
+fn is_loopback(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -329,6 +357,15 @@ mod tests {
             .to_string();
         assert!(typo.contains("line 1"), "{typo}");
         assert!(Config::parse("model: [", "c").is_err());
+        let mode = Config::parse("model:\n  mode: manged\n", "c")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            mode.contains("model.mode `manged` is not supported; use managed or connect_only"),
+            "{mode}"
+        );
+        let connect = Config::parse("model:\n  mode: connect_only\n", "c").unwrap();
+        assert_eq!(connect.model.mode, ModelMode::ConnectOnly);
         assert!(
             Config::parse("model:\n  url: https://127.0.0.1:1\n", "c")
                 .unwrap_err()

@@ -5,8 +5,12 @@
 //! dropped. The peer can send requests to the client (`approval/request`) and await the
 //! response; when the connection closes every pending request resolves as closed, which the
 //! turn reads as a denial.
+//!
+//! What a request means is not this module's business: whoever accepts the connection passes a
+//! [`Handler`] (the daemon's method table), so the connection depends on nothing above it.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,14 +23,24 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::server::Daemon;
-
 /// Longest accepted line: a longer one gets an error and is skipped.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 /// Outgoing messages waiting for the socket before senders wait.
 const OUTGOING_QUEUE: usize = 256;
 /// Requests one connection may have in flight at once.
 const MAX_IN_FLIGHT: usize = 64;
+
+/// Answers the requests a connection reads. The daemon's method table implements it
+/// (`talosd::dispatch::Dispatch`); tests may pass their own.
+pub trait Handler: Send + Sync + 'static {
+    /// The result of one request from the client on `peer`'s connection, or its error.
+    fn handle(
+        &self,
+        peer: Arc<Peer>,
+        method: String,
+        params: Value,
+    ) -> impl Future<Output = Result<Value, RpcError>> + Send;
+}
 
 /// The connection closed before the answer came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,8 +136,14 @@ impl Peer {
     }
 }
 
-/// Serves one accepted connection until it closes or the daemon stops.
-pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream, id: u64) {
+/// Serves one accepted connection until it closes or `stopping` is cancelled, answering its
+/// requests with `handler`.
+pub async fn serve<H: Handler>(
+    handler: Arc<H>,
+    stream: UnixStream,
+    id: u64,
+    stopping: CancellationToken,
+) {
     let (read_half, write_half) = stream.into_split();
     let (tx, mut rx) = mpsc::channel::<String>(OUTGOING_QUEUE);
     let peer = Arc::new(Peer {
@@ -153,7 +173,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream, id: u64) {
     loop {
         let line = tokio::select! {
             line = read_line(&mut reader) => line,
-            () = daemon.stopping.cancelled() => break,
+            () = stopping.cancelled() => break,
         };
         match line {
             Ok(Some(Line::Text(text))) if text.trim().is_empty() => {}
@@ -161,9 +181,9 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream, id: u64) {
                 let Ok(permit) = in_flight.clone().acquire_owned().await else {
                     break;
                 };
-                let (daemon, peer) = (daemon.clone(), peer.clone());
+                let (handler, peer) = (handler.clone(), peer.clone());
                 tasks.spawn(async move {
-                    handle_line(daemon, peer, text).await;
+                    handle_line(handler.as_ref(), peer, text).await;
                     drop(permit);
                 });
             }
@@ -242,7 +262,7 @@ fn finish(buf: Vec<u8>, too_long: bool) -> Line {
     Line::Text(String::from_utf8_lossy(&buf).into_owned())
 }
 
-async fn handle_line(daemon: Arc<Daemon>, peer: Arc<Peer>, line: String) {
+async fn handle_line<H: Handler>(handler: &H, peer: Arc<Peer>, line: String) {
     let message: Message = match serde_json::from_str::<Value>(&line) {
         Err(e) => {
             let _ = peer
@@ -276,7 +296,7 @@ async fn handle_line(daemon: Arc<Daemon>, peer: Arc<Peer>, line: String) {
             let id = message.id.clone().unwrap_or(Value::Null);
             let method = message.method.clone().unwrap_or_default();
             let params = message.params.clone().unwrap_or(Value::Null);
-            let reply = match crate::dispatch::handle(&daemon, &peer, &method, params).await {
+            let reply = match handler.handle(peer.clone(), method, params).await {
                 Ok(result) => Message::response(id, result),
                 Err(error) => Message::error_response(id, error),
             };

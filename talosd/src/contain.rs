@@ -5,8 +5,11 @@
 //! is reported as uncontained, never as contained.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
+
+use talos_core::command::Isolation;
+
+use crate::runner::{self, ProbeOutput};
 
 /// The hidden first argument that turns `talosd` into the containment shim.
 pub const SHIM_FLAG: &str = "--contain-exec";
@@ -43,13 +46,8 @@ pub fn support() -> &'static Support {
 
 fn probe() -> Support {
     let ok = |argv: &[&str]| {
-        Command::new(argv[0])
-            .args(&argv[1..])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        let args: Vec<String> = argv[1..].iter().map(|a| (*a).to_string()).collect();
+        runner::probe_succeeds(Path::new(argv[0]), &args, ProbeOutput::Discard)
     };
     let network_prefix = [
         vec!["unshare", "--net", "--"],
@@ -59,14 +57,9 @@ fn probe() -> Support {
     .find(|prefix| ok(&[prefix.as_slice(), &["true"]].concat()))
     .map(|p| p.into_iter().map(str::to_string).collect());
     let landlock = shim().is_some_and(|exe| {
-        let tmp = std::env::temp_dir();
-        Command::new(exe)
-            .args([SHIM_FLAG, "--allow-write"])
-            .arg(&tmp)
-            .args(["--", "true"])
-            .stdin(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        let tmp = std::env::temp_dir().display().to_string();
+        let args = [SHIM_FLAG, "--allow-write", &tmp, "--", "true"].map(str::to_string);
+        runner::probe_succeeds(&exe, &args, ProbeOutput::Inherit)
     });
     tracing::info!(
         network = network_prefix.is_some(),
@@ -88,17 +81,13 @@ pub struct Wrapped {
     pub writes_confined: bool,
 }
 
-pub fn wrap(
-    program: &Path,
-    args: &[String],
-    want_network: bool,
-    want_writes: bool,
-    workspace: &Path,
-) -> Wrapped {
+/// `program args` wrapped for as much of the `wanted` isolation as this machine grants (a plan's
+/// request, `talos_core::command::Isolation`); `Wrapped` says what was granted.
+pub fn wrap(program: &Path, args: &[String], wanted: Isolation, workspace: &Path) -> Wrapped {
     let support = support();
     let mut argv: Vec<String> = vec![program.display().to_string()];
     argv.extend(args.iter().cloned());
-    let writes_confined = want_writes && support.landlock;
+    let writes_confined = wanted.writes && support.landlock;
     if writes_confined && let Some(exe) = shim() {
         let mut shim = vec![
             exe.display().to_string(),
@@ -112,7 +101,7 @@ pub fn wrap(
         shim.extend(argv);
         argv = shim;
     }
-    let network_isolated = want_network && support.network_prefix.is_some();
+    let network_isolated = wanted.network && support.network_prefix.is_some();
     if network_isolated && let Some(prefix) = &support.network_prefix {
         let mut wrapped = prefix.clone();
         wrapped.extend(argv);
@@ -152,8 +141,7 @@ pub fn shim_main(args: &[String]) -> i32 {
         eprintln!("talosd {SHIM_FLAG}: writes not confined: {message}");
         return NOT_ENFORCED_EXIT;
     }
-    use std::os::unix::process::CommandExt;
-    let error = Command::new(program).args(rest).exec();
+    let error = runner::exec_replacing(program, rest);
     eprintln!("talosd {SHIM_FLAG}: cannot run {program}: {error}");
     127
 }

@@ -10,10 +10,34 @@ use serde_json::Value;
 use talos_protocol as proto;
 use talos_protocol::{ErrorCode, RpcError};
 
-use crate::connection::Peer;
+use crate::connection::{Handler, Peer};
 use crate::server::Daemon;
 use crate::sessions::Session;
 
+/// The daemon's method table as a connection's [`Handler`].
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    daemon: Arc<Daemon>,
+}
+
+impl Dispatch {
+    pub fn new(daemon: Arc<Daemon>) -> Dispatch {
+        Dispatch { daemon }
+    }
+}
+
+impl Handler for Dispatch {
+    async fn handle(
+        &self,
+        peer: Arc<Peer>,
+        method: String,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        handle(&self.daemon, &peer, &method, params).await
+    }
+}
+
+/// One request: the arm for `method`.
 pub async fn handle(
     daemon: &Arc<Daemon>,
     peer: &Arc<Peer>,
@@ -179,7 +203,7 @@ pub async fn handle(
         proto::MODEL_STATUS => to_value(match &daemon.supervisor {
             Some(supervisor) => supervisor.status(),
             None => proto::ModelStatusResult {
-                mode: daemon.config.model.mode.clone(),
+                mode: daemon.config.model.mode.as_str().into(),
                 state: "connect_only".into(),
                 url: daemon.config.model.url.clone(),
                 pid: None,
@@ -211,7 +235,7 @@ fn status(daemon: &Daemon) -> proto::DaemonStatusResult {
         sessions: daemon.session_count(),
         active_turns: daemon.active_turns.load(Ordering::Relaxed),
         model: proto::ModelInfo {
-            mode: daemon.config.model.mode.clone(),
+            mode: daemon.config.model.mode.as_str().into(),
             url: daemon.engine.url.clone(),
         },
         config_error: daemon.config_error.clone(),
@@ -278,7 +302,7 @@ async fn turn_start(
             format!("no session {}", p.session_id),
         )
     })?;
-    let Some(_busy) = session.claim() else {
+    let Some(claimed) = session.claim() else {
         return Err(RpcError::new(
             ErrorCode::SessionBusy,
             format!("session {} is already running a turn", p.session_id),
@@ -287,7 +311,7 @@ async fn turn_start(
     daemon.active_turns.fetch_add(1, Ordering::Relaxed);
     let outcome = crate::turn::run(
         daemon.clone(),
-        session.clone(),
+        claimed,
         peer.clone(),
         crate::turn::TurnRequest {
             prompt: p.prompt,

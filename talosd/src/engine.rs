@@ -1,6 +1,8 @@
-//! The model engine: the only module that talks HTTP. It reads llama-server's `/props` and
-//! streams OpenAI-compatible `POST /v1/chat/completions`, accumulating text and native
-//! `tool_calls` deltas. What comes back is only a proposal.
+//! The model engine: the only module that talks HTTP or opens a network connection. It reads
+//! llama-server's `/props` and streams OpenAI-compatible `POST /v1/chat/completions`,
+//! accumulating text and native `tool_calls` deltas; what comes back is only a proposal. For
+//! the supervisor it also builds the managed server's loopback URL, asks `/health` whether the
+//! server has loaded, and probes whether a loopback port has a listener.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -51,6 +53,51 @@ pub struct ChatReply {
     pub completion_tokens: Option<u64>,
     /// Prompt tokens served from the slot's cache.
     pub cached_tokens: Option<u64>,
+}
+
+/// The URL of a llama-server listening on loopback `port` (the managed server).
+pub fn loopback_url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Asks a model server's `/health` whether it has finished loading.
+#[derive(Debug, Clone)]
+pub struct HealthProbe {
+    http: reqwest::Client,
+    health: String,
+}
+
+impl HealthProbe {
+    /// A probe of the server at `url`, each request bounded to 2 s.
+    pub fn new(url: &str) -> HealthProbe {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .no_proxy()
+            .build()
+            .unwrap_or_default();
+        HealthProbe {
+            http,
+            health: format!("{}/health", url.trim_end_matches('/')),
+        }
+    }
+
+    /// Whether `/health` answers with a success status now.
+    pub async fn ready(&self) -> bool {
+        self.http
+            .get(&self.health)
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    }
+}
+
+/// Whether something accepts TCP connections on loopback `port` (a connect, nothing sent).
+pub fn port_has_listener(port: u16) -> bool {
+    std::net::TcpStream::connect_timeout(
+        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Duration::from_millis(300),
+    )
+    .is_ok()
 }
 
 impl Engine {

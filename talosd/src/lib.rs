@@ -27,4 +27,20 @@ pub mod turn;
 pub mod webcheck;
 pub mod workspace;
 
-pub use server::{Daemon, DaemonSettings, run};
+pub use server::{Daemon, DaemonSettings};
+
+use std::future::Future;
+use std::sync::Arc;
+
+/// Serves `listener` with the daemon's method table until `shutdown` resolves or a client
+/// calls `daemon/shutdown`; then cancels in-flight turns, waits for their traces, and returns.
+/// The wiring lives here, at the crate root, so that neither the accept loop (`server`) nor a
+/// connection (`connection`) depends on the method table (`dispatch`) that depends on them.
+pub async fn run(
+    daemon: Arc<Daemon>,
+    listener: tokio::net::UnixListener,
+    shutdown: impl Future<Output = ()>,
+) {
+    let handler = Arc::new(dispatch::Dispatch::new(daemon.clone()));
+    server::serve(daemon, listener, shutdown, handler).await;
+}

@@ -1,11 +1,15 @@
-//! The one module that starts processes for commands. A command reaches the OS as an argument
-//! list (never a shell), with standard input closed, a cleared environment rebuilt from an
-//! allow-list, in its own process group; on timeout, cancellation or a client disconnect the
-//! whole group is killed. Output is drained concurrently, capped, and streamed as lines.
+//! The one module that starts processes for commands (the supervisor starts llama-server). A
+//! command reaches the OS as an argument list (never a shell), with standard input closed, a
+//! cleared environment rebuilt from an allow-list, in its own process group; on timeout,
+//! cancellation or a client disconnect the whole group is killed. Output is drained
+//! concurrently, capped, and streamed as lines. It also runs the daemon's own helper processes:
+//! the containment probes, the containment shim's final exec, and the headless browser of the
+//! web verifier, each bounded the same way.
 // std::fs here: reads /proc and its own pid file, not workspace files.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -121,6 +125,86 @@ pub async fn run(
     }
     result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(result)
+}
+
+/// Where a probe's standard output and error go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeOutput {
+    /// Discarded.
+    Discard,
+    /// The daemon's own (its log), so a failing probe says why.
+    Inherit,
+}
+
+/// Runs `program args` with standard input closed, waits, and says whether it exited with
+/// success. For capability probes (`unshare --net -- true`, the containment shim), never for a
+/// command a model proposed.
+pub fn probe_succeeds(program: &Path, args: &[String], output: ProbeOutput) -> bool {
+    let mut command = std::process::Command::new(program);
+    command.args(args).stdin(Stdio::null());
+    if output == ProbeOutput::Discard {
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    command.status().is_ok_and(|s| s.success())
+}
+
+/// Replaces this process with `program args` (the containment shim's last step, once Landlock
+/// holds). Returns only when that failed, with the error.
+pub fn exec_replacing(program: &str, args: &[String]) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(program).args(args).exec()
+}
+
+/// What [`run_bounded_blocking`] saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoundedRun {
+    /// The process exited before the time limit.
+    pub finished: bool,
+    /// Its standard output, lossily decoded, at most the cap.
+    pub stdout: String,
+}
+
+/// Runs `program args` on this thread, in its own process group, with standard input and error
+/// closed and standard output captured up to `stdout_cap` bytes; after `limit`, or once it has
+/// exited, the whole group is killed. For the web verifier's headless browser.
+pub fn run_bounded_blocking(
+    program: &Path,
+    args: &[String],
+    limit: Duration,
+    stdout_cap: u64,
+) -> std::io::Result<BoundedRun> {
+    use std::os::unix::process::CommandExt;
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    let pid = child.id();
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.take(stdout_cap).read_to_string(&mut out);
+        }
+        out
+    });
+    let started = Instant::now();
+    let finished = loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break true,
+            Ok(None) if started.elapsed() < limit => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            _ => break false,
+        }
+    };
+    kill_group(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+    let stdout = reader.join().unwrap_or_default();
+    Ok(BoundedRun { finished, stdout })
 }
 
 /// Sends SIGKILL to the process group `pid` leads. A group that is already gone is fine.

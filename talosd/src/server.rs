@@ -1,5 +1,6 @@
-//! The daemon: its shared state and the accept loop. `run` takes its listener and its
-//! shutdown signal, so tests inject both.
+//! The daemon: its shared state and the accept loop. `serve` takes its listener, its shutdown
+//! signal and the handler every connection answers requests with, so tests inject all three
+//! (`talosd::run` passes the method table, `dispatch::Dispatch`).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -14,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
+use crate::connection::Handler;
 use crate::engine::Engine;
 use crate::paths::Home;
 use crate::sessions::Session;
@@ -58,8 +60,9 @@ impl Daemon {
             Ok(config) => (config, None),
             Err(error) => (Config::default(), Some(error)),
         };
-        let supervisor = (config.model.mode == "managed" && config_error.is_none())
-            .then(|| Arc::new(Supervisor::new(config.model.clone(), settings.home.logs())));
+        let supervisor = (config.model.mode == crate::config::ModelMode::Managed
+            && config_error.is_none())
+        .then(|| Arc::new(Supervisor::new(config.model.clone(), settings.home.logs())));
         let url = supervisor
             .as_ref()
             .map_or_else(|| config.model.url.clone(), |s| s.url());
@@ -101,9 +104,14 @@ impl Daemon {
     }
 }
 
-/// Serves until `shutdown` resolves or a client calls `daemon/shutdown`; then cancels
-/// in-flight turns, waits for their traces, and returns.
-pub async fn run(daemon: Arc<Daemon>, listener: UnixListener, shutdown: impl Future<Output = ()>) {
+/// Serves until `shutdown` resolves or a client calls `daemon/shutdown` (cancelling
+/// `daemon.stopping`); then cancels in-flight turns, waits for their traces, and returns.
+pub async fn serve<H: Handler>(
+    daemon: Arc<Daemon>,
+    listener: UnixListener,
+    shutdown: impl Future<Output = ()>,
+    handler: Arc<H>,
+) {
     let connections = TaskTracker::new();
     let supervision = daemon
         .supervisor
@@ -126,7 +134,12 @@ pub async fn run(daemon: Arc<Daemon>, listener: UnixListener, shutdown: impl Fut
                         }
                     }
                     let id = daemon.next_connection.fetch_add(1, Ordering::Relaxed);
-                    connections.spawn(crate::connection::serve(daemon.clone(), stream, id));
+                    connections.spawn(crate::connection::serve(
+                        handler.clone(),
+                        stream,
+                        id,
+                        daemon.stopping.clone(),
+                    ));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed");

@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ModelConfig;
+use crate::engine::{HealthProbe, port_has_listener};
 
 pub const PORT_IN_USE: &str = "Another server is not restarted by Talos.";
 /// Restarts in a row after which the supervisor gives up.
@@ -80,7 +81,7 @@ impl Supervisor {
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.config.port)
+        crate::engine::loopback_url(self.config.port)
     }
 
     fn set(&self, state: State) {
@@ -102,7 +103,7 @@ impl Supervisor {
             .map(|s| (s.pid, s.restarts, s.owned))
             .unwrap_or_default();
         ModelStatusResult {
-            mode: "managed".into(),
+            mode: crate::config::ModelMode::Managed.as_str().into(),
             state: state.name().into(),
             url: self.url(),
             pid: status.0,
@@ -326,12 +327,7 @@ impl Supervisor {
         }
         tracing::info!(pid, port = c.port, model = %c.path, "model server launched");
         self.set(State::Loading);
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(2))
-            .no_proxy()
-            .build()
-            .unwrap_or_default();
-        let health = format!("{}/health", self.url());
+        let health = HealthProbe::new(&self.url());
         let deadline = Instant::now() + Duration::from_secs(c.start_timeout_secs);
         loop {
             if let Ok(Some(status)) = child.try_wait() {
@@ -341,9 +337,8 @@ impl Supervisor {
                 terminate(&mut child, pid).await;
                 return Ended::Stopped;
             }
-            match http.get(&health).send().await {
-                Ok(r) if r.status().is_success() => break,
-                Ok(_) | Err(_) => {}
+            if health.ready().await {
+                break;
             }
             if Instant::now() > deadline {
                 terminate(&mut child, pid).await;
@@ -411,14 +406,6 @@ async fn terminate(child: &mut tokio::process::Child, pid: u32) {
         let _ = child.wait().await;
     }
     crate::runner::kill_group(pid);
-}
-
-fn port_has_listener(port: u16) -> bool {
-    std::net::TcpStream::connect_timeout(
-        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
-        Duration::from_millis(300),
-    )
-    .is_ok()
 }
 
 /// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22).

@@ -28,7 +28,7 @@ use talos_protocol::trace::TraceOutcome;
 
 use crate::connection::Peer;
 use crate::server::Daemon;
-use crate::sessions::Session;
+use crate::sessions::SessionTurn;
 use crate::to_proto;
 use context::TurnCtx;
 pub use context::now_ms;
@@ -54,7 +54,7 @@ pub fn session_mode(mode: proto::Mode) -> SessionMode {
 /// Runs one turn to its outcome. The trace is written however the turn ends.
 pub async fn run(
     daemon: Arc<Daemon>,
-    session: Arc<Session>,
+    mut session: SessionTurn,
     peer: Arc<Peer>,
     request: TurnRequest,
 ) -> proto::TurnOutcome {
@@ -81,10 +81,18 @@ pub async fn run(
         require_tool_call: daemon.config.tools.require_tool_call,
     };
     let core = Turn::new(plan, settings, session.grants());
-    let mut ctx = TurnCtx::new(daemon, session.clone(), peer, turn_id.clone(), trace, core);
+    let prior = session.last_outcome().map(|o| prior_record(&o));
+    let mut ctx = TurnCtx::new(
+        daemon,
+        session.session(),
+        peer,
+        turn_id.clone(),
+        trace,
+        core,
+    );
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), "turn started");
-    let answer = answer(&mut ctx, &request.prompt).await;
+    let answer = answer(&mut ctx, &request.prompt, prior).await;
     let (outcome, findings) = finish(ctx, answer).await;
     if route::remembered(&resolved) {
         session.remember_outcome(&outcome);
@@ -100,7 +108,7 @@ pub async fn run(
 /// The turn plan: the contract under the mode's posture, with the follow-up's context.
 fn plan(
     daemon: &Daemon,
-    session: &Session,
+    session: &SessionTurn,
     request: &TurnRequest,
     mode: SessionMode,
     resolved: &talos_core::contract::TaskContract,
@@ -125,8 +133,7 @@ fn plan(
 }
 
 /// The answer before the guards: by the route the core chose.
-async fn answer(ctx: &mut TurnCtx, prompt: &str) -> String {
-    let prior = ctx.session.last_outcome().map(|o| prior_record(&o));
+async fn answer(ctx: &mut TurnCtx, prompt: &str, prior: Option<PriorRecord>) -> String {
     let route = route::route(
         ctx.core.settings.mode,
         &ctx.core.plan,

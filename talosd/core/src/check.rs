@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::plan::{Phase, TurnPlan};
+use crate::phase::Phase;
+use crate::plan::TurnPlan;
 use crate::surface::Surface;
 use crate::tools::{self, NameResolution, ToolArgs, ToolId};
 

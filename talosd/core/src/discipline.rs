@@ -171,7 +171,8 @@ impl LoopGuard {
 mod tests {
     use super::*;
     use crate::contract::resolve;
-    use crate::plan::{Phase, TurnPlan};
+    use crate::phase::Phase;
+    use crate::plan::TurnPlan;
     use crate::posture::{Posture, apply};
 
     fn guard() -> LoopGuard {

@@ -7,9 +7,9 @@
 
 mod clauses;
 
-use crate::contract::lexical::Lex;
-use crate::contract::{Legacy, Reason, TaskType};
+use crate::lexical::Lex;
 use crate::targets::TargetSpan;
+use crate::task::{Legacy, Reason, TaskType};
 use clauses::Clauses;
 use std::collections::BTreeMap;
 

@@ -4,10 +4,14 @@
 //! allow rules; read-only tools are allowed; a write the session remembers is allowed;
 //! everything else asks. Deny therefore wins over ask over allow whatever the rule order.
 
-use crate::plan::Phase;
+use crate::phase::Phase;
 use crate::protected::ProtectedKind;
 use crate::rules::{self, Effect, Rule, RuleQuery};
 use crate::tools::{Risk, ToolId};
+
+mod reason;
+
+pub use reason::ReasonCode;
 
 /// What the daemon observed about a call's target path, resolved against the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +63,7 @@ impl Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermissionDecision {
     pub action: Action,
-    pub reason_code: &'static str,
+    pub reason_code: ReasonCode,
     pub message: String,
     pub remember_eligible: bool,
 }
@@ -121,7 +125,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     if path.escapes {
         return decision(
             Action::Deny,
-            "WORKSPACE_ESCAPE",
+            ReasonCode::WorkspaceEscape,
             "Permission policy denied the tool call because the target path escapes the workspace."
                 .into(),
             false,
@@ -133,7 +137,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     {
         return decision(
             Action::Deny,
-            "PROTECTED_PATH_DENY",
+            ReasonCode::ProtectedPathDeny,
             format!(
                 "Permission policy denied mutation of protected path `{relative}` ({}). No approval was requested and no file was changed.",
                 kind.as_str()
@@ -151,7 +155,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     if let Some(rule) = rules::first(input.rules, Effect::Deny, &query) {
         return decision(
             Action::Deny,
-            "CONFIG_DENY",
+            ReasonCode::ConfigDeny,
             format!("Permission policy denied the tool call: {}", rule.reason),
             false,
         );
@@ -161,7 +165,7 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     {
         return decision(
             Action::Ask,
-            "PROTECTED_PATH_ASK",
+            ReasonCode::ProtectedPathAsk,
             format!(
                 "Permission policy requires approval before reading protected path `{relative}` ({}).",
                 kind.as_str()
@@ -172,28 +176,38 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     if let Some(rule) = rules::first(input.rules, Effect::Ask, &query) {
         return decision(
             Action::Ask,
-            "CONFIG_ASK",
+            ReasonCode::ConfigAsk,
             format!("Permission policy requires approval: {}", rule.reason),
             false,
         );
     }
     if rules::first(input.rules, Effect::Allow, &query).is_some() {
-        return decision(Action::Allow, "CONFIG_ALLOW", String::new(), false);
+        return decision(Action::Allow, ReasonCode::ConfigAllow, String::new(), false);
     }
     if risk == Risk::ReadOnly {
-        return decision(Action::Allow, "DEFAULT_READ_ALLOW", String::new(), false);
+        return decision(
+            Action::Allow,
+            ReasonCode::DefaultReadAllow,
+            String::new(),
+            false,
+        );
     }
     let remember_eligible = risk == Risk::Write
         && matches!(tool, ToolId::WriteFile | ToolId::EditFile)
         && path.relative.is_some()
         && !is_sensitive(&relative);
     if input.grants.remember_writes && remember_eligible {
-        return decision(Action::Allow, "SESSION_REMEMBER_ALLOW", String::new(), true);
+        return decision(
+            Action::Allow,
+            ReasonCode::SessionRememberAllow,
+            String::new(),
+            true,
+        );
     }
     let code = if risk == Risk::Destructive {
-        "DEFAULT_DESTRUCTIVE_ASK"
+        ReasonCode::DefaultDestructiveAsk
     } else {
-        "DEFAULT_WRITE_ASK"
+        ReasonCode::DefaultWriteAsk
     };
     decision(
         Action::Ask,
@@ -229,7 +243,7 @@ mod tests {
     fn check(tool: ToolId, path: PathFacts, grants: Grants, action: Action, code: &str) {
         let d = decide(&LadderInput::plain(tool, tool.risk(), grants), &path);
         assert_eq!(
-            (d.action, d.reason_code),
+            (d.action, d.reason_code.as_str()),
             (action, code),
             "{tool:?} {path:?}"
         );
@@ -346,7 +360,7 @@ mod tests {
             &facts("a.py", false),
         );
         assert_eq!(
-            (batch.action, batch.reason_code),
+            (batch.action, batch.reason_code.as_str()),
             (Action::Ask, "DEFAULT_DESTRUCTIVE_ASK")
         );
     }
@@ -368,7 +382,7 @@ mod tests {
                 grants,
             };
             let d = decide_all(&input, &[]);
-            (d.action, d.reason_code, d.remember_eligible)
+            (d.action, d.reason_code.as_str(), d.remember_eligible)
         };
         let rule = |effect, tools: Vec<ToolId>, paths: Vec<Glob>| Rule {
             effect,
@@ -431,12 +445,12 @@ mod tests {
             &LadderInput::plain(ToolId::MovePath, Risk::Write, Grants::default()),
             &[inside.clone(), outside],
         );
-        assert_eq!(d.reason_code, "WORKSPACE_ESCAPE");
+        assert_eq!(d.reason_code.as_str(), "WORKSPACE_ESCAPE");
         let d = decide_all(
             &LadderInput::plain(ToolId::CopyPath, Risk::Write, Grants::default()),
             &[secret, inside.clone()],
         );
-        assert_eq!(d.reason_code, "PROTECTED_PATH_DENY");
+        assert_eq!(d.reason_code.as_str(), "PROTECTED_PATH_DENY");
         let d = decide_all(
             &LadderInput::plain(ToolId::ReadFile, Risk::ReadOnly, Grants::default()),
             &[],
@@ -519,14 +533,15 @@ mod tests {
         for (tool, path, action, code) in rows {
             let d = decide(&input(*tool), &facts(path, false));
             assert_eq!(
-                (d.action, d.reason_code),
+                (d.action, d.reason_code.as_str()),
                 (*action, *code),
                 "{tool:?} {path}"
             );
         }
         let escape = decide(&input(ToolId::WriteFile), &facts("../docs/a.md", true));
         assert_eq!(
-            escape.reason_code, "WORKSPACE_ESCAPE",
+            escape.reason_code.as_str(),
+            "WORKSPACE_ESCAPE",
             "no rule allows an escape"
         );
     }

@@ -8,8 +8,6 @@
 
 use std::borrow::Cow;
 
-use crate::tools::ToolId;
-
 mod parse;
 
 pub(crate) use parse::flag_word;
@@ -55,17 +53,6 @@ impl WorkspaceOp {
             WorkspaceOp::Copy { .. } => "copy",
             WorkspaceOp::Rename { .. } => "rename",
             WorkspaceOp::Delete { .. } => "delete",
-        }
-    }
-
-    /// The single-op tool that performs this op.
-    pub fn tool(&self) -> ToolId {
-        match self {
-            WorkspaceOp::Mkdir { .. } => ToolId::MkDir,
-            WorkspaceOp::Move { .. } => ToolId::MovePath,
-            WorkspaceOp::Copy { .. } => ToolId::CopyPath,
-            WorkspaceOp::Rename { .. } => ToolId::RenamePath,
-            WorkspaceOp::Delete { .. } => ToolId::DeletePath,
         }
     }
 

@@ -9,38 +9,12 @@ use crate::tools::ToolId;
 
 mod kinds;
 
+pub use crate::phase::Phase;
+
 pub use kinds::{
     ActionObligation, ArtifactGoal, EvidenceObligation, OutputObligation, RequestedResult,
     VerifierProfile,
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Inspect,
-    Apply,
-    Verify,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Inspect => "INSPECT",
-            Phase::Apply => "APPLY",
-            Phase::Verify => "VERIFY",
-        }
-    }
-
-    /// APPLY when change is allowed, VERIFY when only verification is, else INSPECT.
-    pub fn default_for(contract: &TaskContract) -> Phase {
-        if contract.mutation_allowed {
-            Phase::Apply
-        } else if contract.verification_required {
-            Phase::Verify
-        } else {
-            Phase::Inspect
-        }
-    }
-}
 
 /// Something the turn's records must show before the turn may be called complete.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! so that no change is allowed, whatever the request said (the seed's `EffectiveTurn`).
 
 use crate::contract::{TaskContract, TaskType};
-use crate::plan::Phase;
+use crate::phase::Phase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Posture {

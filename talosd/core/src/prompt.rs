@@ -2,7 +2,8 @@
 //! then this turn's capability frame and, when tools are offered as text, their descriptions.
 //! Prompt wording is advice to a model, not security: the surface check enforces.
 
-use crate::plan::{Phase, TurnPlan};
+use crate::phase::Phase;
+use crate::plan::TurnPlan;
 use crate::surface::Surface;
 use crate::tools::{ParamKind, ToolId};
 

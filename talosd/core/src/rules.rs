@@ -3,7 +3,7 @@
 //! path is inside the workspace. The ladder consults deny rules, then ask rules, then allow
 //! rules, so deny wins over ask over allow whatever their order in the file.
 
-use crate::plan::Phase;
+use crate::phase::Phase;
 use crate::tools::{Risk, ToolId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

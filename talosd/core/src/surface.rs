@@ -9,7 +9,7 @@
 //! tools (row 4), and a change turn never gets the command tool (row 14).
 
 use crate::contract::{TaskContract, TaskType};
-use crate::plan::Phase;
+use crate::phase::Phase;
 use crate::tools::ToolId;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ pub(crate) use evidence::{
 };
 pub(crate) use negation::{forbidden_in, negated_targets, preserved_in, read_forbidden_in};
 
-use crate::contract::lexical::{self, Lex};
+use crate::lexical::{self, Lex};
 
 /// File extensions that make a token a file target (the reference's list plus common source
 /// extensions of a coding assistant: rs, go, c, h, ...).

@@ -13,6 +13,7 @@
 //! prose, so raw protocol is never echoed.
 
 mod lenient;
+mod markers;
 mod scan;
 mod shape;
 

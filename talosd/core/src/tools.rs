@@ -367,6 +367,20 @@ impl From<WorkspaceOp> for ToolArgs {
     }
 }
 
+/// Which tool performs an op is the catalogue's knowledge, so it lives here, not in `ops`.
+impl WorkspaceOp {
+    /// The single-op tool that performs this op.
+    pub fn tool(&self) -> ToolId {
+        match self {
+            WorkspaceOp::Mkdir { .. } => ToolId::MkDir,
+            WorkspaceOp::Move { .. } => ToolId::MovePath,
+            WorkspaceOp::Copy { .. } => ToolId::CopyPath,
+            WorkspaceOp::Rename { .. } => ToolId::RenamePath,
+            WorkspaceOp::Delete { .. } => ToolId::DeletePath,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

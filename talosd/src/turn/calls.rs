@@ -9,6 +9,9 @@ use super::{command, effects, read_tools};
 
 /// Runs one call to its report.
 pub async fn dispatch(ctx: &mut TurnCtx, proposal: Proposal) -> CallReport {
+    // Remembered approvals are read as they stand now: a revoke from another connection
+    // takes effect at the next call.
+    ctx.core.grants = ctx.session.grants();
     let mut call = ctx.core.propose(proposal);
     let mut input = Input::Start;
     loop {

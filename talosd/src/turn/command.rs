@@ -22,13 +22,7 @@ pub fn plan(ctx: &TurnCtx, request: &CommandRequest) -> Result<PlannedCommand, S
     let workspace = ctx.session.files.clone();
     let plan = command::plan(request, &snapshot(workspace.root(), &pins).registry)?;
     let (program, _cwd) = locate(&workspace, &plan)?;
-    let wrapped = contain::wrap(
-        &program,
-        &plan.args,
-        plan.isolation.network,
-        plan.isolation.writes,
-        workspace.root(),
-    );
+    let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
     Ok(PlannedCommand {
         plan,
         network_isolated: wrapped.network_isolated,
@@ -82,13 +76,7 @@ pub async fn run(
 ) -> Result<CommandRun, String> {
     let workspace = ctx.session.files.clone();
     let (program, cwd) = locate(&workspace, plan)?;
-    let wrapped = contain::wrap(
-        &program,
-        &plan.args,
-        plan.isolation.network,
-        plan.isolation.writes,
-        workspace.root(),
-    );
+    let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
     let spec = RunSpec {
         program: wrapped.program.clone(),
         args: wrapped.args.clone(),

@@ -8,11 +8,8 @@
 //! browser's whole process group is killed at the end.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::InteractionCheck;
 
@@ -52,13 +49,13 @@ pub fn run(
             return InteractionCheck::NotRun("cannot copy the site for the browser".into());
         }
     }
-    let mut command = Command::new(browser);
+    let mut args: Vec<String> = Vec::new();
     if rustix::process::geteuid().is_root() {
         // Chromium refuses to start its own sandbox as root.
-        command.arg("--no-sandbox");
+        args.push("--no-sandbox".into());
     }
-    command
-        .args([
+    args.extend(
+        [
             "--headless",
             "--disable-gpu",
             "--no-first-run",
@@ -66,42 +63,21 @@ pub fn run(
             "--host-resolver-rules=MAP * ~NOTFOUND",
             "--virtual-time-budget=5000",
             "--dump-dom",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.0.join(".profile").display()
-        ))
-        .arg(format!("file://{}", dir.0.join(page).display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0);
-    let Ok(mut child) = command.spawn() else {
+        ]
+        .map(str::to_string),
+    );
+    args.push(format!(
+        "--user-data-dir={}",
+        dir.0.join(".profile").display()
+    ));
+    args.push(format!("file://{}", dir.0.join(page).display()));
+    let Ok(crate::runner::BoundedRun {
+        finished,
+        stdout: dom,
+    }) = crate::runner::run_bounded_blocking(browser, &args, BROWSER_TIMEOUT, 8 * 1024 * 1024)
+    else {
         return InteractionCheck::NotRun(format!("cannot start {}", browser.display()));
     };
-    let pid = child.id();
-    let mut stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        if let Some(s) = stdout.as_mut() {
-            let _ = s.take(8 * 1024 * 1024).read_to_string(&mut out);
-        }
-        out
-    });
-    let started = Instant::now();
-    let finished = loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break true,
-            Ok(None) if started.elapsed() < BROWSER_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            _ => break false,
-        }
-    };
-    crate::runner::kill_group(pid);
-    let _ = child.kill();
-    let _ = child.wait();
-    let dom = reader.join().unwrap_or_default();
     if !finished {
         return InteractionCheck::NotRun(format!(
             "the headless browser did not finish within {} s",

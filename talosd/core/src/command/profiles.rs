@@ -3,7 +3,7 @@
 //! the `ws:<id>` profiles of a trusted workspace declaration. A profile is built only here or
 //! by `validate_declaration`, so every profile in a registry has passed its checks.
 
-use super::workspace::TrustState;
+use super::trust::TrustState;
 use super::{Isolation, Program};
 
 /// Which caller-argument grammar a profile has (see `grammar::check_arguments`).

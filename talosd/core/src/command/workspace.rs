@@ -6,6 +6,7 @@
 
 use super::grammar::shell_marker;
 use super::profiles::{Profile, ProfileKind, WORKSPACE_DEFAULT_TIMEOUT_MS};
+use super::trust::TrustState;
 use super::{Isolation, Lexical, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, Program, workspace_relative};
 
 /// One profile as the declaration states it.
@@ -25,21 +26,6 @@ pub struct DeclaredProfile {
     pub isolate: Vec<String>,
 }
 
-/// Where a workspace declaration stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TrustState {
-    /// No declaration file, or an empty one.
-    NoneDeclared,
-    /// The declaration was refused, for this reason; nothing registers.
-    Invalid(String),
-    /// Valid, and never pinned (or the pin is unreadable).
-    UntrustedNew,
-    /// Valid, and its bytes differ from the pinned ones.
-    UntrustedChanged,
-    /// Valid, and its bytes are the pinned ones.
-    Trusted,
-}
-
 /// The pin kept in the Talos home for this workspace, as the daemon read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PinState {
@@ -55,45 +41,6 @@ const MAX_ID_CHARS: usize = 32;
 const MAX_EXECUTABLE_CHARS: usize = 260;
 const MAX_ARGS: usize = 32;
 const MAX_ARG_CHARS: usize = 256;
-
-impl TrustState {
-    /// The state as `/profiles list` shows it.
-    pub fn label(&self) -> String {
-        match self {
-            TrustState::NoneDeclared => "none declared".into(),
-            TrustState::Invalid(reason) => format!("invalid - {reason}"),
-            TrustState::UntrustedNew => "declared, untrusted (never pinned)".into(),
-            TrustState::UntrustedChanged => {
-                "declared, untrusted (file changed since the last pin)".into()
-            }
-            TrustState::Trusted => "trusted".into(),
-        }
-    }
-
-    /// Why `ws:` profile `profile` cannot be planned in this state; `declared` lists the
-    /// registered workspace ids (only a trusted state has any).
-    pub fn unavailable(&self, profile: &str, declared: &[&str]) -> String {
-        match self {
-            TrustState::NoneDeclared => format!(
-                "Workspace profile {profile} is not available: this workspace declares no verification profiles (.talos/profiles.yaml)."
-            ),
-            TrustState::Invalid(reason) => format!(
-                "Workspace profile {profile} is not available: the declaration is invalid - {reason} Nothing was registered."
-            ),
-            TrustState::UntrustedNew | TrustState::UntrustedChanged => format!(
-                "Workspace profile {profile} is not available: the workspace declaration is untrusted or has changed. Review and pin it with /profiles trust, then retry."
-            ),
-            TrustState::Trusted => format!(
-                "Unknown workspace profile {profile}. Declared: {}.",
-                if declared.is_empty() {
-                    "(none)".to_string()
-                } else {
-                    declared.join(", ")
-                }
-            ),
-        }
-    }
-}
 
 /// The trust decision. `declaration` is the SHA-256 hex of the file's raw bytes with the
 /// result of [`validate_declaration`], or `None` when nothing is declared. Trusted only when

@@ -3,9 +3,10 @@
 //! FILE_CREATE for a mutation, and the read-only pipeline (direct answers and the conversation
 //! boundary, directory listing, verify, diagnose, workspace, bare small talk, plain questions).
 
+use super::cues::{DIAGNOSE, WORKSPACE, asks_for_listing, simple_listing_shape};
 use super::direct;
-use super::lexical::{Lex, contains_bounded};
 use super::{Reason, TaskType};
+use crate::lexical::{Lex, contains_bounded};
 use crate::targets::TargetSpan;
 
 #[rustfmt::skip]
@@ -23,20 +24,6 @@ const CREATE_LEADING: &[&str] = &[
     "create", "write", "build", "generate", "scaffold", "make", "add",
 ];
 const NEGATING: &[&str] = &["not", "don't", "dont", "never", "without", "no"];
-
-#[rustfmt::skip]
-pub(super) const DIAGNOSE: &[&str] = &[
-    "inspect", "diagnose", "check whether", "check if", "mismatch", "selector", "linkage", "wired",
-    "wiring", "broken reference", "suspicious reference", "do not change", "don't change",
-    "dont change", "broken", "what is wrong", "what's wrong",
-];
-#[rustfmt::skip]
-pub(super) const WORKSPACE: &[&str] = &[
-    "workspace", "repo", "repository", "project", "codebase", "what files", "what is in this",
-    "what's in this", "explain this", "this folder", "this directory", "this site",
-];
-const LISTING_NOUNS: &[&str] = &["files", "folders", "directories", "items", "entries"];
-const PLACES: &[&str] = &["folder", "directory", "workspace", "repo", "repository"];
 
 /// "Undo your last change", "restore what you changed" (not "how do I undo …").
 pub(crate) fn checkpoint_restore(lex: &Lex<'_>) -> bool {
@@ -326,17 +313,6 @@ pub(crate) fn read_only_type(lex: &Lex<'_>, spans: &[TargetSpan]) -> TaskType {
     TaskType::ReadOnlyQa
 }
 
-pub(super) fn asks_for_listing(lex: &Lex<'_>) -> bool {
-    lex.has_any(&[
-        "list files",
-        "list the files",
-        "show me the files",
-        "show the files",
-        "what files",
-        "which files",
-    ]) || simple_listing_shape(lex)
-}
-
 fn simple_listing(lex: &Lex<'_>) -> bool {
     #[rustfmt::skip]
     const ONLY: &[&str] = &[
@@ -362,94 +338,4 @@ fn simple_listing(lex: &Lex<'_>) -> bool {
         ])
         && lex.has_any(ONLY);
     listing_only || (!lex.has_any(EXCLUDE) && simple_listing_shape(lex))
-}
-
-/// The whole request is one of the simple listing shapes ("what files are in this folder?",
-/// "list the files here", "show me the files", "ls").
-fn simple_listing_shape(lex: &Lex<'_>) -> bool {
-    let w = |k: usize| lex.word(k);
-    let mut k = 0;
-    let optional = |k: &mut usize, options: &[&str]| {
-        if options.contains(&w(*k)) {
-            *k += 1;
-        }
-    };
-    let place_tail = |k: &mut usize| {
-        if w(*k) == "here" {
-            *k += 1;
-        } else if w(*k) == "in"
-            && matches!(w(*k + 1), "this" | "the" | "current")
-            && PLACES.contains(&w(*k + 2))
-        {
-            *k += 3;
-        }
-    };
-    let matched = match w(0) {
-        "what" | "which" if LISTING_NOUNS.contains(&w(1)) => {
-            k = 2;
-            if lex.seq(k, "do we have") {
-                k += 3;
-            } else {
-                optional(&mut k, &["are", "exist"]);
-            }
-            optional(&mut k, &["in", "inside"]);
-            optional(&mut k, &["this", "the", "current", "here"]);
-            optional(&mut k, PLACES);
-            true
-        }
-        "what's" | "whats" => {
-            k = 1;
-            optional(&mut k, &["in"]);
-            w(k) == "here" && {
-                k += 1;
-                true
-            }
-        }
-        "what" if w(1) == "is" => {
-            k = 2;
-            optional(&mut k, &["in"]);
-            w(k) == "here" && {
-                k += 1;
-                true
-            }
-        }
-        "list" => {
-            k = 1;
-            optional(&mut k, &["the", "all"]);
-            if LISTING_NOUNS.contains(&w(k)) || matches!(w(k), "contents" | "directory") {
-                k += 1;
-                place_tail(&mut k);
-                true
-            } else {
-                false
-            }
-        }
-        "show" => {
-            k = if w(1) == "me" { 2 } else { 1 };
-            optional(&mut k, &["the"]);
-            if LISTING_NOUNS.contains(&w(k)) {
-                k += 1;
-                place_tail(&mut k);
-                true
-            } else {
-                false
-            }
-        }
-        "ls" | "dir" => {
-            k = 1;
-            optional(&mut k, &["la", "l", "a"]);
-            true
-        }
-        _ => false,
-    };
-    let rest_start = if k == 0 {
-        0
-    } else {
-        lex.words.get(k - 1).map_or(lex.lower.len(), |x| x.end)
-    };
-    matched
-        && k >= lex.words.len()
-        && lex.lower[rest_start..]
-            .chars()
-            .all(|c| c.is_whitespace() || matches!(c, '.' | '!' | '?' | '-'))
 }

@@ -3,8 +3,8 @@
 //! exact chat prompts), greetings with a chat-only hint, identity and capability questions, and
 //! explicit "without inspecting the workspace" requests for a general answer.
 
-use super::classify::{DIAGNOSE, WORKSPACE, asks_for_listing};
-use super::lexical::Lex;
+use super::cues::{DIAGNOSE, WORKSPACE, asks_for_listing};
+use crate::lexical::Lex;
 use crate::targets::TargetSpan;
 
 #[rustfmt::skip]

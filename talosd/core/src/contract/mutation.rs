@@ -4,37 +4,19 @@
 //! passages blanked, so a quoted "fix the bug" is never a request.
 
 use super::Reason;
-use super::lexical::Lex;
 use super::questions::{
     advisory_at, capability_only, inline_output, instructional_at, status_question,
 };
 use super::read_only::global_read_only_negation;
+use super::words::{BUILD_VERBS, after_prefix, is_core, next_is_target};
+use crate::lexical::Lex;
 use crate::targets::{self, TargetSpan};
-
-/// Core mutation verbs (the reference's list plus set, insert, improve, polish, adjust, tweak,
-/// bump, convert).
-#[rustfmt::skip]
-pub(crate) const CORE_VERBS: &[&str] = &[
-    "edit", "modify", "change", "update", "fix", "repair", "overwrite", "rewrite", "replace",
-    "redesign", "restyle", "re-style", "re-design", "write", "create", "save", "apply", "append",
-    "add", "remove", "delete", "move", "copy", "rename", "mkdir", "refactor", "put", "implement",
-    "set", "insert", "improve", "polish", "adjust", "tweak", "bump", "convert",
-];
-
-pub(super) const BUILD_VERBS: &[&str] =
-    &["make", "build", "create", "generate", "setup", "scaffold"];
 
 #[rustfmt::skip]
 pub(crate) const ARTIFACT_NOUNS: &[&str] = &[
     "website", "site", "webapp", "app", "application", "page", "webpage", "calculator",
     "component", "file", "project", "tool", "ui", "interface", "stylesheet", "script", "game",
     "dashboard", "form", "config",
-];
-
-#[rustfmt::skip]
-const CHATTY: &[&str] = &[
-    "ah", "oh", "ok", "okay", "right", "alright", "so", "well", "sure", "yeah", "yep", "yup",
-    "cool", "great", "nice", "thanks", "hey", "hi", "hello", "now",
 ];
 
 /// Words that negate the verb right after them.
@@ -66,12 +48,6 @@ const MARKERS: &[&str] = &[
 const OPEN_MARKERS: &[&str] = &[
     "make it", "make the", "make this", "make that", "write a", "write the", "create a",
     "create the", "add a", "add the", "refactor",
-];
-
-#[rustfmt::skip]
-pub(super) const DETERMINERS: &[&str] = &[
-    "a", "an", "the", "any", "my", "your", "our", "this", "that", "these", "those", "its", "their",
-    "some", "all", "every",
 ];
 
 /// The request's mutation reason, first rule wins.
@@ -180,31 +156,9 @@ fn comma_request(lex: &Lex<'_>, spans: &[TargetSpan], s: usize) -> bool {
                 .is_some_and(|w| targets::inside_span(spans, w.start)))
 }
 
-pub(super) fn is_core(word: &str) -> bool {
-    CORE_VERBS.contains(&word)
-}
-
 /// The word right before word `i` (whitespace between only) negates it.
 fn negated(lex: &Lex<'_>, i: usize) -> bool {
     i > 0 && lex.tight(i - 1) && NEGATING.contains(&lex.word(i - 1))
-}
-
-/// Past a chatty prefix ("ok so", "hmm, well"), "now" and "please".
-pub(super) fn after_prefix(lex: &Lex<'_>, i: usize) -> usize {
-    let mut j = i;
-    loop {
-        let w = lex.word(j);
-        if CHATTY.contains(&w) || (w.starts_with("hmm") && w.chars().all(|c| c == 'h' || c == 'm'))
-        {
-            j += 1;
-        } else if lex.seq(j, "thank you") {
-            j += 2;
-        } else if matches!(w, "please" | "just" | "also" | "then") {
-            j += 1;
-        } else {
-            return j;
-        }
-    }
 }
 
 /// An artifact noun (or its plural) at word `j`.
@@ -228,7 +182,7 @@ fn build_artifact_at(lex: &Lex<'_>, j: usize) -> bool {
     };
     let first = j + verb_len;
     (first..(first + 11).min(lex.words.len()))
-        .take_while(|&k| k == first || !crate::contract::lexical::is_sentence_gap(gap(lex, k)))
+        .take_while(|&k| k == first || !crate::lexical::is_sentence_gap(gap(lex, k)))
         .any(|k| artifact_noun(lex, k))
 }
 
@@ -355,21 +309,12 @@ fn fix_problem_in_file(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
         matches!(lex.word(k), "fix" | "repair")
             && !negated(lex, k)
             && (k + 1..(k + 8).min(lex.words.len()))
-                .take_while(|&m| !crate::contract::lexical::is_sentence_gap(gap(lex, m)))
+                .take_while(|&m| !crate::lexical::is_sentence_gap(gap(lex, m)))
                 .any(|m| {
                     matches!(lex.word(m), "in" | "inside" | "within" | "of")
                         && next_is_target(lex, spans, lex.words[m].end)
                 })
     })
-}
-
-pub(super) fn next_is_target(lex: &Lex<'_>, spans: &[TargetSpan], offset: usize) -> bool {
-    let rest = &lex.lower[offset..];
-    let mut at = offset + (rest.len() - rest.trim_start_matches([' ', '`', '\t']).len());
-    if lex.lower[at..].starts_with("the ") {
-        at += 4;
-    }
-    targets::span_starting_at(spans, at).is_some()
 }
 
 fn review_then_mutation(lex: &Lex<'_>) -> bool {

@@ -4,8 +4,8 @@
 //! capability-only questions ("can you create websites?") and inline-output requests ("just
 //! show me the code").
 
-use super::lexical::Lex;
-use super::mutation::{BUILD_VERBS, DETERMINERS, after_prefix, is_core};
+use super::words::{BUILD_VERBS, DETERMINERS, after_prefix, is_core};
+use crate::lexical::Lex;
 
 /// A question about a prior change ("did you make the changes?"), unless it carries a
 /// conditional apply clause ("… if not, fix it").

@@ -3,8 +3,8 @@
 //! narrow a requested change: "do not change anything else", "don't touch styles.css",
 //! "do not create a local tailwind.min.css file", "do not touch the footer".
 
-use super::lexical::Lex;
-use super::mutation::{DETERMINERS, is_core, next_is_target};
+use super::words::{DETERMINERS, is_core, next_is_target};
+use crate::lexical::Lex;
 use crate::targets::{self, TargetSpan};
 
 #[rustfmt::skip]

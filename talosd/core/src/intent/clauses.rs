@@ -2,9 +2,9 @@
 //! "and|but do not"; each clause cut into a mutation fragment and a constraint fragment at the
 //! first constraint marker ("Rewrite styles.css| so index.html still works").
 
-use crate::contract::Legacy;
-use crate::contract::lexical::{self, Lex};
+use crate::lexical::{self, Lex};
 use crate::targets::{self, TargetSpan, dedup};
+use crate::task::Legacy;
 
 /// Markers that open the constraint fragment of a clause.
 #[rustfmt::skip]

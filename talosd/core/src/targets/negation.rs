@@ -6,7 +6,7 @@
 //! ("do not read .env") are a separate list: they leave the expected and evidence targets.
 
 use super::{TargetSpan, dedup, inside_span, paths_within};
-use crate::contract::lexical::{self, Lex};
+use crate::lexical::{self, Lex};
 
 /// Verbs whose negation forbids the targets that follow.
 #[rustfmt::skip]

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::shape::NAME_KEYS;
+use super::markers::{NAME_KEYS, xml_tag_at};
 
 /// Keys that may open an object that means to be a tool call.
 const OPENING_KEYS: [&str; 15] = [
@@ -130,10 +130,7 @@ pub(crate) fn unclosed_extent(text: &str, start: usize) -> usize {
             b'"' => in_string = true,
             b'\n' => {
                 let line = text[index + 1..].trim_start_matches([' ', '\t']);
-                if line.starts_with("```")
-                    || line.starts_with('{')
-                    || super::scan::xml_tag_at(line).is_some()
-                {
+                if line.starts_with("```") || line.starts_with('{') || xml_tag_at(line).is_some() {
                     return index + 1;
                 }
             }

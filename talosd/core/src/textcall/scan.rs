@@ -15,11 +15,11 @@ use super::ParsedCall;
 use super::lenient::{
     container_end, looks_like_call, opens_like_call, parse as parse_json, unclosed_extent,
 };
+use super::markers::xml_tag_at;
 use super::shape::{Shape, classify};
 
 mod wrapper;
 
-pub(crate) use wrapper::xml_tag_at;
 use wrapper::{XmlRead, next_xml, read_xml, wrapped_verdicts, xml_run};
 
 /// Fence languages whose body may be a tool call.

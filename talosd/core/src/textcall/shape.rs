@@ -9,10 +9,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::markers::NAME_KEYS;
 use super::{ParsedCall, lenient};
 
-/// Keys that may hold the tool name, in the order they are tried.
-pub(crate) const NAME_KEYS: [&str; 5] = ["name", "function", "function_name", "tool_name", "tool"];
 /// Keys that may hold the arguments, in the order they are tried.
 const ARG_KEYS: [&str; 4] = ["parameters", "arguments", "args", "params"];
 const WRAPPER_KEYS: [&str; 2] = ["tool_call", "function_call"];

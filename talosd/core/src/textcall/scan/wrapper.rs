@@ -4,22 +4,12 @@
 //! plain search, unless another wrapper or call opens first. `<tool>` and `<function>` around
 //! text that is not JSON are prose; the two explicit tags around it are a malformed call.
 
+use crate::textcall::markers::xml_tag_at;
+
 use super::{
     Block, Source, Verdict, all_parse, next_call_line, object_run, object_verdict, parse_json,
     skip_whitespace, unclosed_extent,
 };
-
-/// The deprecated XML wrappers, matched exactly as `<tag>`.
-const XML_TAGS: [&str; 4] = ["tool_call", "function_call", "tool", "function"];
-
-/// The tag of a deprecated XML wrapper opening at the start of `text`.
-pub(crate) fn xml_tag_at(text: &str) -> Option<&'static str> {
-    let rest = text.strip_prefix('<')?;
-    XML_TAGS.into_iter().find(|tag| {
-        rest.strip_prefix(tag)
-            .is_some_and(|after| after.starts_with('>'))
-    })
-}
 
 /// Where the next wrapper tag opens, from `from`.
 pub(super) fn next_xml(text: &str, from: usize) -> Option<usize> {

@@ -419,7 +419,7 @@ fn format_rung(
     };
     let asked = PermissionDecision {
         action: Action::Ask,
-        reason_code: "FORMAT_CHANGE_ASK",
+        reason_code: crate::ladder::ReasonCode::FormatChangeAsk,
         message: format!(
             "the change alters the file's format: {change}; an allow does not cover that"
         ),

@@ -1,0 +1,151 @@
+//! The layering invariants of `docs/architecture.md`: the modules of talos-core, and those of
+//! talosd, form graphs without cycles; only the runner and the supervisor start processes; only
+//! the engine speaks HTTP or opens network connections.
+//!
+//! How a module graph is read is written down in `module_graph.rs`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::module_graph::{
+    Literals, cycles, module_graph, strip_comments_and_literals, strip_source,
+    test_module_declarations, without_test_modules,
+};
+use super::{assert_none, files_with_extension, read, relative, workspace_root};
+
+/// Files of talosd, besides runner.rs and supervisor.rs, that may start a process, and why.
+#[rustfmt::skip]
+const SPAWN_EXCEPTIONS: [(&str, &str); 1] = [
+    ("talosd/src/main.rs", "the binary, not a module: it starts its own detached daemon"),
+];
+
+/// Source text that starts a process or replaces this one.
+const SPAWN_NEEDLES: [&str; 7] = [
+    "Command::new",
+    "tokio::process",
+    "std::process::Command",
+    "process::{Command",
+    "CommandExt",
+    ".exec()",
+    "execv",
+];
+
+/// Source text that speaks HTTP or opens a network connection, with the files allowed to write
+/// it besides engine.rs, and why.
+#[rustfmt::skip]
+const HTTP_NEEDLES: [(&str, &[&str]); 8] = [
+    ("reqwest", &[]),
+    ("hyper", &[]),
+    ("ureq", &[]),
+    ("TcpStream", &[]),
+    ("UdpSocket", &[]),
+    // config.rs: the default `model.url` is a value, nothing is sent from there.
+    ("\"http://", &["talosd/src/config.rs"]),
+    ("\"https://", &[]),
+    ("http://{", &[]),
+];
+
+/// Proves talos-core's modules form a graph without cycles (rules in module_graph.rs).
+#[test]
+fn core_modules_form_no_cycle() {
+    let root = workspace_root();
+    let graph = module_graph(&root.join("talosd/core/src"));
+    assert!(graph.len() > 10, "talos-core's module graph looks empty");
+    assert_none(&cycles(&graph), "talos-core has module cycles");
+}
+
+/// Proves talosd's modules form a graph without cycles: the connection takes a handler instead
+/// of calling back into dispatch, server and turn (same rules as the core's check).
+#[test]
+fn daemon_modules_form_no_cycle() {
+    let root = workspace_root();
+    let graph = module_graph(&root.join("talosd/src"));
+    assert!(
+        graph.contains_key("connection"),
+        "talosd's module graph looks empty"
+    );
+    assert_none(&cycles(&graph), "talosd has module cycles");
+}
+
+/// Proves only runner.rs and supervisor.rs start processes in talosd (exceptions named above).
+#[test]
+fn only_the_runner_and_the_supervisor_start_processes() {
+    let root = workspace_root();
+    let allowed = ["talosd/src/runner.rs", "talosd/src/supervisor.rs"];
+    let mut problems = Vec::new();
+    for file in non_test_sources(&root.join("talosd/src")) {
+        let shown = relative(&root, &file);
+        if allowed.contains(&shown.as_str()) {
+            continue;
+        }
+        if SPAWN_EXCEPTIONS.iter().any(|(path, _)| *path == shown) {
+            continue;
+        }
+        let code = without_test_modules(&strip_comments_and_literals(&read(&file)));
+        for needle in SPAWN_NEEDLES {
+            if code.contains(needle) {
+                problems.push(format!(
+                    "{shown}: `{needle}`: start processes through runner.rs (or supervisor.rs)"
+                ));
+            }
+        }
+    }
+    assert_none(
+        &problems,
+        "a process is started outside the runner and the supervisor",
+    );
+}
+
+/// Proves only engine.rs speaks HTTP or opens network connections in talosd.
+#[test]
+fn only_the_engine_speaks_http() {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for file in non_test_sources(&root.join("talosd/src")) {
+        let shown = relative(&root, &file);
+        if shown == "talosd/src/engine.rs" {
+            continue;
+        }
+        // URL literals are string contents: only comments and test modules are removed.
+        let text = without_test_modules(&strip_source(&read(&file), Literals::Keep));
+        let code = without_test_modules(&strip_comments_and_literals(&read(&file)));
+        for (needle, exceptions) in HTTP_NEEDLES {
+            let haystack = if needle.contains("http") {
+                &text
+            } else {
+                &code
+            };
+            if haystack.contains(needle) && !exceptions.contains(&shown.as_str()) {
+                problems.push(format!("{shown}: `{needle}`: HTTP belongs in engine.rs"));
+            }
+        }
+    }
+    assert_none(&problems, "HTTP spoken outside the engine");
+}
+
+/// The sources under `src`, without the files that are test modules (`#[cfg(test)] mod x;`).
+fn non_test_sources(src: &Path) -> Vec<std::path::PathBuf> {
+    let files = files_with_extension(src, "rs");
+    let test_only: BTreeSet<std::path::PathBuf> = files
+        .iter()
+        .flat_map(|file| {
+            let code = strip_comments_and_literals(&read(file));
+            let dir = file.with_extension("");
+            let dir = if file
+                .file_name()
+                .is_some_and(|n| n == "lib.rs" || n == "main.rs")
+            {
+                src.to_path_buf()
+            } else {
+                dir
+            };
+            test_module_declarations(&code)
+                .into_iter()
+                .map(move |child| dir.join(format!("{child}.rs")))
+        })
+        .collect();
+    files
+        .into_iter()
+        .filter(|file| !test_only.contains(file))
+        .collect()
+}
