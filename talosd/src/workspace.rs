@@ -24,6 +24,7 @@ mod walk;
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -106,28 +107,33 @@ pub fn is_directory(path: &Path) -> bool {
 }
 
 impl Workspace {
-    /// Opens the root (canonicalised) and picks the resolver the kernel supports.
+    /// Opens the root (canonicalised) with the resolver the kernel supports (probed once per
+    /// process: whether `openat2` works is a property of the kernel and its seccomp filter).
     pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
+        static PROBED: OnceLock<Resolver> = OnceLock::new();
         let workspace = Workspace::open_with(root, Resolver::Openat2)?;
-        match openat2_retrying(
-            &workspace.dir,
-            ".",
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
-        ) {
-            Ok(_) => Ok(workspace),
-            Err(Errno::NOSYS | Errno::PERM | Errno::ACCESS | Errno::INVAL) => {
-                tracing::warn!(
-                    root = %workspace.root.display(),
-                    "openat2 is not available; workspace paths are opened one component at a time"
-                );
-                Ok(Workspace {
-                    resolver: Resolver::ComponentWalk,
-                    ..workspace
-                })
-            }
-            Err(e) => Err(root_error(&workspace.root, e.into())),
-        }
+        let resolver = match PROBED.get() {
+            Some(resolver) => *resolver,
+            None => match openat2_retrying(
+                &workspace.dir,
+                ".",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+            ) {
+                Ok(_) => *PROBED.get_or_init(|| Resolver::Openat2),
+                Err(Errno::NOSYS | Errno::PERM | Errno::ACCESS | Errno::INVAL) => {
+                    tracing::warn!(
+                        "openat2 is not available; workspace paths are opened one component at a time"
+                    );
+                    *PROBED.get_or_init(|| Resolver::ComponentWalk)
+                }
+                Err(e) => return Err(root_error(&workspace.root, e.into())),
+            },
+        };
+        Ok(Workspace {
+            resolver,
+            ..workspace
+        })
     }
 
     /// Opens the root with a chosen resolver (tests run every row through both).

@@ -205,11 +205,7 @@ fn canonicalise_path(args: &mut ToolArgs) {
         | ToolArgs::ApplyWorkspaceBatch { .. }
         | ToolArgs::RunCommand { .. } => return,
     };
-    let mut normal = path.trim().to_string();
-    while let Some(rest) = normal.strip_prefix("./") {
-        normal = rest.to_string();
-    }
-    *path = normal;
+    *path = crate::pathname::without_leading_current_dir(path.trim()).to_string();
 }
 
 fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String> {

@@ -97,6 +97,16 @@ pub fn workspace_segments(raw: &str) -> Result<Vec<&str>, PathProblem> {
     segments(raw)
 }
 
+/// The path with every leading `./` dropped: `././a/b` gives `a/b` (the text is otherwise kept,
+/// `..` included, for the checks that come after).
+pub fn without_leading_current_dir(path: &str) -> &str {
+    let mut rest = path;
+    while let Some(stripped) = rest.strip_prefix("./") {
+        rest = stripped;
+    }
+    rest
+}
+
 /// `segments` joined with `/`, or `.` for the root.
 pub fn joined(segments: &[&str]) -> String {
     if segments.is_empty() {
@@ -139,6 +149,20 @@ mod tests {
         ];
         for (raw, expected) in rows {
             check(raw, *expected);
+        }
+    }
+
+    #[test]
+    fn leading_current_dir_rows() {
+        let rows = [
+            ("./a", "a"),
+            ("././a/./b", "a/./b"),
+            ("../a", "../a"),
+            (".hidden", ".hidden"),
+            ("./", ""),
+        ];
+        for (raw, expected) in rows {
+            assert_eq!(without_leading_current_dir(raw), expected, "{raw:?}");
         }
     }
 }

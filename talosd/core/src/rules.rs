@@ -96,11 +96,8 @@ impl Glob {
 }
 
 fn normalise(path: &str) -> String {
-    let mut s = path.trim().replace('\\', "/").to_lowercase();
-    while let Some(rest) = s.strip_prefix("./") {
-        s = rest.to_string();
-    }
-    s
+    let s = path.trim().replace('\\', "/").to_lowercase();
+    crate::pathname::without_leading_current_dir(&s).to_string()
 }
 
 /// Iterative matcher with backtracking for `*` and `**` (no recursion, no exponential blowup

@@ -146,11 +146,10 @@ fn gap_is_blank(gap: &str) -> bool {
 
 /// Backslashes become slashes, leading `./` is dropped, trailing dots are dropped.
 pub(crate) fn normalise_path(raw: &str) -> String {
-    let mut token = raw.replace('\\', "/");
-    while let Some(stripped) = token.strip_prefix("./") {
-        token = stripped.to_string();
-    }
-    token.trim_end_matches('.').to_string()
+    let token = raw.replace('\\', "/");
+    crate::pathname::without_leading_current_dir(&token)
+        .trim_end_matches('.')
+        .to_string()
 }
 
 fn is_target(token: &str) -> bool {
