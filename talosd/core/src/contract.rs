@@ -14,10 +14,12 @@ pub(crate) mod lexical;
 mod mutation;
 mod questions;
 mod read_only;
+mod web;
 
 use crate::intent::{self, TargetRef};
 use crate::targets::{self, dedup};
 use lexical::Lex;
+pub use web::{NamedInteraction, WebRequest, web_request};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskType {
@@ -89,6 +91,8 @@ pub struct TaskContract {
     pub classification_reason: String,
     pub static_web: StaticWebRequirements,
     pub roleful_targets: Vec<TargetRef>,
+    /// What the request says about web work, for the static web verifier (`contract/web.rs`).
+    pub web: WebRequest,
 }
 
 impl TaskContract {
@@ -105,6 +109,7 @@ impl TaskContract {
     ) -> TaskContract {
         let mutation_allowed = mutation_requested && task_type.mutates();
         let compiled = intent::compile(&roleful_targets, mutation_requested);
+        let web = web::web_request(&original_request, &compiled.expected);
         TaskContract {
             task_type,
             mutation_requested,
@@ -120,6 +125,7 @@ impl TaskContract {
             original_request,
             classification_reason: reason.to_string(),
             roleful_targets,
+            web,
         }
     }
 }
