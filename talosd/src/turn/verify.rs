@@ -31,16 +31,14 @@ pub fn static_web(ctx: &mut TurnCtx, plan: &TurnPlan) -> Option<String> {
         contract.task_type,
         TaskType::DiagnoseOnly | TaskType::VerifyOnly | TaskType::WorkspaceExplain
     );
-    if !(changed || diagnosis)
-        || !webcheck::is_static_web(&contract.original_request, &contract.expected_targets)
-    {
+    if !(changed || diagnosis) || !contract.web.is_static_web {
         return None;
     }
     let files = web_files(&ctx.session.workspace);
     if files.is_empty() {
         return None;
     }
-    let report = webcheck::check(&files, &contract.original_request);
+    let report = webcheck::check(&files, &webcheck::request(&contract.web));
     if report.findings.is_empty() {
         ctx.trace.verification.push(TraceVerification {
             call_id: "task".into(),
