@@ -128,9 +128,17 @@ fn folds_to(got: char, want: char) -> bool {
         || (want == 'k' && got == '\u{212A}')
 }
 
-/// The regex crate's Unicode `\w`, as the rest of Talos reads it: letters, digits and `_`.
+/// The regex crate's Unicode `\w` without its tables: letters, digits and `_`, the combining
+/// mark blocks, the other connector punctuation and the two join controls. It differs only on
+/// digits outside `Nd` (`²`, `½`, `①`: word characters here, not there) and on combining marks
+/// outside those blocks that are not letters (there, not here).
 fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
+    c.is_alphanumeric()
+        || matches!(c,
+            '_' | '\u{203F}' | '\u{2040}' | '\u{2054}' | '\u{FE33}' | '\u{FE34}'
+            | '\u{FE4D}'..='\u{FE4F}' | '\u{FF3F}' | '\u{200C}' | '\u{200D}'
+            | '\u{0300}'..='\u{036F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}'
+            | '\u{20D0}'..='\u{20FF}' | '\u{FE20}'..='\u{FE2F}')
 }
 
 /// `<(/?)([A-Za-z][A-Za-z0-9-]*)\b[^>]*>`, leftmost and without overlap: each tag as
@@ -191,6 +199,8 @@ mod tests {
             ("<div\nclass=x>y</div></div", &[]),
             ("< /div></div>", &["div"]),
             ("</1div><div></div>", &[]),
+            ("<div\u{301}></div>", &["div"]),
+            ("<script\u{301}>'</b>'</script>", &["b", "script"]),
         ];
         for (src, want) in rows {
             let got: Vec<_> = unmatched_closing_tags(src)

@@ -149,6 +149,8 @@ fn asks_for_behaviour_rows() {
         ("click_here", &[], false),
         ("re-click", &[], true),
         ("clické", &[], false),
+        ("click\u{301}", &[], false),
+        ("click\u{200D}", &[], false),
     ];
     check_flags(rows, |f| f.asks_for_behaviour, "asks_for_behaviour");
 }
@@ -228,6 +230,10 @@ fn interaction_rows() {
         ("click#a updates #b", None),
         ("click #a updates#b", None),
         ("clicks #\u{17F}a sets #b", Some(("\u{17F}a", "b"))),
+        (
+            "click #a\u{301}b sets #c\u{203F}d",
+            Some(("a\u{301}b", "c\u{203F}d")),
+        ),
         // Word boundary before the verbs, none needed after the id.
         ("doubleclick #a updates #b", None),
         ("click #a reupdates #b", None),
