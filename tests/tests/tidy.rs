@@ -15,26 +15,28 @@ use talos_protocol::methods::ALL_METHODS;
 
 /// The packages the dependency matrix knows. A new member must be added here, with its rules.
 #[rustfmt::skip]
-const KNOWN_MEMBERS: [&str; 5] = [
-    "talos-protocol", "talos-core", "talosd", "talos-cli", "talos-tests",
+const KNOWN_MEMBERS: [&str; 6] = [
+    "talos-protocol", "talos-core", "talos-webcheck", "talosd", "talos-cli", "talos-tests",
 ];
 
 /// Normal (and build) dependencies each leaf or client package may have, and nothing else.
-const ALLOWED_DEPS: [(&str, &[&str]); 3] = [
+const ALLOWED_DEPS: [(&str, &[&str]); 4] = [
     ("talos-protocol", &["serde", "serde_json"]),
     ("talos-core", &["serde_json", "sha2", "similar"]),
+    ("talos-webcheck", &["scraper", "cssparser"]),
     ("talos-cli", &["talos-protocol", "serde_json", "clap"]),
 ];
 
 /// Crates that mean an async runtime, sockets or HTTP: never in the closure of the pure core,
-/// the wire crate or the blocking CLI.
+/// the pure web verifier, the wire crate or the blocking CLI.
 #[rustfmt::skip]
 const NO_RUNTIME_OR_NETWORK: [&str; 14] = [
     "tokio", "tokio-util", "mio", "socket2", "reqwest", "hyper", "hyper-util", "h2", "async-std",
     "async-io", "smol", "futures-io", "interprocess", "talosd",
 ];
 
-/// Source text that means IO, the clock, the environment, processes or threads in talos-core.
+/// Source text that means IO, the clock, the environment, processes or threads in the pure
+/// crates (talos-core, talos-webcheck).
 #[rustfmt::skip]
 const CORE_FORBIDDEN: [&str; 15] = [
     "std::fs", "std::net", "std::process", "std::env", "std::thread", "std::io",
@@ -42,7 +44,7 @@ const CORE_FORBIDDEN: [&str; 15] = [
     "print!", "eprint!", "dbg!",
 ];
 
-/// Names that must not appear inside a `use std::{...}` group in talos-core.
+/// Names that must not appear inside a `use std::{...}` group in the pure crates.
 #[rustfmt::skip]
 const CORE_FORBIDDEN_STD_ITEMS: [&str; 8] = [
     "fs", "net", "process", "env", "thread", "io", "SystemTime", "Instant",
@@ -105,8 +107,8 @@ fn crate_dependency_matrix_holds() {
     assert_none(&problems, "dependency matrix broken");
 }
 
-/// Proves the resolved closures of talos-core, talos-protocol and talos-cli hold no async
-/// runtime, socket or HTTP crate, and that the CLI's holds neither talosd nor talos-core.
+/// Proves the resolved closures of talos-core, talos-webcheck, talos-protocol and talos-cli hold
+/// no async runtime, socket or HTTP crate, and that the others hold neither talosd nor talos-core.
 #[test]
 fn core_and_cli_pull_in_no_async_runtime_or_network_stack() {
     let metadata = cargo_metadata(false);
@@ -120,7 +122,12 @@ fn core_and_cli_pull_in_no_async_runtime_or_network_stack() {
         .map(|n| (text(n, "id"), n))
         .collect();
     let mut problems = Vec::new();
-    for root in ["talos-core", "talos-protocol", "talos-cli"] {
+    for root in [
+        "talos-core",
+        "talos-webcheck",
+        "talos-protocol",
+        "talos-cli",
+    ] {
         let root_id = names
             .iter()
             .find(|(_, name)| **name == root)
@@ -141,13 +148,17 @@ fn core_and_cli_pull_in_no_async_runtime_or_network_stack() {
     assert_none(&problems, "forbidden crates in a dependency closure");
 }
 
-/// Proves talos-core's source names no filesystem, network, process, environment, thread,
-/// stdio or clock API, and no tokio.
+/// Proves the sources of talos-core and talos-webcheck name no filesystem, network, process,
+/// environment, thread, stdio or clock API, and no tokio.
 #[test]
 fn core_source_does_no_io_and_reads_no_clock() {
     let root = workspace_root();
-    let files = files_with_extension(&root.join("talosd/core/src"), "rs");
-    assert!(!files.is_empty(), "no sources found under talosd/core/src");
+    let mut files = Vec::new();
+    for dir in ["talosd/core/src", "webcheck/src"] {
+        let found = files_with_extension(&root.join(dir), "rs");
+        assert!(!found.is_empty(), "no sources found under {dir}");
+        files.extend(found);
+    }
     let mut problems = Vec::new();
     for file in files {
         let code = strip_comments(&read(&file));
@@ -167,7 +178,10 @@ fn core_source_does_no_io_and_reads_no_clock() {
             }
         }
     }
-    assert_none(&problems, "talos-core is not pure (values in, values out)");
+    assert_none(
+        &problems,
+        "a pure crate is not pure (values in, values out)",
+    );
 }
 
 /// Proves every Rust source file opens with a `//!` paragraph saying what it owns.
@@ -434,7 +448,7 @@ fn relative(root: &Path, path: &Path) -> String {
 
 /// The Rust sources of every package, without build output.
 fn workspace_sources(root: &Path) -> Vec<PathBuf> {
-    let files: Vec<PathBuf> = ["protocol", "talosd", "talos-cli", "tests"]
+    let files: Vec<PathBuf> = ["protocol", "talosd", "webcheck", "talos-cli", "tests"]
         .iter()
         .flat_map(|dir| files_with_extension(&root.join(dir), "rs"))
         .collect();

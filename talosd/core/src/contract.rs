@@ -16,6 +16,7 @@ pub(crate) use crate::lexical;
 mod mutation;
 mod questions;
 mod read_only;
+mod web;
 mod words;
 
 use crate::intent::{self, TargetRef};
@@ -23,6 +24,7 @@ use crate::lexical::Lex;
 use crate::targets::{self, dedup};
 pub(crate) use crate::task::Legacy;
 pub use crate::task::{Reason, TaskType};
+pub use web::{NamedInteraction, WebRequest, web_request};
 
 /// What a static page must keep and must not grow (reference 2.1, component 10).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,6 +53,8 @@ pub struct TaskContract {
     pub read_only_posture: bool,
     pub static_web: StaticWebRequirements,
     pub roleful_targets: Vec<TargetRef>,
+    /// What the request says about web work, for the static web verifier (`contract/web.rs`).
+    pub web: WebRequest,
 }
 
 impl TaskContract {
@@ -88,6 +92,7 @@ impl TaskContract {
     ) -> TaskContract {
         let mutation_allowed = mutation_requested && task_type.mutates();
         let compiled = intent::compile(&roleful_targets, mutation_requested);
+        let web = web::web_request(&original_request, &compiled.expected);
         TaskContract {
             task_type,
             mutation_requested,
@@ -104,6 +109,7 @@ impl TaskContract {
             reason,
             read_only_posture: false,
             roleful_targets,
+            web,
         }
     }
 }

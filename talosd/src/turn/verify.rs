@@ -15,16 +15,13 @@ const MAX_FILES: usize = 200;
 const MAX_FILE_BYTES: usize = 256 * 1024;
 const SKIP_DIRS: &[&str] = &[".git", "node_modules", "target", "build", "dist", ".talos"];
 
-/// Runs the static web verifier when the core says it is due and the request is static web
-/// work. Returns the lines the runtime adds to the answer.
+/// Runs the static web verifier when the core says it is due (static web work that changed
+/// files or asked for a diagnosis). Returns the lines the runtime adds to the answer.
 pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
-    let contract = ctx.core.plan.contract();
-    if !ctx.core.web_check_due()
-        || !webcheck::is_static_web(&contract.original_request, &contract.expected_targets)
-    {
+    if !ctx.core.web_check_due() {
         return None;
     }
-    let request = contract.original_request.clone();
+    let request = webcheck::request(&ctx.core.plan.contract().web);
     let files = web_files(&ctx.session.files);
     if files.is_empty() {
         return None;

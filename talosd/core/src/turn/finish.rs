@@ -104,9 +104,12 @@ impl Turn {
         }
     }
 
-    /// Whether the static web verifier is due: the turn changed files or asked for a
-    /// diagnosis (the daemon also checks the request is static web work).
+    /// Whether the static web verifier is due: static web work that changed files or asked for
+    /// a diagnosis.
     pub fn web_check_due(&self) -> bool {
+        if !self.plan.contract().web.is_static_web {
+            return false;
+        }
         let changed = self
             .record
             .facts

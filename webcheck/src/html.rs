@@ -1,11 +1,9 @@
 //! HTML side of the static-web verifier: what one page holds (ids, classes, linked
 //! stylesheets and scripts, inline scripts, controls, visible text), read with `scraper`
-//! (html5ever), plus a raw-text count of opening and closing tags, because html5ever recovers
-//! from stray closing tags silently.
+//! (html5ever). The raw-text count of opening and closing tags is in `tags.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use regex::Regex;
 use scraper::{Html, Node};
 
 /// A `<button>` or `<form>` of a page and what could wire it.
@@ -171,52 +169,6 @@ pub(crate) fn page_facts(source: &str) -> PageFacts {
     facts
 }
 
-/// Elements that never have a closing tag.
-const VOID_ELEMENTS: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-    "track", "wbr",
-];
-
-/// Tag names whose closing tags outnumber their opening tags in the raw source (comments and
-/// the insides of `<script>`/`<style>` left out), with the two counts.
-pub(crate) fn unmatched_closing_tags(source: &str) -> Vec<(String, usize, usize)> {
-    let Some(cleaned) = strip_raw_text(source) else {
-        return Vec::new();
-    };
-    let Ok(tag) = Regex::new(r"<(/?)([A-Za-z][A-Za-z0-9-]*)\b[^>]*>") else {
-        return Vec::new();
-    };
-    let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for cap in tag.captures_iter(&cleaned) {
-        let name = cap[2].to_ascii_lowercase();
-        if VOID_ELEMENTS.contains(&name.as_str()) {
-            continue;
-        }
-        let entry = counts.entry(name).or_default();
-        if cap[1].is_empty() {
-            entry.0 += 1;
-        } else {
-            entry.1 += 1;
-        }
-    }
-    counts
-        .into_iter()
-        .filter(|(_, (open, close))| close > open)
-        .map(|(name, (open, close))| (name, open, close))
-        .collect()
-}
-
-/// The source without comments and with empty `<script>`/`<style>` bodies.
-fn strip_raw_text(source: &str) -> Option<String> {
-    let comments = Regex::new(r"(?s)<!--.*?-->").ok()?;
-    let script = Regex::new(r"(?is)(<script\b[^>]*>).*?(</script\s*>)").ok()?;
-    let style = Regex::new(r"(?is)(<style\b[^>]*>).*?(</style\s*>)").ok()?;
-    let s = comments.replace_all(source, "");
-    let s = script.replace_all(&s, "$1$2");
-    let s = style.replace_all(&s, "$1$2");
-    Some(s.into_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,24 +189,5 @@ mod tests {
         assert_eq!(p.controls.len(), 3);
         assert!(p.controls.iter().all(|c| c.wired_by_markup));
         assert_eq!(p.visible_text, "Hi\nGo\nY");
-    }
-
-    #[test]
-    fn unmatched_closing_tags_table() {
-        let rows: &[(&str, &[&str])] = &[
-            ("<div><p>a</p></div>", &[]),
-            ("<div>a</div></div>", &["div"]),
-            ("<p>a<p>b</p>", &[]),
-            ("<br></br><img src=x>", &[]),
-            ("<script>let s = '</div>';</script>", &[]),
-            ("<!-- </section> --><span>a</span></span>", &["span"]),
-        ];
-        for (src, want) in rows {
-            let got: Vec<_> = unmatched_closing_tags(src)
-                .into_iter()
-                .map(|t| t.0)
-                .collect();
-            assert_eq!(got, *want, "src: {src}");
-        }
     }
 }
