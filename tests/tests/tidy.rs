@@ -757,3 +757,45 @@ fn daemon_clippy_config_repeats_the_root_and_denies_filesystem_calls() {
 mod layering;
 #[path = "tidy/module_graph.rs"]
 mod module_graph;
+
+// === Trace warning codes are documented (issue 10, part 5) =====================================
+
+/// Proves every warning code the runtime can write (talos-core's `WarningCode`) is listed in
+/// docs/traces.md, and that the doc lists no code the runtime does not have.
+#[test]
+fn every_trace_warning_code_is_documented() {
+    let root = workspace_root();
+    let source = read(&root.join("talosd/core/src/turn/record.rs"));
+    let body = source
+        .split("impl WarningCode")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}\n").next())
+        .unwrap_or_default();
+    let codes: BTreeSet<&str> = body
+        .split("=> \"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(codes.len() >= 10, "could not read the codes from record.rs: {codes:?}");
+    let doc = read(&root.join("docs/traces.md"));
+    let section = doc
+        .split("## Warning codes")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_default();
+    let documented: BTreeSet<&str> = section
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split('`').next())
+        .collect();
+    let mut problems: Vec<String> = codes
+        .difference(&documented)
+        .map(|c| format!("{c} is written by the runtime but not listed in docs/traces.md"))
+        .collect();
+    problems.extend(
+        documented
+            .difference(&codes)
+            .map(|c| format!("{c} is listed in docs/traces.md but the runtime has no such code")),
+    );
+    assert_none(&problems, "trace warning codes");
+}
