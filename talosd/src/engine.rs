@@ -100,7 +100,53 @@ pub fn port_has_listener(port: u16) -> bool {
     .is_ok()
 }
 
+/// What a chat request carries besides the engine's own settings.
+#[derive(Debug)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [Value],
+    /// Offered as native `tools` (empty for calls written as text).
+    pub tools: &'a [talos_core::tools::ToolId],
+    /// The session's llama.cpp slot (managed mode), so its prompt cache is reused.
+    pub slot: Option<u32>,
+    /// `tool_choice: required`, with the configured prefill as the assistant's first words.
+    pub tool_choice_required: bool,
+    pub prefill: &'a str,
+}
+
 impl Engine {
+    /// The streamed `/v1/chat/completions` body for a request.
+    pub fn chat_body(&self, request: &ChatRequest<'_>) -> Value {
+        let mut body = serde_json::json!({
+            "model": self.model_name,
+            "messages": request.messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_tokens": self.max_tokens,
+            "cache_prompt": true,
+        });
+        if let Some(slot) = request.slot {
+            body["id_slot"] = serde_json::json!(slot);
+        }
+        if request.tool_choice_required {
+            body["tool_choice"] = serde_json::json!("required");
+            if !request.prefill.is_empty()
+                && let Some(messages) = body["messages"].as_array_mut()
+            {
+                messages.push(serde_json::json!({"role": "assistant", "content": request.prefill}));
+            }
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = Value::Array(
+                request
+                    .tools
+                    .iter()
+                    .map(|t| crate::to_proto::tool_schema(*t))
+                    .collect(),
+            );
+        }
+        body
+    }
+
     /// An engine for `url` (the managed server's loopback URL, or `model.url` to connect to).
     pub fn new(config: &ModelConfig, url: &str) -> Engine {
         let http = reqwest::Client::builder()

@@ -83,6 +83,18 @@ pub fn classification(f: Fine) -> proto::Classification {
     }
 }
 
+/// The session's mode as the core knows it.
+pub fn mode(mode: proto::Mode) -> talos_core::modes::SessionMode {
+    use talos_core::modes::SessionMode;
+    match mode {
+        proto::Mode::Agent => SessionMode::Agent,
+        proto::Mode::Ask => SessionMode::Ask,
+        proto::Mode::Plan => SessionMode::Plan,
+        proto::Mode::Auto => SessionMode::Auto,
+        proto::Mode::Private => SessionMode::Private,
+    }
+}
+
 /// A wire classification as the core's.
 pub fn fine(c: proto::Classification) -> Fine {
     match c {

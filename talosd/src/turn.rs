@@ -1,6 +1,7 @@
-//! One turn, in the seed's order: contract, posture, plan, surface, proposal, checks, ladder,
-//! approval, checkpoint, write and verification, outcome and trace. Every decision is made by
-//! talos-core; this module and its children perform the effects and keep the records.
+//! One turn, in the order of docs/architecture.md: contract, posture, plan, surface, proposal,
+//! checks, ladder, approval, checkpoint, write and verification, outcome and trace. Every
+//! decision is made by talos-core's turn state machine (`talos_core::turn`); this module and its
+//! children perform the effects it asks for and report their results.
 
 mod calls;
 mod command;
@@ -16,10 +17,9 @@ use std::sync::Arc;
 
 use talos_core::history::PriorOutcome;
 use talos_core::modes::SessionMode;
-use talos_core::outcome::Fine;
 use talos_core::plan::{PlanSettings, TurnPlan};
 use talos_core::posture;
-use talos_core::turn::record::{CallingRecord, FileResult, WarningCode};
+use talos_core::turn::record::{CallingRecord, WarningCode};
 use talos_core::turn::route::{self, PriorRecord, Route};
 use talos_core::turn::{Turn, TurnSettings};
 use talos_protocol as proto;
@@ -40,17 +40,6 @@ pub struct TurnRequest {
     pub pins: Vec<String>,
 }
 
-/// The session's mode as the core knows it.
-pub fn session_mode(mode: proto::Mode) -> SessionMode {
-    match mode {
-        proto::Mode::Agent => SessionMode::Agent,
-        proto::Mode::Ask => SessionMode::Ask,
-        proto::Mode::Plan => SessionMode::Plan,
-        proto::Mode::Auto => SessionMode::Auto,
-        proto::Mode::Private => SessionMode::Private,
-    }
-}
-
 /// Runs one turn to its outcome. The trace is written however the turn ends.
 pub async fn run(
     daemon: Arc<Daemon>,
@@ -60,7 +49,7 @@ pub async fn run(
 ) -> proto::TurnOutcome {
     let turn_number = session.next_turn();
     let turn_id = crate::ids::new_id("turn");
-    let mode = session_mode(session.mode);
+    let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
     let plan = plan(&daemon, &session, &request, mode, &resolved);
     let trace = to_proto::record::header(&to_proto::record::Header {
@@ -81,7 +70,7 @@ pub async fn run(
         require_tool_call: daemon.config.tools.require_tool_call,
     };
     let core = Turn::new(plan, settings, session.grants());
-    let prior = session.last_outcome().map(|o| prior_record(&o));
+    let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));
     let mut ctx = TurnCtx::new(
         daemon,
         session.session(),
@@ -99,7 +88,7 @@ pub async fn run(
         session.remember_findings(findings);
         session.remember_turn(talos_core::history::PriorTurn {
             contract: resolved,
-            outcome: prior_outcome(outcome.classification),
+            outcome: PriorOutcome::of(to_proto::fine(outcome.classification)),
         });
     }
     outcome
@@ -163,34 +152,6 @@ async fn answer(ctx: &mut TurnCtx, prompt: &str, prior: Option<PriorRecord>) -> 
     }
 }
 
-fn prior_record(last: &proto::TurnOutcome) -> PriorRecord {
-    PriorRecord {
-        trace_id: last.trace_id.clone(),
-        classification: to_proto::fine(last.classification),
-        files: last
-            .files
-            .iter()
-            .map(|f| FileResult {
-                path: f.path.clone(),
-                changed: f.changed,
-                detail: f.detail.clone(),
-            })
-            .collect(),
-    }
-}
-
-fn prior_outcome(classification: proto::Classification) -> PriorOutcome {
-    match to_proto::fine(classification) {
-        Fine::CompletedVerified => PriorOutcome::Verified,
-        Fine::CompletedUnverified => PriorOutcome::Unverified,
-        Fine::ReadOnlyAnswered => PriorOutcome::ReadOnly,
-        Fine::Partial | Fine::AdvisoryOnly | Fine::Cancelled => PriorOutcome::Incomplete,
-        Fine::BlockedByApproval => PriorOutcome::Denied,
-        Fine::BlockedByPolicy => PriorOutcome::Blocked,
-        Fine::Failed => PriorOutcome::Failed,
-    }
-}
-
 async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, Vec<String>) {
     if ctx.cancel.is_cancelled() {
         ctx.core.record.facts.cancelled = true;
@@ -231,14 +192,7 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
         final_answer: done.answer,
         trace_id: ctx.trace.trace_id.clone(),
         trace_path,
-        files: std::mem::take(&mut record.files)
-            .into_iter()
-            .map(|f| proto::FileResult {
-                path: f.path,
-                changed: f.changed,
-                detail: f.detail,
-            })
-            .collect(),
+        files: to_proto::record::files(std::mem::take(&mut record.files)),
     };
     let findings = std::mem::take(&mut record.facts.task_findings);
     ctx.emit(TurnEvent::Outcome {

@@ -28,6 +28,20 @@ pub enum PriorOutcome {
 }
 
 impl PriorOutcome {
+    /// How a finished turn is remembered, from its classification.
+    pub fn of(fine: crate::outcome::Fine) -> PriorOutcome {
+        use crate::outcome::Fine;
+        match fine {
+            Fine::CompletedVerified => PriorOutcome::Verified,
+            Fine::CompletedUnverified => PriorOutcome::Unverified,
+            Fine::ReadOnlyAnswered => PriorOutcome::ReadOnly,
+            Fine::Partial | Fine::AdvisoryOnly | Fine::Cancelled => PriorOutcome::Incomplete,
+            Fine::BlockedByApproval => PriorOutcome::Denied,
+            Fine::BlockedByPolicy => PriorOutcome::Blocked,
+            Fine::Failed => PriorOutcome::Failed,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             PriorOutcome::Verified => "VERIFIED",

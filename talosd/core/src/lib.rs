@@ -36,3 +36,4 @@ pub mod task;
 pub mod textcall;
 pub mod tools;
 pub mod turn;
+pub mod view;

@@ -278,3 +278,52 @@ pub fn answer(decision: proto::Decision, source: ApprovalSource) -> Answer {
     };
     Answer { decision, source }
 }
+
+/// The previous turn's outcome as the core's status answer reads it.
+pub fn prior(last: &proto::TurnOutcome) -> talos_core::turn::route::PriorRecord {
+    talos_core::turn::route::PriorRecord {
+        trace_id: last.trace_id.clone(),
+        classification: super::fine(last.classification),
+        files: last
+            .files
+            .iter()
+            .map(|f| talos_core::turn::record::FileResult {
+                path: f.path.clone(),
+                changed: f.changed,
+                detail: f.detail.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The per-file results of the outcome.
+pub fn files(files: Vec<talos_core::turn::record::FileResult>) -> Vec<proto::FileResult> {
+    files
+        .into_iter()
+        .map(|f| proto::FileResult {
+            path: f.path,
+            changed: f.changed,
+            detail: f.detail,
+        })
+        .collect()
+}
+
+/// A notice of the core as the turn event the client receives.
+pub fn notice(notice: talos_core::turn::Notice) -> talos_protocol::event::TurnEvent {
+    use talos_core::turn::Notice;
+    use talos_protocol::event::TurnEvent;
+    match notice {
+        Notice::ToolProgress {
+            tool,
+            call_id,
+            message,
+        } => TurnEvent::ToolProgress {
+            tool,
+            call_id,
+            message,
+        },
+        Notice::Info(text) => TurnEvent::Info { text },
+        Notice::Ok(text) => TurnEvent::Ok { text },
+        Notice::TrustedInfo(text) => TurnEvent::TrustedInfo { text },
+    }
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use talos_core::turn::{Notice, Turn};
+use talos_core::turn::Turn;
 use talos_protocol as proto;
 use talos_protocol::event::{ApprovalSource, TurnEvent, TurnEventParams};
 use talos_protocol::trace::TraceRecord;
@@ -60,21 +60,7 @@ impl TurnCtx {
     /// Sends the notices the core queued, in order.
     pub async fn emit_notices(&mut self) {
         for notice in self.core.drain_notices() {
-            let event = match notice {
-                Notice::ToolProgress {
-                    tool,
-                    call_id,
-                    message,
-                } => TurnEvent::ToolProgress {
-                    tool,
-                    call_id,
-                    message,
-                },
-                Notice::Info(text) => TurnEvent::Info { text },
-                Notice::Ok(text) => TurnEvent::Ok { text },
-                Notice::TrustedInfo(text) => TurnEvent::TrustedInfo { text },
-            };
-            self.emit(event).await;
+            self.emit(crate::to_proto::record::notice(notice)).await;
         }
     }
 

@@ -15,8 +15,7 @@ use talos_protocol::event::TurnEvent;
 
 use super::calls;
 use super::context::TurnCtx;
-use crate::engine::{ChatReply, EngineError};
-use crate::to_proto;
+use crate::engine::{ChatReply, ChatRequest, EngineError};
 
 /// Runs the loop; returns the model's final answer (before the guards).
 pub async fn run(ctx: &mut TurnCtx) -> String {
@@ -118,8 +117,7 @@ async fn turn_on_reply(
     ctx.core.after_calls(stop, index)
 }
 
-/// The chat request: the plan's surface as `tools` (native calling), the session's slot, and
-/// `tool_choice: required` when the core says the obligation needs a tool.
+/// The chat request for model call `index`: the core says whether a tool call is required.
 fn request_body(
     ctx: &TurnCtx,
     messages: &[Value],
@@ -128,36 +126,16 @@ fn request_body(
     calling: ToolCalling,
 ) -> Value {
     let daemon = &ctx.daemon;
-    let mut body = json!({
-        "model": daemon.engine.model_name,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "max_tokens": daemon.engine.max_tokens,
-        "cache_prompt": true,
-    });
-    if daemon.supervisor.is_some() {
-        body["id_slot"] = json!(ctx.session.slot);
-    }
-    let prefill = &daemon.config.tools.tool_call_prefill;
-    if ctx.core.requires_tool_call(index, calling, surface) {
-        body["tool_choice"] = json!("required");
-        if !prefill.is_empty()
-            && let Some(messages) = body["messages"].as_array_mut()
-        {
-            messages.push(json!({"role": "assistant", "content": prefill}));
-        }
-    }
-    if calling == ToolCalling::Native && !surface.tools().is_empty() {
-        body["tools"] = Value::Array(
-            surface
-                .tools()
-                .iter()
-                .map(|t| to_proto::tool_schema(*t))
-                .collect(),
-        );
-    }
-    body
+    daemon.engine.chat_body(&ChatRequest {
+        messages,
+        tools: match calling {
+            ToolCalling::Native => surface.tools(),
+            ToolCalling::Text => &[],
+        },
+        slot: daemon.supervisor.is_some().then_some(ctx.session.slot),
+        tool_choice_required: ctx.core.requires_tool_call(index, calling, surface),
+        prefill: &daemon.config.tools.tool_call_prefill,
+    })
 }
 
 fn record_reply(ctx: &mut TurnCtx, index: usize, reply: &ChatReply) {
