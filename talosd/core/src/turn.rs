@@ -11,6 +11,7 @@ pub mod finish;
 pub mod model;
 pub mod record;
 pub mod route;
+pub mod view;
 
 use crate::discipline::LoopGuard;
 use crate::ladder::{Grants, PermissionDecision};

@@ -24,7 +24,7 @@ pub async fn dispatch(ctx: &mut TurnCtx, proposal: Proposal) -> CallReport {
     }
 }
 
-async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
+pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
     let workspace = ctx.session.files.clone();
     match effect {
         Effect::Resolve(paths) => Input::Resolved(
