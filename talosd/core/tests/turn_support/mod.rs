@@ -46,8 +46,8 @@ pub enum Reply {
     OpsApplied(&'static [Result<&'static str, &'static str>]),
     Planned(&'static str),
     Ran(i32),
-    /// A run as the runner saw it: (timed out, cancelled, stdout).
-    RanAs(bool, bool, &'static str),
+    /// A run as the runner saw it: (exit code, timed out, cancelled, stdout).
+    RanAs(i32, bool, bool, &'static str),
     Ack,
 }
 
@@ -165,7 +165,9 @@ pub fn answer(reply: &Reply, effect: &Effect) -> Input {
             writes_confined: false,
         })),
         (Reply::Ran(code), _) => run(*code, false, false, "ok"),
-        (Reply::RanAs(timed_out, cancelled, stdout), _) => run(1, *timed_out, *cancelled, stdout),
+        (Reply::RanAs(code, timed_out, cancelled, stdout), _) => {
+            run(*code, *timed_out, *cancelled, stdout)
+        }
         (Reply::Ack, _) => Input::Done,
         (_, effect) => panic!("the script cannot answer {effect:?}"),
     }
@@ -236,6 +238,8 @@ pub struct Row {
     /// The report's text contains this.
     pub says: &'static str,
     pub stops: bool,
+    /// When the loop stops, the stop reason contains this.
+    pub stop_says: &'static str,
     pub mutated: bool,
     /// What the records must hold afterwards.
     pub holds: Holds,
@@ -252,6 +256,7 @@ pub fn row(what: &'static str, request: &'static str, call: Proposal) -> Row {
         effects: &[],
         says: "",
         stops: false,
+        stop_says: "",
         mutated: false,
         holds: |_| Ok(()),
     }
@@ -266,7 +271,11 @@ pub fn check(row: Row, grants: Grants) -> Turn {
     let Effect::Finish(report) = last else {
         unreachable!()
     };
-    assert_eq!(seen, row.effects, "{}: effects", row.what);
+    assert_eq!(
+        seen, row.effects,
+        "{}: effects (report {:?})",
+        row.what, report.text
+    );
     assert!(
         report.text.contains(row.says),
         "{}: report {:?} lacks {:?}",
@@ -281,6 +290,14 @@ pub fn check(row: Row, grants: Grants) -> Turn {
         row.what,
         report.stop
     );
+    if let Some(stop) = &report.stop {
+        assert!(
+            stop.contains(row.stop_says),
+            "{}: stop {stop:?} lacks {:?}",
+            row.what,
+            row.stop_says
+        );
+    }
     assert_eq!(report.mutated, row.mutated, "{}: mutated", row.what);
     if let Err(problem) = (row.holds)(&turn) {
         panic!("{}: {problem}", row.what);
