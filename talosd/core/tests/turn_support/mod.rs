@@ -11,13 +11,16 @@ use talos_core::command::{CommandPlan, Isolation, Program};
 use talos_core::contract::{TaskContract, resolve};
 use talos_core::ladder::{Grants, PathFacts};
 use talos_core::modes::SessionMode;
+use talos_core::outcome::{MutationRecord, MutationResult};
 use talos_core::plan::TurnPlan;
 use talos_core::posture::apply;
 use talos_core::protected::protected_kind;
 use talos_core::turn::call::{
     CommandRun, Effect, Input, PlannedCommand, Proposal, ResolvedPath, WriteFailure,
 };
-use talos_core::turn::record::{Answer, AnswerSource, CheckpointTaken, Decision, WarningCode};
+use talos_core::turn::record::{
+    Answer, AnswerSource, CheckpointTaken, Decision, ModelCallRecord, WarningCode,
+};
 use talos_core::turn::{Turn, TurnSettings};
 
 /// How the pretend daemon answers an effect.
@@ -341,4 +344,48 @@ pub fn edit_settings() -> Proposal {
             ("new_string", "TIMEOUT = 60"),
         ],
     )
+}
+
+/// A turn over `request`'s contract as `change` rewrites it.
+pub fn turn_with(request: &str, change: fn(&mut TaskContract)) -> Turn {
+    let mut contract = resolve(request);
+    change(&mut contract);
+    let settings = settings(SessionMode::Agent);
+    Turn::new(
+        plan_for(contract, SessionMode::Agent),
+        settings,
+        Grants::default(),
+    )
+}
+
+/// Records a change of `target` with `result`.
+pub fn mutated(t: &mut Turn, target: &str, result: MutationResult) {
+    t.record.facts.mutations.push(MutationRecord {
+        target: target.into(),
+        result,
+    });
+}
+
+/// Records that the model answered once.
+pub fn model_answered(t: &mut Turn) {
+    t.record.model_calls.push(ModelCallRecord {
+        index: 0,
+        finish_reason: "stop".into(),
+        content: Default::default(),
+        tool_calls: 0,
+        prompt_tokens: None,
+        completion_tokens: None,
+        cached_tokens: None,
+        error: None,
+    });
+}
+
+/// The messages of the warnings with `code`, in order.
+pub fn warnings(t: &Turn, code: WarningCode) -> Vec<String> {
+    t.record
+        .warnings
+        .iter()
+        .filter(|w| w.code == code)
+        .map(|w| w.message.clone())
+        .collect()
 }
