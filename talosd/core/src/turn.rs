@@ -9,6 +9,7 @@
 pub mod call;
 pub mod finish;
 pub mod model;
+pub mod pins;
 pub mod record;
 pub mod route;
 pub mod view;
