@@ -1,6 +1,7 @@
-//! One turn, in the seed's order: contract, posture, plan, surface, proposal, checks, ladder,
-//! approval, checkpoint, write and verification, outcome and trace. Every decision is made by
-//! talos-core; this module and its children perform the effects and keep the records.
+//! One turn, in the order docs/architecture.md sets out ("One turn, end to end"): contract,
+//! posture, plan, surface, proposal, checks, ladder, approval, checkpoint, write and
+//! verification, outcome and trace. Every decision is made by talos-core; this module and its
+//! children perform the effects and keep the records.
 
 mod calls;
 mod command;
