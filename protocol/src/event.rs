@@ -1,4 +1,4 @@
-//! Turn events: one closed, tagged enum carrying the seed's result kinds, plus approval and
+//! Turn events: one closed, tagged enum carrying the result kinds, plus approval and
 //! outcome events. Adding a kind is a compile error at every exhaustive `match`.
 
 use serde::{Deserialize, Serialize};
@@ -129,7 +129,7 @@ pub enum ApprovalSource {
 }
 
 impl TurnEvent {
-    /// The seed's status family of a result kind.
+    /// The status family a result kind belongs to.
     pub fn family(&self) -> &'static str {
         match self {
             TurnEvent::Ok { .. } => "ok",

@@ -42,7 +42,7 @@ async fn a_claimed_edit_that_failed_is_reported_as_failed() {
     );
     assert!(!answer.contains("TIMEOUT is now 60"), "{answer}");
     // The edit was refused before approval (its old_string is not in the file) and the action
-    // obligation is unmet: BLOCKED_BY_POLICY, as in the reference's dominance order.
+    // obligation is unmet: BLOCKED_BY_POLICY (docs/outcomes.md, "Obligations").
     assert_eq!(outcome.status, CompletionStatus::Blocked, "{outcome:?}");
     assert_eq!(
         outcome.classification,

@@ -610,7 +610,7 @@ fn turn_event_samples() -> Vec<TurnEvent> {
     .collect()
 }
 
-// === Only the Workspace handle touches workspace files (issue 10, part 4) ==============
+// === Only the Workspace handle touches workspace files (decision 0014) ===================
 // docs/decisions/0014-workspace-capability.md. The lint (`disallowed-methods` in
 // talosd/clippy.toml) denies the calls; these tests keep the exceptions few and named.
 
@@ -749,7 +749,7 @@ fn daemon_clippy_config_repeats_the_root_and_denies_filesystem_calls() {
     }
     assert_none(&problems, "the daemon's clippy configuration");
 }
-// === Layering: module cycles and ownership rules (issue 10, part 6) ===========================
+// === Layering: module cycles and ownership rules (docs/architecture.md) =======================
 // The checks are in tests/tests/tidy/layering.rs, and the rules by which a module graph is read
 // in tests/tests/tidy/module_graph.rs (kept out of this file, inside its own size budget).
 
@@ -758,7 +758,7 @@ mod layering;
 #[path = "tidy/module_graph.rs"]
 mod module_graph;
 
-// === Trace warning codes are documented (issue 10, part 5) =====================================
+// === Trace warning codes are documented (docs/traces.md) =======================================
 
 /// Proves every warning code the runtime can write (talos-core's `WarningCode`) is listed in
 /// docs/traces.md, and that the doc lists no code the runtime does not have.

@@ -1,10 +1,10 @@
-//! The pre-approval check sequence, in the seed's fixed order: unknown tool, current-turn
-//! surface, payload normalisation, phase policy, read-only contract, validation. A call that
-//! fails any step is rejected before approval and before any IO. The permission ladder
-//! ([`crate::ladder`]) runs after, once the daemon has resolved the target path. For
-//! `talos.run_command` the command plan ([`crate::command::plan`], against the session's
-//! profile registry) comes between validation and the ladder; its refusals are reported at
-//! [`Stage::CommandPlan`].
+//! The pre-approval check sequence, in the fixed order docs/policy.md ("Before the ladder")
+//! states: unknown tool, current-turn surface, payload normalisation, phase policy, read-only
+//! contract, validation. A call that fails any step is rejected before approval and before
+//! any IO. The permission ladder ([`crate::ladder`]) runs after, once the daemon has resolved
+//! the target path. For `talos.run_command` the command plan ([`crate::command::plan`],
+//! against the session's profile registry) comes between validation and the ladder; its
+//! refusals are reported at [`Stage::CommandPlan`].
 
 use std::collections::BTreeMap;
 
@@ -54,7 +54,7 @@ pub enum CheckOutcome {
     },
 }
 
-/// The reference's phase-policy categories of a tool (2.7).
+/// The phase-policy categories of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PhaseCategory {
     Read,

@@ -1,7 +1,7 @@
 //! The task contract: what a turn may do, resolved from the request by deterministic code,
 //! before the model is asked anything. "Not a planner and not an LLM classifier."
 //!
-//! [`resolve`] runs the reference's pipeline: blank or synthetic input is UNKNOWN; checkpoint
+//! [`resolve`] runs the pipeline: blank or synthetic input is UNKNOWN; checkpoint
 //! restore, workspace switch and tool-alias questions are answered directly; the mutation
 //! intent (`contract/mutation.rs`) decides whether the person asked for a change and why; the
 //! task type follows (`contract/classify.rs`); targets are extracted with their negations and
@@ -26,7 +26,8 @@ pub(crate) use crate::task::Legacy;
 pub use crate::task::{Reason, TaskType};
 pub use web::{NamedInteraction, WebRequest, web_request};
 
-/// What a static page must keep and must not grow (reference 2.1, component 10).
+/// What a static page must keep and must not grow (one of the contract's components; see
+/// docs/decisions/0010-contract-components.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StaticWebRequirements {
     /// Facts listed after "preserve|keep|retain … facts|details|content:" (≤40, ≤120 chars).

@@ -1,4 +1,4 @@
-//! Multi-turn context: follow-ups that inherit the previous turn's contract (reference 2.5).
+//! Multi-turn context: follow-ups that inherit the previous turn's contract.
 //! A status question stays what it is. "yes", "go ahead", "do it" after an unfinished or
 //! read-only mutation turn confirm that turn's contract; "nothing changed, try again", "fix
 //! it", "still broken" after an unfinished or unverified one repair it; "but there is no css"

@@ -1,5 +1,5 @@
 //! Roleful targets: each target the request names, with its role (must mutate, verify only,
-//! forbidden, …), where it came from and why (reference 2.4). The request is split into
+//! forbidden, …), where it came from and why. The request is split into
 //! clauses; in each, the part before a constraint marker (" so ", " without breaking ", …) is
 //! the mutation fragment and the rest the constraint fragment. Targets an explicit verb governs
 //! must change, targets named only in a constraint are verified, targets of a negated clause
@@ -124,8 +124,8 @@ pub struct CompiledTargets {
 }
 
 /// expected = MUST_MUTATE ∪ OUTPUT_DESTINATION; source evidence = SOURCE_EVIDENCE ∪ MUST_READ;
-/// forbidden = FORBIDDEN. On a turn that requests no change, "expected" means "must read"
-/// (reference 2.1), so MUST_READ compiles to expected there instead.
+/// forbidden = FORBIDDEN. On a turn that requests no change, "expected" means "must read",
+/// so MUST_READ compiles to expected there instead.
 pub fn compile(targets: &[TargetRef], mutation_requested: bool) -> CompiledTargets {
     let paths = |roles: &[TargetRole]| -> Vec<String> {
         targets
@@ -184,8 +184,9 @@ pub(crate) struct Derived {
     pub(crate) targets: Vec<TargetRef>,
 }
 
-/// Derives roles for the legacy contract's targets, upgrading the contract where the
-/// reference does ("Improve only styles.css. Do not create extra files. …").
+/// Derives roles for the legacy contract's targets, upgrading the contract when a read-only
+/// negation only limits the extra files of a named change ("Improve only styles.css. Do not
+/// create extra files. …").
 pub(crate) fn derive(legacy: &Legacy, lex: &Lex<'_>, spans: &[TargetSpan]) -> Derived {
     let clauses = Clauses::of(lex);
     let mutation = clauses.mutation_targets(lex, spans, legacy);

@@ -1,4 +1,4 @@
-//! Session modes: `agent`, `ask`, `plan`, `auto` and `private`, with the reference's aliases;
+//! Session modes: `agent`, `ask`, `plan`, `auto` and `private`, with their aliases;
 //! the posture each implies; and the structural commands `auto` answers with a deterministic
 //! viewer instead of the model (`ls`, `list src`, `show settings.py`).
 

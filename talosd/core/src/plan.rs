@@ -101,8 +101,9 @@ impl std::fmt::Display for PlanError {
     }
 }
 
-/// The plan of one turn: the seed's 19 components. Fields are private: a plan exists only
-/// through [`TurnPlan::new`] (or [`TurnPlan::from_turn`], which compiles every claim).
+/// The plan of one turn: 19 components (docs/decisions/0009-turn-plan.md). Fields are
+/// private: a plan exists only through [`TurnPlan::new`] (or [`TurnPlan::from_turn`], which
+/// compiles every claim).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnPlan {
     /// 1-3: the effective contract (with the original request) and the posture.

@@ -1,5 +1,5 @@
 //! Posture: the session's mode caps the contract. A read-only posture rewrites the contract
-//! so that no change is allowed, whatever the request said (the seed's `EffectiveTurn`).
+//! so that no change is allowed, whatever the request said.
 
 use crate::contract::{TaskContract, TaskType};
 use crate::phase::Phase;

@@ -6,7 +6,7 @@
 //! conservative, applied until none fires (so the result is a fixed point and a second run
 //! changes nothing):
 //!
-//! 1. `trailing-commentary` after a fence (the reference's rule): a fence line at column 0
+//! 1. `trailing-commentary` after a fence: a fence line at column 0
 //!    in the last `max(2000, 20%)` characters, followed only by markdown commentary
 //!    (headings, list items, rules, bold, quotes, opener sentences such as "This code ...",
 //!    plain sentences once commentary has begun, and fenced examples inside it), is removed

@@ -2,7 +2,7 @@
 //! system prompt describes only these, the model request carries only these, and the check
 //! pipeline refuses any other before approval and before IO.
 //!
-//! `talos.run_command` is offered only on verification turns (reference 3.1 rows 15-16): a
+//! `talos.run_command` is offered only on verification turns: a
 //! turn that must verify, may not change files, names no target and is in VERIFY gets the
 //! read-only tools and the command tool; an explicit command request that names the tool or a
 //! profile gets the command tool alone. A request to run a raw command (`run pytest`) gets no
@@ -472,7 +472,7 @@ mod tests {
         }
     }
 
-    /// Proves no change surface, in any phase, offers the command tool (reference row 14).
+    /// Proves no change surface, in any phase, offers the command tool.
     #[test]
     fn change_turns_never_get_the_command_tool() {
         for request in [

@@ -15,8 +15,8 @@ pub(crate) use negation::{forbidden_in, negated_targets, preserved_in, read_forb
 
 use crate::lexical::{self, Lex};
 
-/// File extensions that make a token a file target (the reference's list plus common source
-/// extensions of a coding assistant: rs, go, c, h, ...).
+/// File extensions that make a token a file target (web, document, image, archive and configuration
+/// formats, and the common source extensions of a coding assistant: rs, go, c, h, ...).
 #[rustfmt::skip]
 const TARGET_EXTENSIONS: &[&str] = &[
     "html", "htm", "css", "js", "jsx", "mjs", "cjs", "ts", "tsx", "java", "py", "md", "txt",

@@ -122,7 +122,7 @@ impl Reason {
         }
     }
 
-    /// The reference's rule: a mutation reason starts with `explicit-` or is the natural
+    /// A mutation reason starts with `explicit-` or is the natural
     /// artifact request.
     pub(crate) fn is_mutation(self) -> bool {
         let text = self.as_str();
@@ -130,7 +130,7 @@ impl Reason {
     }
 }
 
-/// The contract before roles: what the lexical pipeline found (reference "legacy" contract).
+/// The contract before roles: what the lexical pipeline found (the "legacy" contract).
 #[derive(Debug, Clone)]
 pub(crate) struct Legacy {
     pub(crate) task_type: TaskType,

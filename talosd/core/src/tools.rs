@@ -131,7 +131,7 @@ impl Risk {
 }
 
 impl ToolId {
-    /// Every tool, in the reference's registration order (the order of `/tools` and of the
+    /// Every tool, in registration order (the order of `/tools` and of the
     /// native `tools` array before per-turn filtering).
     pub const ALL: [ToolId; 12] = [
         ToolId::ReadFile,
@@ -183,7 +183,7 @@ impl ToolId {
         }
     }
 
-    /// Whether the tool changes the workspace (the reference's mutating canonical set). A
+    /// Whether the tool changes the workspace (the mutating canonical set). A
     /// command is in neither the read-only nor the mutating set: what it writes is its own
     /// business, which the approval says.
     pub fn mutates(self) -> bool {

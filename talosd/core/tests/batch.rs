@@ -73,7 +73,7 @@ fn valid_lists() {
     check(json!({"operations": ops}), Ok(expected));
 }
 
-/// Proves every op-kind alias of the reference, in any case and with `-` for `_`.
+/// Proves every op-kind alias, in any case and with `-` for `_`.
 #[test]
 fn op_kind_aliases() {
     let rows: &[(&[&str], Value, WorkspaceOp)] = &[

@@ -1,5 +1,5 @@
 //! The tool catalogue as tables: registration order, risk and metadata, every canonical name
-//! and alias of the reference resolving (strict and not), every parameter alias normalising
+//! and alias resolving (strict and not), every parameter alias normalising
 //! to its canonical name, the required/invalid parameter messages, and per-call risk.
 
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use talos_core::tools::{
     NameResolution, ParamKind, Risk, ToolArgs, ToolId, normalise, resolve_name,
 };
 
-/// The reference's alias table for the tools this catalogue has (§1.2).
+/// The alias table for the tools this catalogue has (`talosd/core/src/tools/names.rs`).
 const ALIASES: &[(ToolId, &[&str])] = &[
     (
         ToolId::WriteFile,
@@ -93,7 +93,7 @@ fn local(tool: ToolId) -> &'static str {
     tool.name().trim_start_matches("talos.")
 }
 
-/// Proves `ToolId::ALL` is the reference's registration order and names are canonical.
+/// Proves `ToolId::ALL` is in registration order and names are canonical.
 #[test]
 fn registration_order_and_names() {
     let names: Vec<&str> = ToolId::ALL.iter().map(|t| t.name()).collect();
@@ -173,7 +173,7 @@ fn canonical_names_resolve_strict_and_not() {
     }
 }
 
-/// Proves every alias of the reference resolves to its tool, and strict mode refuses it.
+/// Proves every alias in the table resolves to its tool, and strict mode refuses it.
 #[test]
 fn every_alias_resolves_and_strict_refuses_it() {
     let mut seen = Vec::new();

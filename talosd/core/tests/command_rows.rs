@@ -1,6 +1,6 @@
 //! `talos.run_command` as tables: every built-in profile's argv, every accepted argument
 //! form, every grammar refusal and screened token with its exact message, the harmless
-//! selectors the reference wrongly refused, raw command keys, parameter aliases, timeouts,
+//! selectors a substring match would wrongly refuse, raw command keys, parameter aliases, timeouts,
 //! the working directory, the approval lines, and the call's path through the check
 //! sequence (phase policy, read-only contract).
 
@@ -278,8 +278,8 @@ fn network_and_destructive_rows() {
     );
 }
 
-/// Proves selectors and filters that merely contain a listed word are accepted: the
-/// reference's substring match refused the first three.
+/// Proves selectors and filters that merely contain a listed word are accepted: a
+/// substring match would refuse the first three.
 #[test]
 fn harmless_selectors_are_accepted() {
     for selector in [
@@ -519,8 +519,8 @@ fn plan_lines(profile: &str) -> Vec<String> {
         .description
 }
 
-/// Proves the command category in the phase policy: refused in INSPECT with the reference's
-/// wording, accepted in VERIFY and APPLY, and not blocked by a read-only contract.
+/// Proves the command category in the phase policy: refused in INSPECT with the wording
+/// docs/policy.md gives, accepted in VERIFY and APPLY, and not blocked by a read-only contract.
 #[test]
 fn phase_rows() {
     let call = [("profile", "gradle_test")];

@@ -32,7 +32,8 @@ fn unchanged(path: &str, content: &str) {
     check(path, content, content, &[]);
 }
 
-/// Proves the reference rule: a fence followed by markdown commentary goes, with the fence.
+/// Proves the trailing-commentary rule: a fence followed by markdown commentary goes, with
+/// the fence.
 #[test]
 fn commentary_after_a_fence() {
     check(

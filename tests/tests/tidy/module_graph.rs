@@ -7,8 +7,7 @@
 //! of `crate::…`, `super::…`, `self::…` or of a child module A declares, and any qualified
 //! `crate::b::…`, `super::…` or `child::…` path in an expression or a type. A path resolves to
 //! the longest prefix that is a module file; `mod x;` itself is no edge. Two rules decide how a
-//! parent and its children count (they are what makes the cycles issue 10 listed the cycles
-//! this test found):
+//! parent and its children count:
 //! - a child naming its own ancestor (`super::Isolation` in `command/profiles`) is no edge: a
 //!   child is part of its parent's implementation and may use the parent's types. A parent
 //!   naming its child (`use clauses::Clauses` in `intent`) is an edge. So siblings that use

@@ -4,7 +4,7 @@
 //! Shell operators are syntax, so an argument CONTAINING one is refused, although no shell
 //! ever sees the argv. The network and destructive lists are words, so they match whole
 //! arguments or whole words of an argument split at `-` `_` `=` `:` `.` `/` `,` and
-//! whitespace, never substrings: the reference matched substrings and refused harmless test
+//! whitespace, never substrings: a substring match would refuse harmless test
 //! selectors such as `*ModelTest*` (which contains `del`), `*PermissionTest*` (`rm`) and
 //! `*FetcherTest*` (`fetch`). Consequences, deliberately: `remover_works` passes (`remover`
 //! is not `remove`), while `remove_works` and `com.example.clean.Foo` are refused, because

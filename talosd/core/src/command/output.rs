@@ -1,5 +1,5 @@
 //! Captured command output, before anything of it reaches the model: best-effort secret
-//! redaction and the reference's high-entropy check. Both are pure text functions; the daemon
+//! redaction and a high-entropy check. Both are pure text functions; the daemon
 //! captures, caps and decides what the model sees (output that needed redaction, or that
 //! holds a high-entropy token, is withheld from the model).
 //!

@@ -1,5 +1,5 @@
-//! Mutation intent: whether the person's own words ask for a change, and why, checked in the
-//! reference's order (global read-only negation, status question, advisory and instructional
+//! Mutation intent: whether the person's own words ask for a change, and why, checked in
+//! this order (global read-only negation, status question, advisory and instructional
 //! questions, … explicit verbs and markers, non-mutating). The text it reads has quoted
 //! passages blanked, so a quoted "fix the bug" is never a request.
 
@@ -226,7 +226,8 @@ fn action_at(lex: &Lex<'_>, j: usize) -> bool {
         || directory_creation_at(lex, j)
 }
 
-/// The reference's request patterns, tried at a clause start.
+/// The explicit request patterns (an action verb, "only <verb>", "use write_file to", ...),
+/// tried at a clause start.
 pub(crate) fn request_at(lex: &Lex<'_>, i: usize) -> bool {
     let j = after_prefix(lex, i);
     if action_at(lex, j) {

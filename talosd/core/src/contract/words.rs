@@ -5,8 +5,8 @@
 use crate::lexical::Lex;
 use crate::targets::{self, TargetSpan};
 
-/// Core mutation verbs (the reference's list plus set, insert, improve, polish, adjust, tweak,
-/// bump, convert).
+/// Core mutation verbs (among them set, insert, improve, polish, adjust, tweak, bump and
+/// convert).
 #[rustfmt::skip]
 pub(super) const CORE_VERBS: &[&str] = &[
     "edit", "modify", "change", "update", "fix", "repair", "overwrite", "rewrite", "replace",

@@ -14,8 +14,8 @@ const CONSTRAINT_MARKERS: &[&str] = &[
     " ensuring ", " such that ",
 ];
 
-/// Verbs that make a fragment's targets must-mutate (the reference's list plus create, write,
-/// overwrite, replace, repair, refactor, add, append).
+/// Verbs that make a fragment's targets must-mutate (among them create, write, overwrite,
+/// replace, repair, refactor, add and append).
 #[rustfmt::skip]
 const EXPLICIT_VERBS: &[&str] = &[
     "improve", "edit", "update", "rewrite", "modify", "change", "fix", "adjust", "tweak",

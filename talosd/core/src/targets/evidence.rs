@@ -39,7 +39,7 @@ fn span_at<'s>(
     span_starting_at(spans, at)
 }
 
-/// Recognises the reference's source-to-output shapes.
+/// Recognises the source-to-output shapes the module doc lists.
 pub(crate) fn source_to_outputs(lex: &Lex<'_>, spans: &[TargetSpan]) -> Option<SourceToOutputs> {
     summarize_into(lex, spans)
         .or_else(|| read_then_write_into(lex, spans))

@@ -1,6 +1,5 @@
 //! What each tool says about itself to the model: its one-line description and its
-//! parameters, each with its kind, whether it is required, and the aliases the reference
-//! accepts for it.
+//! parameters, each with its kind, whether it is required, and the aliases accepted for it.
 
 use super::{ParamKind, ParamSpec, ToolId};
 

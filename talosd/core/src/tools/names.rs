@@ -1,5 +1,5 @@
 //! Resolution of a raw tool name as the model wrote it: the `talos` separator rewrite,
-//! canonical names, the reference's alias table, backend-namespaced forms (`tool_use:`,
+//! canonical names, the alias table, backend-namespaced forms (`tool_use:`,
 //! `file_utils.`), `talos.<alias>`, and refusal of known tools under a foreign namespace.
 
 use super::ToolId;
@@ -23,7 +23,7 @@ impl NameResolution {
     }
 }
 
-/// Resolves a tool name the way the reference does; `strict` turns alias rescue off (only
+/// Resolves a raw tool name as the module doc lists; `strict` turns alias rescue off (only
 /// canonical names, after the `talos:`/`talos/`/`talos-`/`talos_` rewrite, are accepted).
 pub fn resolve_name(raw: &str, strict: bool) -> NameResolution {
     let mut name = raw.trim().to_lowercase();
@@ -76,7 +76,7 @@ fn backend_local_name(local: &str) -> Option<ToolId> {
         .find(|tool| tool.name().strip_prefix("talos.") == Some(local))
 }
 
-/// The reference's alias table (every canonical local name is also its own alias).
+/// The alias table (every canonical local name is also its own alias).
 fn bare_alias(local: &str) -> Option<ToolId> {
     Some(match local {
         "write_file" | "file_write" | "file_create" | "create_file" | "writefile"

@@ -163,7 +163,7 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
     Ok(args)
 }
 
-/// The refusal for a missing parameter; a command uses the reference's capitalised wording.
+/// The refusal for a missing parameter; a command's says `Missing`, with a capital.
 fn missing(tool: ToolId, name: &str) -> String {
     let lead = match tool {
         ToolId::RunCommand => "Missing",

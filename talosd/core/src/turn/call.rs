@@ -1,5 +1,5 @@
 //! One proposed call as a sans-IO state machine. [`Call::step`] takes the answer to the last
-//! effect and returns the next effect the daemon must perform; the sequence is the seed's:
+//! effect and returns the next effect the daemon must perform, in docs/policy.md's order:
 //! payload, the fixed checks, the ladder (once the daemon has resolved the paths in the
 //! kernel), loop discipline, then the tool's own flow (read, governed write, workspace
 //! operations, command). Every refusal is recorded and told to the model; nothing is written

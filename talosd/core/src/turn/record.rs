@@ -1,6 +1,6 @@
 //! The turn's domain record: what the runtime decided and did, entry by entry, in the order it
 //! happened. The daemon turns it into the wire trace (schema version 5) in one place
-//! (`talosd/src/to_proto.rs`); nothing here knows the wire format.
+//! (`talosd/src/to_proto/record.rs`); nothing here knows the wire format.
 
 use crate::digest::{Digested, digest_text};
 use crate::outcome::TurnFacts;
