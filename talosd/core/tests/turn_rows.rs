@@ -564,3 +564,24 @@ fn routes_are_decided_before_any_model_call() {
         status.starts_with("From Talos's records of the previous turn (trace trc-1): PARTIAL.")
     );
 }
+
+/// Proves an answer that does not fit the effect ends the call with nothing done, the loop
+/// stopped, and the call recorded as failed.
+#[test]
+fn a_protocol_break_fails_closed_and_is_recorded() {
+    let mut turn = turn(EDIT, SessionMode::Agent, Grants::default());
+    let mut call = turn.propose(proposal("talos.read_file", &[("path", "settings.py")]));
+    let first = call.step(&mut turn, Input::Start);
+    assert!(matches!(first, Effect::Resolve(_)));
+    let Effect::Finish(report) = call.step(&mut turn, Input::Done) else {
+        panic!("a broken answer must end the call");
+    };
+    assert!(report.stop.is_some());
+    let last = turn.record.tool_calls.last().expect("the call is recorded");
+    assert_eq!(last.stage, talos_core::turn::record::CallStage::Failed);
+    assert!(
+        last.rejection
+            .as_deref()
+            .is_some_and(|r| r.starts_with("internal:"))
+    );
+}

@@ -144,11 +144,17 @@ pub struct Call {
 #[derive(Debug, Clone)]
 pub(crate) enum State {
     Start,
-    Resolving { tool: ToolId, args: ToolArgs },
+    Resolving {
+        tool: ToolId,
+        args: ToolArgs,
+    },
     Read(read::ReadFlow),
     Write(write::WriteFlow),
     Ops(workspace_ops::OpsFlow),
     Command(command::CommandFlow),
+    /// The daemon answered an effect with an input that does not fit it: the call ended with
+    /// nothing done, and is recorded as failed.
+    Broken,
     Done,
 }
 
@@ -195,9 +201,16 @@ impl Call {
             State::Write(flow) => flow.step(self, turn, input),
             State::Ops(flow) => flow.step(self, turn, input),
             State::Command(flow) => flow.step(self, turn, input),
-            State::Done => unexpected(&input),
+            State::Done | State::Broken => unexpected(&input),
         };
-        self.state = next;
+        self.state = match next {
+            State::Broken => {
+                let reason = Some("internal: the daemon's answer did not fit the effect".into());
+                self.record(turn, None, None, CallStage::Failed, reason);
+                State::Done
+            }
+            next => next,
+        };
         effect
     }
 
@@ -513,11 +526,12 @@ pub(crate) fn finish(text: String, mutated: bool, stop: Option<String>) -> (Stat
 /// An answer that does not fit the effect asked: the daemon broke the protocol. The call ends
 /// with nothing done (fail closed).
 pub(crate) fn unexpected(input: &Input) -> (State, Effect) {
-    finish(
+    let (_, effect) = finish(
         format!("[error] internal: unexpected step input {input:?}; nothing was done"),
         false,
         Some("[Tool loop stopped: internal error.]".into()),
-    )
+    );
+    (State::Broken, effect)
 }
 
 /// The first sentence of a message (up to and including the first ". ").
