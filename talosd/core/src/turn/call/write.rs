@@ -400,8 +400,7 @@ fn exact_literal(
     }
 }
 
-/// The format rung of the ladder: an allow (a configured rule or a remembered approval) does
-/// not cover a change of the file's line endings, byte order mark or final newline.
+/// The format rung of the ladder ([`crate::ladder::format_rung`]), recorded when it asks.
 fn format_rung(
     call: &Call,
     turn: &mut Turn,
@@ -410,23 +409,13 @@ fn format_rung(
     before: Option<&str>,
     after: &str,
 ) -> PermissionDecision {
-    let decision = &accepted.decision;
-    let Some(change) = (decision.action == Action::Allow)
-        .then(|| crate::rules::format_change(before, after))
-        .flatten()
-    else {
-        return decision.clone();
-    };
-    let asked = PermissionDecision {
-        action: Action::Ask,
-        reason_code: crate::ladder::ReasonCode::FormatChangeAsk,
-        message: format!(
-            "the change alters the file's format: {change}; an allow does not cover that"
-        ),
-        remember_eligible: false,
-    };
-    turn.permission(&call.id, accepted.tool, &asked, Some(shown.to_string()));
-    asked
+    match crate::ladder::format_rung(&accepted.decision, before, after) {
+        Some(asked) => {
+            turn.permission(&call.id, accepted.tool, &asked, Some(shown.to_string()));
+            asked
+        }
+        None => accepted.decision.clone(),
+    }
 }
 
 fn approval(
