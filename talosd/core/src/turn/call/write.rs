@@ -452,14 +452,10 @@ pub(super) fn blocked(
     text: String,
 ) -> (State, Effect) {
     let reason = super::first_sentence(&text);
-    turn.record.facts.mutations.push(MutationRecord {
-        target: shown.into(),
-        result: MutationResult::Blocked {
-            reason: reason.clone(),
-        },
-    });
-    turn.record.file(shown, false, reason);
-    call.conclude_change(turn, accepted, text, CallEnd::Failed, false)
+    let result = MutationResult::Blocked {
+        reason: reason.clone(),
+    };
+    unchanged(call, turn, accepted, (shown, result, reason), text, false)
 }
 
 /// Attempted and failed after approval: the loop stops.
@@ -471,12 +467,25 @@ fn failed(
     text: String,
 ) -> (State, Effect) {
     let reason = super::first_sentence(&text);
+    let result = MutationResult::Failed {
+        reason: reason.clone(),
+    };
+    unchanged(call, turn, accepted, (shown, result, reason), text, true)
+}
+
+/// Records a change that did not happen (target, result, detail) and ends the call.
+fn unchanged(
+    call: &Call,
+    turn: &mut Turn,
+    accepted: &Accepted,
+    (shown, result, detail): (&str, MutationResult, String),
+    text: String,
+    stop: bool,
+) -> (State, Effect) {
     turn.record.facts.mutations.push(MutationRecord {
         target: shown.into(),
-        result: MutationResult::Failed {
-            reason: reason.clone(),
-        },
+        result,
     });
-    turn.record.file(shown, false, reason);
-    call.conclude_change(turn, accepted, text, CallEnd::Failed, true)
+    turn.record.file(shown, false, detail);
+    call.conclude_change(turn, accepted, text, CallEnd::Failed, stop)
 }
