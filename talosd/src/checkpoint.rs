@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::ids::CheckpointId;
 use crate::workspace::ops::Placed;
 use crate::workspace::{EntryKind, Workspace};
 
@@ -24,7 +25,7 @@ pub struct CheckpointStore {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Captured {
-    pub checkpoint_id: String,
+    pub checkpoint_id: CheckpointId,
     pub existed_before: bool,
     pub blob_sha256: Option<String>,
     pub manifest: PathBuf,
@@ -173,10 +174,10 @@ impl CheckpointStore {
                 size_bytes,
             });
         }
-        let checkpoint_id = crate::ids::new_id("chk");
+        let checkpoint_id = CheckpointId::new();
         let manifest = Manifest {
             schema_version: 1,
-            checkpoint_id: &checkpoint_id,
+            checkpoint_id: checkpoint_id.as_str(),
             workspace: workspace.display().to_string(),
             created_at_ms: ctx.created_at_ms,
             trace_id: ctx.trace_id,
