@@ -139,12 +139,13 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
             ToolArgs::RunCommand {
                 request: CommandRequest {
                     profile: fields.required("profile")?,
-                    args: command::parse_args(&fields.text("args")).map_err(invalid)?,
+                    args: command::parse_args(&fields.text("args"))
+                        .map_err(|e| invalid(e.to_string()))?,
                     cwd: if cwd.is_empty() { ".".into() } else { cwd },
                     timeout_ms: if timeout.trim().is_empty() {
                         None
                     } else {
-                        Some(command::parse_timeout(&timeout).map_err(invalid)?)
+                        Some(command::parse_timeout(&timeout).map_err(|e| invalid(e.to_string()))?)
                     },
                 },
             }

@@ -44,7 +44,7 @@ impl Turn {
         let surface = self.surface();
         if let Err(refusal) = self.guard.admit(&surface) {
             self.record
-                .warn(WarningCode::SurfaceEscalationRefused, refusal);
+                .warn(WarningCode::SurfaceEscalationRefused, refusal.to_string());
             return None;
         }
         self.record.tool_surfaces.push(SurfaceRecord {
