@@ -419,7 +419,7 @@ fn parameter_alias_rows() {
     ];
     for (args, expected) in rows {
         assert_eq!(
-            &normalise(ToolId::RunCommand, &raw(args)),
+            &normalise(ToolId::RunCommand, &raw(args)).map_err(|e| e.to_string()),
             expected,
             "{args:?}"
         );
