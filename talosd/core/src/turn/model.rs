@@ -190,7 +190,7 @@ pub fn proposals(native: &[NativeCall], finish_reason: &str, text: &TextCalls) -
                     if finish_reason == "length" {
                         format!("{e} (the reply was cut off at the token limit)")
                     } else {
-                        e
+                        e.to_string()
                     }
                 });
                 Proposal {
