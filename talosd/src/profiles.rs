@@ -43,21 +43,32 @@ struct RawProfile {
     isolate: Vec<String>,
 }
 
+/// Why the declaration could not be read at all (which makes the workspace's trust state
+/// invalid).
+#[derive(Debug, thiserror::Error)]
+pub enum DeclarationError {
+    #[error("{DECLARATION} cannot be read: {0}")]
+    Open(WorkspaceError),
+    /// The resolver's reason the path is refused.
+    #[error("{DECLARATION} cannot be read: {0}")]
+    Refused(String),
+    #[error("{DECLARATION} is a symlink; Talos reads declarations only from a regular file")]
+    Symlink,
+    #[error(transparent)]
+    Read(WorkspaceError),
+}
+
 /// Reads the workspace's declaration. `Ok(None)` when there is none.
-pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String> {
-    let files =
-        Workspace::open(workspace).map_err(|e| format!("{DECLARATION} cannot be read: {e}"))?;
+pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, DeclarationError> {
+    let files = Workspace::open(workspace).map_err(DeclarationError::Open)?;
     let resolved = files.resolve(DECLARATION);
     let Some(location) = resolved.location.filter(|_| !resolved.facts.escapes) else {
-        return Err(format!(
-            "{DECLARATION} cannot be read: {}",
-            resolved.facts.problem.unwrap_or_default()
+        return Err(DeclarationError::Refused(
+            resolved.facts.problem.unwrap_or_default(),
         ));
     };
     if resolved.final_is_symlink {
-        return Err(format!(
-            "{DECLARATION} is a symlink; Talos reads declarations only from a regular file"
-        ));
+        return Err(DeclarationError::Symlink);
     }
     let bytes = match files.read_limited(&location, DECLARATION, MAX_DECLARATION_BYTES) {
         Ok(Some(bytes)) => bytes,
@@ -69,7 +80,7 @@ pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String>
                 parsed: Err(format!("declaration exceeds {MAX_DECLARATION_BYTES} bytes")),
             }));
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(DeclarationError::Read(e)),
     };
     let sha256 = talos_core::digest::sha256_hex(&bytes);
     let text = String::from_utf8_lossy(&bytes).into_owned();
@@ -210,7 +221,7 @@ pub fn snapshot(workspace: &Path, pins: &PinStore) -> Snapshot {
     let declaration = match read_declaration(workspace) {
         Ok(d) => d,
         Err(reason) => {
-            let trust = TrustState::Invalid(reason);
+            let trust = TrustState::Invalid(reason.to_string());
             return Snapshot {
                 declaration: None,
                 validated: None,

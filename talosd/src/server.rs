@@ -50,7 +50,7 @@ pub struct Daemon {
 /// What `run` needs besides the listener.
 #[derive(Debug)]
 pub struct DaemonSettings {
-    pub config: Result<Config, String>,
+    pub config: Result<Config, crate::config::ConfigError>,
     pub home: Home,
     pub socket_path: PathBuf,
 }
@@ -59,7 +59,7 @@ impl Daemon {
     pub fn new(settings: DaemonSettings) -> Arc<Daemon> {
         let (config, config_error) = match settings.config {
             Ok(config) => (config, None),
-            Err(error) => (Config::default(), Some(error)),
+            Err(error) => (Config::default(), Some(error.to_string())),
         };
         let supervisor = (config.model.mode == crate::config::ModelMode::Managed
             && config_error.is_none())
