@@ -29,8 +29,8 @@ pub enum ArgsProblem {
     NewNameNotOneSegment,
     NotAnInteger(String),
     NotABoolean(String),
-    /// The batch's op list did not parse; the parser's problem.
-    Operations(String),
+    /// The batch's op list did not parse.
+    Operations(ops::OpsError),
     Command(CommandError),
 }
 
