@@ -24,7 +24,9 @@ pub use grammar::{Screen, screen_argument, shell_marker};
 pub use output::{Redacted, high_entropy, redact_secrets};
 pub use profiles::{BUILTIN_IDS, Profile, ProfileKind, Registry};
 pub use trust::TrustState;
-pub use workspace::{DeclaredProfile, PinState, trust_state, validate_declaration};
+pub use workspace::{
+    DeclarationError, DeclaredProfile, PinState, ProfileProblem, trust_state, validate_declaration,
+};
 
 /// A `talos.run_command` call after normalisation: what was asked for, not yet planned.
 #[derive(Debug, Clone, PartialEq, Eq)]
