@@ -20,9 +20,9 @@ mod profiles;
 mod trust;
 mod workspace;
 
-pub use grammar::{Screen, screen_argument, shell_marker};
+pub use grammar::{ArgumentError, Screen, screen_argument, shell_marker};
 pub use output::{Redacted, high_entropy, redact_secrets};
-pub use profiles::{BUILTIN_IDS, Profile, ProfileKind, Registry};
+pub use profiles::{BUILTIN_IDS, Profile, ProfileKind, ProfileUnavailable, Registry};
 pub use trust::TrustState;
 pub use workspace::{
     DeclarationError, DeclaredProfile, PinState, ProfileProblem, trust_state, validate_declaration,
@@ -115,10 +115,10 @@ pub enum CommandError {
     TimeoutNotInteger,
     TimeoutOutOfRange,
     MissingProfile,
-    /// The profile is unknown or not available in this workspace; the detail says which.
-    Profile(String),
-    /// The caller's arguments break the profile's grammar or a screen; the detail says how.
-    Arguments(String),
+    /// The profile is unknown or not available in this workspace.
+    Profile(ProfileUnavailable),
+    /// The caller's arguments break the profile's grammar or a screen.
+    Arguments(ArgumentError),
     /// The cwd as given (absolute, home-relative, too long or holding a control character).
     InvalidCwd(String),
     /// The cwd as given, which climbs above the workspace root.
@@ -134,7 +134,8 @@ impl std::fmt::Display for CommandError {
             CommandError::TimeoutNotInteger => f.write_str(TIMEOUT_NOT_INTEGER),
             CommandError::TimeoutOutOfRange => f.write_str(TIMEOUT_OUT_OF_RANGE),
             CommandError::MissingProfile => f.write_str("Missing required parameter `profile`."),
-            CommandError::Profile(detail) | CommandError::Arguments(detail) => f.write_str(detail),
+            CommandError::Profile(unavailable) => write!(f, "{unavailable}"),
+            CommandError::Arguments(error) => write!(f, "{error}"),
             CommandError::InvalidCwd(raw) => {
                 write!(f, "Invalid command cwd: {}", raw.escape_default())
             }
