@@ -776,10 +776,7 @@ fn every_trace_warning_code_is_documented() {
         .skip(1)
         .filter_map(|rest| rest.split('"').next())
         .collect();
-    assert!(
-        codes.len() >= 10,
-        "could not read the codes from record.rs: {codes:?}"
-    );
+    assert!(codes.len() >= 10, "could not read the codes from record.rs: {codes:?}");
     let doc = read(&root.join("docs/traces.md"));
     let section = doc
         .split("## Warning codes")
