@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::ids::CheckpointId;
 use crate::workspace::ops::Placed;
-use crate::workspace::{EntryKind, Workspace};
+use crate::workspace::{EntryKind, Workspace, WorkspaceError};
 
 #[derive(Debug, Clone)]
 pub struct CheckpointStore {
@@ -24,7 +25,7 @@ pub struct CheckpointStore {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Captured {
-    pub checkpoint_id: String,
+    pub checkpoint_id: CheckpointId,
     pub existed_before: bool,
     pub blob_sha256: Option<String>,
     pub manifest: PathBuf,
@@ -41,10 +42,38 @@ pub struct CaptureContext<'a> {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("Failed to create checkpoint for {path}: {message}")]
+#[error("Failed to create checkpoint for {path}: {problem}")]
 pub struct CheckpointError {
     pub path: String,
-    pub message: String,
+    pub problem: CaptureProblem,
+}
+
+/// What went wrong while capturing or storing a checkpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureProblem {
+    #[error("cannot inspect: {0}")]
+    Inspect(std::io::Error),
+    #[error("refusing to capture a symlink")]
+    Symlink,
+    #[error("cannot read: the file disappeared")]
+    Disappeared,
+    #[error("more than {} MiB to capture", MAX_CAPTURE_BYTES >> 20)]
+    TooMuch,
+    #[error("cannot read: {0}")]
+    Read(WorkspaceError),
+    #[error("cannot list: {0}")]
+    List(std::io::Error),
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateStore {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot store object: {0}")]
+    StoreObject(std::io::Error),
+    #[error("{0}")]
+    Manifest(serde_json::Error),
+    #[error("cannot write manifest: {0}")]
+    WriteManifest(std::io::Error),
 }
 
 #[derive(Serialize)]
@@ -120,9 +149,9 @@ impl CheckpointStore {
                 &mut entries,
                 &mut total,
             )
-            .map_err(|message| CheckpointError {
+            .map_err(|problem| CheckpointError {
                 path: placed.shown.clone(),
-                message,
+                problem,
             })?;
         }
         self.capture_entries(workspace, &entries, ctx)
@@ -139,16 +168,20 @@ impl CheckpointStore {
             .map(Entry::relative)
             .unwrap_or_default()
             .to_string();
-        let fail = |message: String| CheckpointError {
+        let fail = |problem: CaptureProblem| CheckpointError {
             path: first.clone(),
-            message,
+            problem,
         };
         let dir = self.workspace_dir(workspace);
         let objects = dir.join("objects");
         let manifests = dir.join("manifests");
         for d in [&objects, &manifests] {
-            std::fs::create_dir_all(d)
-                .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
+            std::fs::create_dir_all(d).map_err(|source| {
+                fail(CaptureProblem::CreateStore {
+                    dir: d.clone(),
+                    source,
+                })
+            })?;
         }
         let mut files = Vec::new();
         for entry in entries {
@@ -158,7 +191,7 @@ impl CheckpointStore {
                     let object = objects.join(&hex);
                     if !object.exists() {
                         write_synced(&object, bytes)
-                            .map_err(|e| fail(format!("cannot store object: {e}")))?;
+                            .map_err(|e| fail(CaptureProblem::StoreObject(e)))?;
                     }
                     (true, Some(hex), bytes.len(), "FILE")
                 }
@@ -173,10 +206,10 @@ impl CheckpointStore {
                 size_bytes,
             });
         }
-        let checkpoint_id = crate::ids::new_id("chk");
+        let checkpoint_id = CheckpointId::new();
         let manifest = Manifest {
             schema_version: 1,
-            checkpoint_id: &checkpoint_id,
+            checkpoint_id: checkpoint_id.as_str(),
             workspace: workspace.display().to_string(),
             created_at_ms: ctx.created_at_ms,
             trace_id: ctx.trace_id,
@@ -185,9 +218,10 @@ impl CheckpointStore {
             tool: ctx.tool,
             files,
         };
-        let json = serde_json::to_vec_pretty(&manifest).map_err(|e| fail(e.to_string()))?;
+        let json =
+            serde_json::to_vec_pretty(&manifest).map_err(|e| fail(CaptureProblem::Manifest(e)))?;
         let path = manifests.join(format!("{checkpoint_id}.json"));
-        write_synced(&path, &json).map_err(|e| fail(format!("cannot write manifest: {e}")))?;
+        write_synced(&path, &json).map_err(|e| fail(CaptureProblem::WriteManifest(e)))?;
         let (existed_before, blob_sha256) = match entries.first() {
             Some(Entry::File { bytes, .. }) => (true, Some(talos_core::digest::sha256_hex(bytes))),
             Some(Entry::Directory { .. }) => (true, None),
@@ -229,7 +263,7 @@ fn collect(
     location: &str,
     out: &mut Vec<Entry>,
     total: &mut u64,
-) -> Result<(), String> {
+) -> Result<(), CaptureProblem> {
     let kind = match files.kind(location) {
         Ok(Some(kind)) => kind,
         Ok(None) => {
@@ -238,22 +272,17 @@ fn collect(
             });
             return Ok(());
         }
-        Err(e) => return Err(format!("cannot inspect: {e}")),
+        Err(e) => return Err(CaptureProblem::Inspect(e)),
     };
     match kind {
-        EntryKind::Symlink => return Err("refusing to capture a symlink".into()),
+        EntryKind::Symlink => return Err(CaptureProblem::Symlink),
         EntryKind::File | EntryKind::Other => {
             let remaining = MAX_CAPTURE_BYTES.saturating_sub(*total);
             let bytes = match files.read_limited(location, relative, remaining) {
                 Ok(Some(bytes)) => bytes,
-                Ok(None) => return Err("cannot read: the file disappeared".into()),
-                Err(crate::workspace::WorkspaceError::TooLarge { .. }) => {
-                    return Err(format!(
-                        "more than {} MiB to capture",
-                        MAX_CAPTURE_BYTES >> 20
-                    ));
-                }
-                Err(e) => return Err(format!("cannot read: {e}")),
+                Ok(None) => return Err(CaptureProblem::Disappeared),
+                Err(WorkspaceError::TooLarge { .. }) => return Err(CaptureProblem::TooMuch),
+                Err(e) => return Err(CaptureProblem::Read(e)),
             };
             *total += bytes.len() as u64;
             out.push(Entry::File {
@@ -267,9 +296,7 @@ fn collect(
     out.push(Entry::Directory {
         relative: relative.to_string(),
     });
-    let children = files
-        .read_dir(location)
-        .map_err(|e| format!("cannot list: {e}"))?;
+    let children = files.read_dir(location).map_err(CaptureProblem::List)?;
     for child in children {
         collect(
             files,

@@ -71,16 +71,19 @@ impl ModelMode {
     }
 }
 
-impl TryFrom<String> for ModelMode {
-    type Error = String;
+/// A `model.mode` that is neither `managed` nor `connect_only`.
+#[derive(Debug, thiserror::Error)]
+#[error("model.mode `{0}` is not supported; use managed or connect_only")]
+pub struct UnsupportedModelMode(pub String);
 
-    fn try_from(name: String) -> Result<ModelMode, String> {
+impl TryFrom<String> for ModelMode {
+    type Error = UnsupportedModelMode;
+
+    fn try_from(name: String) -> Result<ModelMode, UnsupportedModelMode> {
         [ModelMode::Managed, ModelMode::ConnectOnly]
             .into_iter()
             .find(|mode| mode.as_str() == name)
-            .ok_or_else(|| {
-                format!("model.mode `{name}` is not supported; use managed or connect_only")
-            })
+            .ok_or(UnsupportedModelMode(name))
     }
 }
 
@@ -198,8 +201,33 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
+    #[error("{path}: {problem}")]
+    Invalid { path: String, problem: Invalid },
+}
+
+/// A configuration that parsed but cannot be used: which setting and why.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    #[error("model.port must be a port number, not 0")]
+    PortZero,
+    #[error("model.slots, model.ctx and model.threads must be at least 1")]
+    SizeZero,
+    #[error("model.start_timeout_secs must be at least 1")]
+    StartTimeoutZero,
+    #[error("model.url `{url}` is not a URL: {error}")]
+    NotAUrl { url: String, error: url::ParseError },
+    #[error(
+        "model.url `{0}` must use http: Talos talks to llama-server on loopback and is built without TLS"
+    )]
+    NotHttp(String),
+    #[error(
+        "model.url `{0}` is not a loopback address; set model.allow_remote: true to use a remote server"
+    )]
+    NotLoopback(String),
+    #[error("turn.max_model_calls must be at least 1")]
+    MaxModelCallsZero,
+    #[error("approval.timeout_secs must be at least 1")]
+    ApprovalTimeoutZero,
 }
 
 impl Config {
@@ -234,49 +262,43 @@ impl Config {
         ] {
             *path = expand_home(path);
         }
-        config.validate().map_err(|message| ConfigError::Invalid {
+        config.validate().map_err(|problem| ConfigError::Invalid {
             path: origin.to_string(),
-            message,
+            problem,
         })?;
         Ok(config)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         match self.model.mode {
             ModelMode::ConnectOnly => {}
             ModelMode::Managed => {
                 if self.model.port == 0 {
-                    return Err("model.port must be a port number, not 0".into());
+                    return Err(Invalid::PortZero);
                 }
                 if self.model.slots == 0 || self.model.ctx == 0 || self.model.threads == 0 {
-                    return Err(
-                        "model.slots, model.ctx and model.threads must be at least 1".into(),
-                    );
+                    return Err(Invalid::SizeZero);
                 }
                 if self.model.start_timeout_secs == 0 {
-                    return Err("model.start_timeout_secs must be at least 1".into());
+                    return Err(Invalid::StartTimeoutZero);
                 }
             }
         }
-        let url = url::Url::parse(&self.model.url)
-            .map_err(|e| format!("model.url `{}` is not a URL: {e}", self.model.url))?;
+        let url = url::Url::parse(&self.model.url).map_err(|error| Invalid::NotAUrl {
+            url: self.model.url.clone(),
+            error,
+        })?;
         if url.scheme() != "http" {
-            return Err(format!(
-                "model.url `{}` must use http: Talos talks to llama-server on loopback and is built without TLS",
-                self.model.url
-            ));
+            return Err(Invalid::NotHttp(self.model.url.clone()));
         }
         if !self.model.allow_remote && !is_loopback(&url) {
-            return Err(format!(
-                "model.url `{}` is not a loopback address; set model.allow_remote: true to use a remote server",
-                self.model.url
-            ));
+            return Err(Invalid::NotLoopback(self.model.url.clone()));
         }
         if self.turn.max_model_calls == 0 {
-            return Err("turn.max_model_calls must be at least 1".into());
+            return Err(Invalid::MaxModelCallsZero);
         }
         if self.approval.timeout_secs == 0 {
-            return Err("approval.timeout_secs must be at least 1".into());
+            return Err(Invalid::ApprovalTimeoutZero);
         }
         Ok(())
     }

@@ -23,6 +23,8 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::ids::ApprovalId;
+
 /// Longest accepted line: a longer one gets an error and is skipped.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 /// Outgoing messages waiting for the socket before senders wait.
@@ -54,7 +56,7 @@ pub struct Peer {
     next_request_id: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Message>>>,
     /// Approval request ids -> JSON-RPC ids of the outstanding `approval/request`.
-    aliases: Mutex<HashMap<String, u64>>,
+    aliases: Mutex<HashMap<ApprovalId, u64>>,
     pub closed: CancellationToken,
 }
 
@@ -62,7 +64,7 @@ pub struct Peer {
 struct PendingGuard<'a> {
     peer: &'a Peer,
     id: u64,
-    alias: Option<String>,
+    alias: Option<ApprovalId>,
 }
 
 impl Drop for PendingGuard<'_> {
@@ -92,7 +94,7 @@ impl Peer {
         &self,
         method: &str,
         params: Value,
-        alias: Option<String>,
+        alias: Option<ApprovalId>,
     ) -> Result<Message, Closed> {
         let id = self.next_request_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();

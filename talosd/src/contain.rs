@@ -146,8 +146,23 @@ pub fn shim_main(args: &[String]) -> i32 {
     127
 }
 
+/// Why the shim could not confine writes (the run is then refused as not enforced).
+#[derive(Debug, thiserror::Error)]
+enum ConfineError {
+    /// Landlock's own message for the ruleset it could not build or apply.
+    #[error("{0}")]
+    Ruleset(String),
+    #[error("the kernel enforced Landlock only partially")]
+    Partial,
+    #[error("the kernel does not enforce Landlock")]
+    NotEnforced,
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    #[error("Landlock exists only on Linux")]
+    NotLinux,
+}
+
 #[cfg(target_os = "linux")]
-fn confine_writes(allowed: &[PathBuf]) -> Result<(), String> {
+fn confine_writes(allowed: &[PathBuf]) -> Result<(), ConfineError> {
     use landlock::{
         ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
     };
@@ -157,17 +172,15 @@ fn confine_writes(allowed: &[PathBuf]) -> Result<(), String> {
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(allowed, AccessFs::from_write(abi))))
         .and_then(|r| r.restrict_self())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ConfineError::Ruleset(e.to_string()))?;
     match status.ruleset {
         RulesetStatus::FullyEnforced => Ok(()),
-        RulesetStatus::PartiallyEnforced => {
-            Err("the kernel enforced Landlock only partially".into())
-        }
-        RulesetStatus::NotEnforced => Err("the kernel does not enforce Landlock".into()),
+        RulesetStatus::PartiallyEnforced => Err(ConfineError::Partial),
+        RulesetStatus::NotEnforced => Err(ConfineError::NotEnforced),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn confine_writes(_allowed: &[PathBuf]) -> Result<(), String> {
-    Err("Landlock exists only on Linux".into())
+fn confine_writes(_allowed: &[PathBuf]) -> Result<(), ConfineError> {
+    Err(ConfineError::NotLinux)
 }

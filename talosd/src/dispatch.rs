@@ -80,7 +80,7 @@ pub async fn handle(
                 .sessions
                 .lock()
                 .map_err(internal)?
-                .remove(&p.session_id);
+                .remove(p.session_id.as_str());
             match removed {
                 Some(_) => to_value(proto::SessionCloseResult { closed: true }),
                 None => Err(RpcError::new(
@@ -265,7 +265,7 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
     if root == std::path::Path::new("/") {
         return Err(invalid("the filesystem root cannot be a workspace".into()));
     }
-    let id = crate::ids::new_id("ses");
+    let id = crate::ids::SessionId::new();
     let handle = crate::workspace::Workspace::open(&root)
         .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?;
     let session = Arc::new(Session::new(id.clone(), handle, p.mode, daemon.next_slot()));
@@ -276,7 +276,7 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
         .insert(id.clone(), session);
     tracing::info!(session = %id, workspace = %root.display(), mode = p.mode.as_str(), "session opened");
     to_value(proto::SessionNewResult {
-        session_id: id,
+        session_id: id.into_string(),
         workspace: root.display().to_string(),
         mode: p.mode,
     })

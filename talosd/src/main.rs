@@ -67,7 +67,7 @@ fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
-    let config = Config::load(&home.config_file).map_err(|e| e.to_string());
+    let config = Config::load(&home.config_file);
     if let Err(e) = &config {
         tracing::error!(error = %e, "configuration error: turns are refused until it is fixed");
     }

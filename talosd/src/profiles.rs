@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use talos_core::command::{DeclaredProfile, PinState};
+use talos_core::command::{DeclarationError, DeclaredProfile, PinState};
 
 use crate::workspace::{Workspace, WorkspaceError};
 
@@ -19,7 +19,7 @@ pub struct Declaration {
     /// Lower-case hex SHA-256 of the raw bytes.
     pub sha256: String,
     pub text: String,
-    pub parsed: Result<Vec<DeclaredProfile>, String>,
+    pub parsed: Result<Vec<DeclaredProfile>, DeclarationError>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,21 +43,32 @@ struct RawProfile {
     isolate: Vec<String>,
 }
 
+/// Why the declaration could not be read at all (which makes the workspace's trust state
+/// invalid).
+#[derive(Debug, thiserror::Error)]
+pub enum UnreadableDeclaration {
+    #[error("{DECLARATION} cannot be read: {0}")]
+    Open(WorkspaceError),
+    /// The resolver's reason the path is refused.
+    #[error("{DECLARATION} cannot be read: {0}")]
+    Refused(String),
+    #[error("{DECLARATION} is a symlink; Talos reads declarations only from a regular file")]
+    Symlink,
+    #[error(transparent)]
+    Read(WorkspaceError),
+}
+
 /// Reads the workspace's declaration. `Ok(None)` when there is none.
-pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String> {
-    let files =
-        Workspace::open(workspace).map_err(|e| format!("{DECLARATION} cannot be read: {e}"))?;
+pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, UnreadableDeclaration> {
+    let files = Workspace::open(workspace).map_err(UnreadableDeclaration::Open)?;
     let resolved = files.resolve(DECLARATION);
     let Some(location) = resolved.location.filter(|_| !resolved.facts.escapes) else {
-        return Err(format!(
-            "{DECLARATION} cannot be read: {}",
-            resolved.facts.problem.unwrap_or_default()
+        return Err(UnreadableDeclaration::Refused(
+            resolved.facts.problem.unwrap_or_default(),
         ));
     };
     if resolved.final_is_symlink {
-        return Err(format!(
-            "{DECLARATION} is a symlink; Talos reads declarations only from a regular file"
-        ));
+        return Err(UnreadableDeclaration::Symlink);
     }
     let bytes = match files.read_limited(&location, DECLARATION, MAX_DECLARATION_BYTES) {
         Ok(Some(bytes)) => bytes,
@@ -66,18 +77,18 @@ pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, String>
             return Ok(Some(Declaration {
                 sha256: String::new(),
                 text: String::new(),
-                parsed: Err(format!("declaration exceeds {MAX_DECLARATION_BYTES} bytes")),
+                parsed: Err(DeclarationError::TooLarge(MAX_DECLARATION_BYTES)),
             }));
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(UnreadableDeclaration::Read(e)),
     };
     let sha256 = talos_core::digest::sha256_hex(&bytes);
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let parsed = if text.trim().is_empty() {
-        Err("declaration is empty".to_string())
+        Err(DeclarationError::Empty)
     } else {
         serde_yaml_ng::from_str::<DeclarationFile>(&text)
-            .map_err(|e| format!("YAML parse failed: {e}"))
+            .map_err(|e| DeclarationError::Yaml(e.to_string()))
             .map(|file| {
                 file.profiles
                     .into_iter()
@@ -196,7 +207,7 @@ impl PinStore {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub declaration: Option<Declaration>,
-    pub validated: Option<Result<Vec<talos_core::command::Profile>, String>>,
+    pub validated: Option<Result<Vec<talos_core::command::Profile>, DeclarationError>>,
     pub trust: talos_core::command::TrustState,
     pub registry: talos_core::command::Registry,
 }
@@ -210,7 +221,7 @@ pub fn snapshot(workspace: &Path, pins: &PinStore) -> Snapshot {
     let declaration = match read_declaration(workspace) {
         Ok(d) => d,
         Err(reason) => {
-            let trust = TrustState::Invalid(reason);
+            let trust = TrustState::Invalid(reason.to_string());
             return Snapshot {
                 declaration: None,
                 validated: None,

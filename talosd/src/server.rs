@@ -17,6 +17,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::Config;
 use crate::connection::Handler;
 use crate::engine::Engine;
+use crate::ids::SessionId;
 use crate::paths::Home;
 use crate::sessions::Session;
 use crate::supervisor::Supervisor;
@@ -37,7 +38,7 @@ pub struct Daemon {
     pub engine: Engine,
     /// The managed llama-server, in `managed` mode.
     pub supervisor: Option<Arc<Supervisor>>,
-    pub sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     pub started: Instant,
     /// Cancelled when the daemon begins to stop; every turn's token is a child of it.
     pub stopping: CancellationToken,
@@ -49,7 +50,7 @@ pub struct Daemon {
 /// What `run` needs besides the listener.
 #[derive(Debug)]
 pub struct DaemonSettings {
-    pub config: Result<Config, String>,
+    pub config: Result<Config, crate::config::ConfigError>,
     pub home: Home,
     pub socket_path: PathBuf,
 }
@@ -58,7 +59,7 @@ impl Daemon {
     pub fn new(settings: DaemonSettings) -> Arc<Daemon> {
         let (config, config_error) = match settings.config {
             Ok(config) => (config, None),
-            Err(error) => (Config::default(), Some(error)),
+            Err(error) => (Config::default(), Some(error.to_string())),
         };
         let supervisor = (config.model.mode == crate::config::ModelMode::Managed
             && config_error.is_none())

@@ -20,11 +20,12 @@ use tokio::sync::OwnedMutexGuard;
 /// How many earlier turns a session remembers for follow-ups.
 pub const HISTORY_TURNS: usize = 16;
 
+use crate::ids::SessionId;
 use crate::workspace::Workspace;
 
 #[derive(Debug)]
 pub struct Session {
-    pub id: String,
+    pub id: SessionId,
     /// Canonical (symlinks resolved) workspace root.
     pub workspace: PathBuf,
     /// The capability every access to the workspace's files goes through, opened once when
@@ -66,7 +67,7 @@ pub struct SessionTurn {
 }
 
 impl Session {
-    pub fn new(id: String, workspace: Workspace, mode: Mode, slot: u32) -> Session {
+    pub fn new(id: SessionId, workspace: Workspace, mode: Mode, slot: u32) -> Session {
         Session {
             id,
             workspace: workspace.root().to_path_buf(),
@@ -118,7 +119,7 @@ impl Session {
 
     pub fn info(&self) -> SessionInfo {
         SessionInfo {
-            session_id: self.id.clone(),
+            session_id: self.id.to_string(),
             workspace: self.workspace.display().to_string(),
             mode: self.mode,
             turns: self.turns_started.load(Ordering::Acquire),
@@ -186,7 +187,7 @@ mod tests {
     fn check(held_claims: usize, expected: &[bool]) {
         let root = std::env::temp_dir();
         let workspace = Workspace::open(&root).expect("the temp dir opens as a workspace");
-        let session = Arc::new(Session::new("ses-test".into(), workspace, Mode::Agent, 0));
+        let session = Arc::new(Session::new(SessionId::new(), workspace, Mode::Agent, 0));
         let mut held = Vec::new();
         let mut got = Vec::new();
         for _ in 0..held_claims {
@@ -209,7 +210,7 @@ mod tests {
     fn the_state_outlives_each_claim_and_the_count_is_published() {
         let root = std::env::temp_dir();
         let workspace = Workspace::open(&root).expect("the temp dir opens as a workspace");
-        let session = Arc::new(Session::new("ses-test".into(), workspace, Mode::Agent, 0));
+        let session = Arc::new(Session::new(SessionId::new(), workspace, Mode::Agent, 0));
         for expected in 1..=3 {
             let Some(mut turn) = session.claim() else {
                 panic!("the session should be free");

@@ -21,6 +21,42 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ModelConfig;
 use crate::engine::{HealthProbe, port_has_listener};
 
+/// Why the model server is not ready for a turn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    /// The supervisor's reason for the failure.
+    #[error("{0}")]
+    Failed(String),
+    #[error("the model server is stopped")]
+    Stopped,
+    #[error("the model server supervisor ended")]
+    SupervisorEnded,
+    #[error("the model server was not ready within {0} s")]
+    Timeout(u64),
+}
+
+/// Why a process fact could not be read from `/proc`.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    ListProcesses(std::io::Error),
+    #[error("malformed stat")]
+    MalformedStat,
+    #[error("no start time in /proc/{0}/stat")]
+    NoStartTime(u32),
+    #[error("no listening socket for 127.0.0.1:{0} in /proc/net/tcp")]
+    NoListener(u16),
+    #[error("no process holds socket inode {0}")]
+    NoOwner(String),
+    #[error("several processes hold socket inode {inode}: {pids:?}")]
+    SeveralOwners { inode: String, pids: Vec<u32> },
+}
+
 pub const PORT_IN_USE: &str = "Another server is not restarted by Talos.";
 /// Restarts in a row after which the supervisor gives up.
 const MAX_RESTARTS: u32 = 5;
@@ -123,30 +159,25 @@ impl Supervisor {
     }
 
     /// Waits until the server is ready, up to the start timeout; the error says why not.
-    pub async fn wait_ready(&self) -> Result<(), String> {
+    pub async fn wait_ready(&self) -> Result<(), NotReady> {
         let mut rx = self.state_tx.subscribe();
         let deadline = Duration::from_secs(self.config.start_timeout_secs);
         let wait = async {
             loop {
                 match rx.borrow_and_update().clone() {
                     State::Ready => return Ok(()),
-                    State::Failed(reason) => return Err(reason),
-                    State::Stopped => return Err("the model server is stopped".to_string()),
+                    State::Failed(reason) => return Err(NotReady::Failed(reason)),
+                    State::Stopped => return Err(NotReady::Stopped),
                     State::Starting | State::Loading | State::Restarting => {}
                 }
                 if rx.changed().await.is_err() {
-                    return Err("the model server supervisor ended".to_string());
+                    return Err(NotReady::SupervisorEnded);
                 }
             }
         };
         tokio::time::timeout(deadline, wait)
             .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "the model server was not ready within {} s",
-                    deadline.as_secs()
-                ))
-            })
+            .unwrap_or(Err(NotReady::Timeout(deadline.as_secs())))
     }
 
     /// Stops the server and waits for the supervisor to finish.
@@ -409,24 +440,26 @@ async fn terminate(child: &mut tokio::process::Child, pid: u32) {
 }
 
 /// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22).
-pub fn start_time(pid: u32) -> Result<u64, String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map_err(|e| format!("cannot read /proc/{pid}/stat: {e}"))?;
+pub fn start_time(pid: u32) -> Result<u64, ProcError> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).map_err(|source| ProcError::Read { path, source })?;
     let after = stat
         .rsplit_once(')')
         .map(|(_, rest)| rest)
-        .ok_or("malformed stat")?;
+        .ok_or(ProcError::MalformedStat)?;
     after
         .split_whitespace()
         .nth(19)
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| format!("no start time in /proc/{pid}/stat"))
+        .ok_or(ProcError::NoStartTime(pid))
 }
 
 /// The pid that holds the socket listening on 127.0.0.1:`port`.
-pub fn listener_pid(port: u16) -> Result<u32, String> {
-    let table = std::fs::read_to_string("/proc/net/tcp")
-        .map_err(|e| format!("cannot read /proc/net/tcp: {e}"))?;
+pub fn listener_pid(port: u16) -> Result<u32, ProcError> {
+    let table = std::fs::read_to_string("/proc/net/tcp").map_err(|source| ProcError::Read {
+        path: "/proc/net/tcp".into(),
+        source,
+    })?;
     let local = format!("0100007F:{port:04X}");
     let inode = table
         .lines()
@@ -434,11 +467,11 @@ pub fn listener_pid(port: u16) -> Result<u32, String> {
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
         .find(|f| f.len() > 9 && f[1] == local && f[3] == "0A")
         .map(|f| f[9].to_string())
-        .ok_or_else(|| format!("no listening socket for 127.0.0.1:{port} in /proc/net/tcp"))?;
+        .ok_or(ProcError::NoListener(port))?;
     let needle = format!("socket:[{inode}]");
     let mut owners = Vec::new();
     for entry in std::fs::read_dir("/proc")
-        .map_err(|e| e.to_string())?
+        .map_err(ProcError::ListProcesses)?
         .flatten()
     {
         let Some(pid) = entry
@@ -460,10 +493,11 @@ pub fn listener_pid(port: u16) -> Result<u32, String> {
     }
     match owners.as_slice() {
         [pid] => Ok(*pid),
-        [] => Err(format!("no process holds socket inode {inode}")),
-        many => Err(format!(
-            "several processes hold socket inode {inode}: {many:?}"
-        )),
+        [] => Err(ProcError::NoOwner(inode)),
+        many => Err(ProcError::SeveralOwners {
+            inode,
+            pids: many.to_vec(),
+        }),
     }
 }
 
@@ -475,7 +509,7 @@ mod tests {
     fn the_listener_of_a_port_we_hold_is_this_process() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        assert_eq!(listener_pid(port), Ok(std::process::id()));
+        assert_eq!(listener_pid(port).ok(), Some(std::process::id()));
         assert!(port_has_listener(port));
         assert!(start_time(std::process::id()).unwrap() > 0);
         drop(listener);

@@ -48,13 +48,13 @@ pub async fn run(
     request: TurnRequest,
 ) -> proto::TurnOutcome {
     let turn_number = session.next_turn();
-    let turn_id = crate::ids::new_id("turn");
+    let turn_id = crate::ids::TurnId::new();
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
     let plan = plan(&daemon, &session, &request, mode, &resolved);
     let trace = to_proto::record::header(&to_proto::record::Header {
-        session_id: &session.id,
-        turn_id: &turn_id,
+        session_id: session.id.as_str(),
+        turn_id: turn_id.as_str(),
         turn_number,
         started_at_ms: now_ms(),
         workspace: &session.workspace,
@@ -186,7 +186,7 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
     };
     let record = &mut ctx.core.record;
     let outcome = proto::TurnOutcome {
-        turn_id: ctx.turn_id.clone(),
+        turn_id: ctx.turn_id.to_string(),
         status,
         classification,
         final_answer: done.answer,

@@ -57,8 +57,7 @@ impl TestDaemon {
                 uid: 0,
             });
         let bound = talosd::socket::bind(&socket).unwrap();
-        let config =
-            talosd::config::Config::load(&talos_home.config_file).map_err(|e| e.to_string());
+        let config = talosd::config::Config::load(&talos_home.config_file);
         let daemon = talosd::Daemon::new(talosd::DaemonSettings {
             config,
             home: talos_home,

@@ -20,11 +20,13 @@ mod profiles;
 mod trust;
 mod workspace;
 
-pub use grammar::{Screen, screen_argument, shell_marker};
+pub use grammar::{ArgumentError, Screen, screen_argument, shell_marker};
 pub use output::{Redacted, high_entropy, redact_secrets};
-pub use profiles::{BUILTIN_IDS, Profile, ProfileKind, Registry};
+pub use profiles::{BUILTIN_IDS, Profile, ProfileKind, ProfileUnavailable, Registry};
 pub use trust::TrustState;
-pub use workspace::{DeclaredProfile, PinState, trust_state, validate_declaration};
+pub use workspace::{
+    DeclarationError, DeclaredProfile, PinState, ProfileProblem, trust_state, validate_declaration,
+};
 
 /// A `talos.run_command` call after normalisation: what was asked for, not yet planned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +104,63 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 const TIMEOUT_NOT_INTEGER: &str = "timeout_ms must be an integer.";
 const TIMEOUT_OUT_OF_RANGE: &str = "timeout_ms must be between 1000 and 600000.";
 
+/// Why a command call's parameters were refused: its text is the refusal detail, which
+/// [`refusal`] (or the tool's own "Invalid … call:" prefix) wraps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandError {
+    /// `args` was not valid JSON; the parser's message.
+    ArgsJson(String),
+    ArgsNotArray,
+    ArgsNotStrings,
+    TimeoutNotInteger,
+    TimeoutOutOfRange,
+    MissingProfile,
+    /// The profile is unknown or not available in this workspace.
+    Profile(ProfileUnavailable),
+    /// The caller's arguments break the profile's grammar or a screen.
+    Arguments(ArgumentError),
+    /// The cwd as given (absolute, home-relative, too long or holding a control character).
+    InvalidCwd(String),
+    /// The cwd as given, which climbs above the workspace root.
+    CwdEscapes(String),
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommandError::ArgsJson(e) => write!(f, "Invalid args_json: {e}"),
+            CommandError::ArgsNotArray => f.write_str("args_json must be a JSON array of strings."),
+            CommandError::ArgsNotStrings => f.write_str("args_json values must be strings."),
+            CommandError::TimeoutNotInteger => f.write_str(TIMEOUT_NOT_INTEGER),
+            CommandError::TimeoutOutOfRange => f.write_str(TIMEOUT_OUT_OF_RANGE),
+            CommandError::MissingProfile => f.write_str("Missing required parameter `profile`."),
+            CommandError::Profile(unavailable) => write!(f, "{unavailable}"),
+            CommandError::Arguments(error) => write!(f, "{error}"),
+            CommandError::InvalidCwd(raw) => {
+                write!(f, "Invalid command cwd: {}", raw.escape_default())
+            }
+            CommandError::CwdEscapes(raw) => {
+                write!(f, "Command cwd escapes workspace: {}", raw.escape_default())
+            }
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+/// A refused `talos.run_command` plan: the detail wrapped the way every command refusal
+/// reads (see [`refusal`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRefusal(pub CommandError);
+
+impl std::fmt::Display for CommandRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&refusal(&self.0.to_string()))
+    }
+}
+
+impl std::error::Error for CommandRefusal {}
+
 impl Program {
     /// How the program is written in the argv line of the approval.
     pub fn as_str(&self) -> &str {
@@ -134,7 +193,7 @@ pub fn refusal(detail: &str) -> String {
 /// Parses the `args` parameter: the JSON text of an array of strings (a native array arrives
 /// flattened to its JSON text), or any other non-blank text as a single argument. Blank is
 /// no arguments. The error is the refusal detail.
-pub fn parse_args(text: &str) -> Result<Vec<String>, String> {
+pub fn parse_args(text: &str) -> Result<Vec<String>, CommandError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Ok(Vec::new());
@@ -143,9 +202,9 @@ pub fn parse_args(text: &str) -> Result<Vec<String>, String> {
         return Ok(vec![trimmed.to_string()]);
     }
     let value: serde_json::Value =
-        serde_json::from_str(trimmed).map_err(|e| format!("Invalid args_json: {e}"))?;
+        serde_json::from_str(trimmed).map_err(|e| CommandError::ArgsJson(e.to_string()))?;
     let serde_json::Value::Array(items) = value else {
-        return Err("args_json must be a JSON array of strings.".into());
+        return Err(CommandError::ArgsNotArray);
     };
     items
         .into_iter()
@@ -155,43 +214,43 @@ pub fn parse_args(text: &str) -> Result<Vec<String>, String> {
             | serde_json::Value::Bool(_)
             | serde_json::Value::Number(_)
             | serde_json::Value::Array(_)
-            | serde_json::Value::Object(_) => Err("args_json values must be strings.".into()),
+            | serde_json::Value::Object(_) => Err(CommandError::ArgsNotStrings),
         })
         .collect()
 }
 
 /// Parses the caller's `timeout_ms`; the range is checked by [`plan`]. The error is the
 /// refusal detail.
-pub fn parse_timeout(text: &str) -> Result<u64, String> {
+pub fn parse_timeout(text: &str) -> Result<u64, CommandError> {
     let trimmed = text.trim();
     let digits = trimmed.strip_prefix(['-', '+']).unwrap_or(trimmed);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(TIMEOUT_NOT_INTEGER.into());
+        return Err(CommandError::TimeoutNotInteger);
     }
     if trimmed.starts_with('-') {
-        return Err(TIMEOUT_OUT_OF_RANGE.into());
+        return Err(CommandError::TimeoutOutOfRange);
     }
-    digits.parse().map_err(|_| TIMEOUT_OUT_OF_RANGE.into())
+    digits.parse().map_err(|_| CommandError::TimeoutOutOfRange)
 }
 
 /// Checks a request against the registry and builds its plan. Every refusal is already
 /// wrapped by [`refusal`]; nothing was asked and nothing ran.
-pub fn plan(request: &CommandRequest, registry: &Registry) -> Result<CommandPlan, String> {
-    plan_detail(request, registry).map_err(|detail| refusal(&detail))
+pub fn plan(request: &CommandRequest, registry: &Registry) -> Result<CommandPlan, CommandRefusal> {
+    plan_detail(request, registry).map_err(CommandRefusal)
 }
 
-fn plan_detail(request: &CommandRequest, registry: &Registry) -> Result<CommandPlan, String> {
+fn plan_detail(request: &CommandRequest, registry: &Registry) -> Result<CommandPlan, CommandError> {
     let id = request.profile.trim().to_lowercase();
     if id.is_empty() {
-        return Err("Missing required parameter `profile`.".into());
+        return Err(CommandError::MissingProfile);
     }
-    let profile = registry.lookup(&id)?;
-    grammar::check_arguments(profile, &request.args)?;
+    let profile = registry.lookup(&id).map_err(CommandError::Profile)?;
+    grammar::check_arguments(profile, &request.args).map_err(CommandError::Arguments)?;
     let cwd = relative_cwd(&request.cwd)?;
     let timeout_ms = match request.timeout_ms {
         None => profile.default_timeout_ms(),
         Some(ms) if (MIN_TIMEOUT_MS..=MAX_TIMEOUT_MS).contains(&ms) => ms,
-        Some(_) => return Err(TIMEOUT_OUT_OF_RANGE.into()),
+        Some(_) => return Err(CommandError::TimeoutOutOfRange),
     };
     let mut args = profile.argv_prefix().to_vec();
     args.extend(request.args.iter().cloned());
@@ -253,10 +312,10 @@ fn describe(plan: &CommandPlan, profile: &Profile) -> Vec<String> {
 
 /// The working directory, lexically: see [`workspace_relative`]. The daemon checks it again
 /// on disk (symlinks) before the run.
-fn relative_cwd(raw: &str) -> Result<String, String> {
+fn relative_cwd(raw: &str) -> Result<String, CommandError> {
     workspace_relative(raw).map_err(|problem| match problem {
-        Lexical::Invalid => format!("Invalid command cwd: {}", raw.escape_default()),
-        Lexical::Escapes => format!("Command cwd escapes workspace: {}", raw.escape_default()),
+        Lexical::Invalid => CommandError::InvalidCwd(raw.into()),
+        Lexical::Escapes => CommandError::CwdEscapes(raw.into()),
     })
 }
 
@@ -331,7 +390,7 @@ mod tests {
         ];
         for (raw, expected) in rows {
             assert_eq!(
-                relative_cwd(raw),
+                relative_cwd(raw).map_err(|e| e.to_string()),
                 expected.map(str::to_string).map_err(str::to_string),
                 "{raw:?}"
             );
@@ -342,6 +401,7 @@ mod tests {
     #[test]
     fn args_rows() {
         let ok = |v: &[&str]| Ok(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let parse_args = |text: &str| parse_args(text).map_err(|e| e.to_string());
         assert_eq!(
             parse_args(r#"["--tests", "*ModelTest*"]"#),
             ok(&["--tests", "*ModelTest*"])
@@ -367,6 +427,7 @@ mod tests {
     /// Proves timeout parsing: integers only; negative and overflowing values are out of range.
     #[test]
     fn timeout_rows() {
+        let parse_timeout = |text: &str| parse_timeout(text).map_err(|e| e.to_string());
         assert_eq!(parse_timeout(" 5000 "), Ok(5000));
         assert_eq!(parse_timeout("+5000"), Ok(5000));
         assert_eq!(parse_timeout("5s"), Err(TIMEOUT_NOT_INTEGER.into()));

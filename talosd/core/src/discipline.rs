@@ -5,6 +5,7 @@
 //! again; and no later step may widen the surface captured when the turn began.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 use crate::surface::Surface;
 use crate::tools::{ToolArgs, ToolId};
@@ -44,6 +45,24 @@ pub fn signature(tool: ToolId, args: &ToolArgs) -> String {
     format!("{}\u{1f}{args:?}", tool.name())
 }
 
+/// A surface wider than the one the turn captured: the tools it would add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    pub wider: Vec<String>,
+}
+
+impl fmt::Display for Escalation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "refused an escalated retry beyond the captured current-turn authority: {}",
+            self.wider.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for Escalation {}
+
 impl LoopGuard {
     /// Captures the turn's authority: the surface it started with.
     pub fn new(surface: &Surface) -> LoopGuard {
@@ -58,7 +77,7 @@ impl LoopGuard {
     }
 
     /// Refuses a surface wider than the captured one: a retry never escalates.
-    pub fn admit(&self, surface: &Surface) -> Result<(), String> {
+    pub fn admit(&self, surface: &Surface) -> Result<(), Escalation> {
         let wider: Vec<&str> = surface
             .tools()
             .iter()
@@ -68,10 +87,9 @@ impl LoopGuard {
         if wider.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "refused an escalated retry beyond the captured current-turn authority: {}",
-                wider.join(", ")
-            ))
+            Err(Escalation {
+                wider: wider.into_iter().map(String::from).collect(),
+            })
         }
     }
 
@@ -262,7 +280,7 @@ mod tests {
         assert!(g.admit(narrow.surface()).is_ok());
         assert!(g.admit(&narrow.surface_for(Phase::Verify)).is_ok());
         assert_eq!(
-            g.admit(wide.surface()).unwrap_err(),
+            g.admit(wide.surface()).unwrap_err().to_string(),
             "refused an escalated retry beyond the captured current-turn authority: talos.write_file, talos.edit_file"
         );
     }

@@ -2,6 +2,8 @@
 //! the posture each implies; and the structural commands `auto` answers with a deterministic
 //! viewer instead of the model (`ls`, `list src`, `show settings.py`).
 
+use std::fmt;
+
 use crate::posture::Posture;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,18 +15,43 @@ pub enum SessionMode {
     Private,
 }
 
+/// Why a mode name was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModeError {
+    /// A name kept for a mode that does not exist yet (`web`).
+    Reserved(String),
+    Unknown(String),
+}
+
+impl fmt::Display for ModeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModeError::Reserved(name) => write!(
+                f,
+                "Mode '{name}' is reserved and not yet available. Available: agent, ask, plan, auto, private."
+            ),
+            ModeError::Unknown(name) => write!(
+                f,
+                "Unknown mode '{name}'. Available: agent, ask, plan, auto, private."
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ModeError {}
+
 impl SessionMode {
     /// A mode by name, with the aliases `chat`, `unified` and `dev` for `agent`. `web` is
     /// reserved and refused with a message that lists what is available.
-    pub fn from_name(name: &str) -> Result<SessionMode, String> {
+    pub fn from_name(name: &str) -> Result<SessionMode, ModeError> {
         match name.trim().to_lowercase().as_str() {
             "agent" | "chat" | "unified" | "dev" => Ok(SessionMode::Agent),
             "ask" => Ok(SessionMode::Ask),
             "plan" => Ok(SessionMode::Plan),
             "auto" => Ok(SessionMode::Auto),
             "private" => Ok(SessionMode::Private),
-            "web" => Err("Mode 'web' is reserved and not yet available. Available: agent, ask, plan, auto, private.".into()),
-            other => Err(format!("Unknown mode '{other}'. Available: agent, ask, plan, auto, private.")),
+            "web" => Err(ModeError::Reserved("web".into())),
+            other => Err(ModeError::Unknown(other.into())),
         }
     }
 
@@ -131,6 +158,7 @@ mod tests {
         assert!(
             SessionMode::from_name("web")
                 .unwrap_err()
+                .to_string()
                 .starts_with("Mode 'web' is reserved")
         );
         assert!(SessionMode::from_name("yolo").is_err());

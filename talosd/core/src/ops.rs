@@ -11,7 +11,7 @@ use std::borrow::Cow;
 mod parse;
 
 pub(crate) use parse::flag_word;
-pub use parse::parse_operations;
+pub use parse::{OpProblem, OpsError, parse_operations};
 
 /// At most this many operations in one batch; more is refused, not truncated.
 pub const MAX_OPERATIONS: usize = 100;

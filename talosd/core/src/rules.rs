@@ -3,6 +3,8 @@
 //! path is inside the workspace. The ladder consults deny rules, then ask rules, then allow
 //! rules, so deny wins over ask over allow whatever their order in the file.
 
+use std::fmt;
+
 use crate::phase::Phase;
 use crate::tools::{Risk, ToolId};
 
@@ -64,17 +66,37 @@ pub struct Glob {
     pattern: String,
 }
 
-impl Glob {
-    pub fn new(pattern: &str) -> Result<Glob, String> {
-        let normal = normalise(pattern);
-        if normal.is_empty() {
-            return Err("empty path glob".into());
-        }
-        if normal.chars().any(char::is_control) {
-            return Err(format!(
+/// Why a path glob was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GlobError {
+    Empty,
+    /// The pattern as written.
+    ControlCharacter(String),
+}
+
+impl fmt::Display for GlobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GlobError::Empty => f.write_str("empty path glob"),
+            GlobError::ControlCharacter(pattern) => write!(
+                f,
                 "path glob `{}` has a control character",
                 pattern.escape_default()
-            ));
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GlobError {}
+
+impl Glob {
+    pub fn new(pattern: &str) -> Result<Glob, GlobError> {
+        let normal = normalise(pattern);
+        if normal.is_empty() {
+            return Err(GlobError::Empty);
+        }
+        if normal.chars().any(char::is_control) {
+            return Err(GlobError::ControlCharacter(pattern.into()));
         }
         Ok(Glob { pattern: normal })
     }

@@ -46,15 +46,36 @@ pub struct TextCalls {
     pub prose: String,
 }
 
+/// Why a call's arguments could not be read as a flat map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgsJsonError {
+    /// The parser's message.
+    NotJson(String),
+    /// What the arguments were instead ("an array", "a number", …).
+    NotAnObject(&'static str),
+}
+
+impl std::fmt::Display for ArgsJsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgsJsonError::NotJson(e) => write!(f, "tool-call arguments are not valid JSON: {e}"),
+            ArgsJsonError::NotAnObject(kind) => {
+                write!(f, "tool-call arguments must be a JSON object, got {kind}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ArgsJsonError {}
+
 /// Parses native-call arguments (a JSON object, or a string holding one). Raw control
 /// characters inside strings are accepted, as for calls written as text.
-pub fn args_from_json(arguments: &str) -> Result<BTreeMap<String, String>, String> {
+pub fn args_from_json(arguments: &str) -> Result<BTreeMap<String, String>, ArgsJsonError> {
     let trimmed = arguments.trim();
     if trimmed.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let value = lenient::parse(trimmed)
-        .map_err(|e| format!("tool-call arguments are not valid JSON: {e}"))?;
+    let value = lenient::parse(trimmed).map_err(|e| ArgsJsonError::NotJson(e.to_string()))?;
     shape::args_from_value(value, 0)
 }
 

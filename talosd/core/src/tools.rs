@@ -16,7 +16,7 @@ mod names;
 mod normalise;
 
 pub use names::{NameResolution, resolve_name};
-pub use normalise::normalise;
+pub use normalise::{ArgsError, ArgsProblem, normalise};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ToolId {

@@ -46,7 +46,7 @@ fn delete(path: &str, recursive: bool) -> WorkspaceOp {
 fn check(input: Value, expected: Result<Vec<WorkspaceOp>, &str>) {
     let text = input.to_string();
     assert_eq!(
-        parse_operations(&text),
+        parse_operations(&text).map_err(|e| e.to_string()),
         expected.map_err(str::to_string),
         "{text}"
     );
@@ -339,7 +339,7 @@ fn malformed_json() {
         "mkdir docs",
         "[{op: mkdir}]",
     ] {
-        let Err(message) = parse_operations(text) else {
+        let Err(message) = parse_operations(text).map_err(|e| e.to_string()) else {
             panic!("accepted {text:?}");
         };
         assert!(

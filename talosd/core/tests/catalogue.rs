@@ -300,7 +300,7 @@ fn every_parameter_alias_normalises_to_its_canonical_name() {
 
 fn check(tool: ToolId, args: &[(&str, &str)], expected: Result<ToolArgs, &str>) {
     assert_eq!(
-        normalise(tool, &map(args)),
+        normalise(tool, &map(args)).map_err(|e| e.to_string()),
         expected.map_err(str::to_string),
         "{tool:?} {args:?}"
     );

@@ -26,7 +26,7 @@ fn request(profile: &str, args: &[&str]) -> CommandRequest {
 }
 
 fn plan(profile: &str, args: &[&str]) -> Result<CommandPlan, String> {
-    command::plan(&request(profile, args), &Registry::builtin())
+    command::plan(&request(profile, args), &Registry::builtin()).map_err(|e| e.to_string())
 }
 
 fn refused(detail: &str) -> String {
@@ -419,7 +419,7 @@ fn parameter_alias_rows() {
     ];
     for (args, expected) in rows {
         assert_eq!(
-            &normalise(ToolId::RunCommand, &raw(args)),
+            &normalise(ToolId::RunCommand, &raw(args)).map_err(|e| e.to_string()),
             expected,
             "{args:?}"
         );
@@ -448,7 +448,9 @@ fn timeout_rows() {
         let mut r = request("gradle_test", &[]);
         r.timeout_ms = *timeout;
         assert_eq!(
-            command::plan(&r, &Registry::builtin()).map(|p| p.timeout_ms),
+            command::plan(&r, &Registry::builtin())
+                .map(|p| p.timeout_ms)
+                .map_err(|e| e.to_string()),
             expected.map_err(refused),
             "{timeout:?}"
         );
@@ -476,7 +478,9 @@ fn cwd_rows() {
         let mut r = request("cargo_test", &[]);
         r.cwd = cwd.to_string();
         assert_eq!(
-            command::plan(&r, &Registry::builtin()).map(|p| p.cwd),
+            command::plan(&r, &Registry::builtin())
+                .map(|p| p.cwd)
+                .map_err(|e| e.to_string()),
             expected.map(str::to_string).map_err(refused),
             "{cwd}"
         );

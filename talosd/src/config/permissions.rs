@@ -152,5 +152,5 @@ from_str_newtype!(PhaseName, Phase, "inspect, apply or verify", |s| match s
 });
 
 from_str_newtype!(GlobPattern, Glob, "a path glob such as docs/**", |s| {
-    Glob::new(s)
+    Glob::new(s).map_err(|e| e.to_string())
 });

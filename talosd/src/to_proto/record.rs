@@ -31,7 +31,7 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
     let contract = h.plan.contract();
     TraceRecord {
         schema_version: TRACE_SCHEMA_VERSION,
-        trace_id: crate::ids::new_id("trc"),
+        trace_id: crate::ids::TraceId::new().into_string(),
         session_id: h.session_id.into(),
         turn_id: h.turn_id.into(),
         turn_number: h.turn_number,

@@ -20,7 +20,8 @@ use crate::workspace::{EntryKind, Workspace};
 pub fn plan(ctx: &TurnCtx, request: &CommandRequest) -> Result<PlannedCommand, String> {
     let pins = PinStore::new(&ctx.daemon.home.state);
     let workspace = ctx.session.files.clone();
-    let plan = command::plan(request, &snapshot(workspace.root(), &pins).registry)?;
+    let plan = command::plan(request, &snapshot(workspace.root(), &pins).registry)
+        .map_err(|e| e.to_string())?;
     let (program, _cwd) = locate(&workspace, &plan)?;
     let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
     Ok(PlannedCommand {

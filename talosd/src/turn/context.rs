@@ -13,6 +13,7 @@ use talos_protocol::trace::TraceRecord;
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::Peer;
+use crate::ids::{ApprovalId, TurnId};
 use crate::server::Daemon;
 use crate::sessions::Session;
 
@@ -20,7 +21,7 @@ pub struct TurnCtx {
     pub daemon: Arc<Daemon>,
     pub session: Arc<Session>,
     pub peer: Arc<Peer>,
-    pub turn_id: String,
+    pub turn_id: TurnId,
     pub cancel: CancellationToken,
     /// The trace header; its lists are filled from the core's record when the turn ends.
     pub trace: TraceRecord,
@@ -40,7 +41,7 @@ impl TurnCtx {
         daemon: Arc<Daemon>,
         session: Arc<Session>,
         peer: Arc<Peer>,
-        turn_id: String,
+        turn_id: TurnId,
         trace: TraceRecord,
         core: Turn,
     ) -> TurnCtx {
@@ -69,8 +70,8 @@ impl TurnCtx {
     pub async fn emit(&mut self, event: TurnEvent) {
         self.seq += 1;
         let params = TurnEventParams {
-            session_id: self.session.id.clone(),
-            turn_id: self.turn_id.clone(),
+            session_id: self.session.id.to_string(),
+            turn_id: self.turn_id.to_string(),
             seq: self.seq,
             event,
         };
@@ -86,6 +87,7 @@ impl TurnCtx {
     /// Asks the turn's own connection. End of input, disconnect, timeout and cancel deny.
     pub async fn ask(
         &mut self,
+        request: ApprovalId,
         params: proto::ApprovalRequestParams,
     ) -> (proto::Decision, ApprovalSource) {
         self.emit(TurnEvent::ApprovalRequested {
@@ -98,7 +100,7 @@ impl TurnCtx {
         let timeout = Duration::from_secs(self.daemon.config.approval.timeout_secs);
         let peer = self.peer.clone();
         let value = serde_json::to_value(&params).unwrap_or(Value::Null);
-        let request = peer.request(proto::APPROVAL_REQUEST, value, Some(request_id.clone()));
+        let request = peer.request(proto::APPROVAL_REQUEST, value, Some(request));
         let (decision, source) = tokio::select! {
             answer = tokio::time::timeout(timeout, request) => match answer {
                 Ok(Ok(message)) => {
@@ -130,10 +132,11 @@ impl TurnCtx {
         &mut self,
         ask: talos_core::turn::call::ApprovalAsk,
     ) -> (String, talos_core::turn::record::Answer) {
+        let request = ApprovalId::new();
         let params = proto::ApprovalRequestParams {
-            turn_id: self.turn_id.clone(),
-            session_id: self.session.id.clone(),
-            request_id: crate::ids::new_id("apr"),
+            turn_id: self.turn_id.to_string(),
+            session_id: self.session.id.to_string(),
+            request_id: request.to_string(),
             tool: ask.tool.name().into(),
             description: ask.description,
             target: ask.target,
@@ -142,7 +145,7 @@ impl TurnCtx {
             remember_eligible: ask.remember_eligible,
         };
         let request_id = params.request_id.clone();
-        let (decision, source) = self.ask(params).await;
+        let (decision, source) = self.ask(request, params).await;
         (
             request_id,
             crate::to_proto::record::answer(decision, source),

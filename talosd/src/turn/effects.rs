@@ -42,7 +42,7 @@ pub fn checkpoint(
     let store = CheckpointStore::new(ctx.daemon.home.checkpoints());
     let capture = CaptureContext {
         trace_id: &ctx.trace.trace_id,
-        turn_id: &ctx.turn_id,
+        turn_id: ctx.turn_id.as_str(),
         call_id,
         tool: tool.name(),
         created_at_ms: now_ms(),
@@ -62,7 +62,7 @@ pub fn checkpoint(
     };
     taken
         .map(|c| CheckpointTaken {
-            checkpoint_id: c.checkpoint_id,
+            checkpoint_id: c.checkpoint_id.into_string(),
             existed_before: c.existed_before,
             blob_sha256: c.blob_sha256,
         })

@@ -176,7 +176,7 @@ async fn tool_calling(ctx: &mut TurnCtx) -> Result<ToolCalling, String> {
         Some(supervisor) => supervisor.wait_ready().await,
         None => Ok(()),
     };
-    if let Err(reason) = ready {
+    if let Err(reason) = ready.map_err(|e| e.to_string()) {
         ctx.core.record.facts.model_failed = true;
         ctx.core
             .record

@@ -13,6 +13,64 @@
 
 use super::profiles::{Profile, ProfileKind};
 
+/// Why a call's caller arguments were refused for its profile; the text is the refusal
+/// detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgumentError {
+    /// A workspace profile was given caller arguments.
+    WorkspaceFixedArgv,
+    ShellSyntax {
+        profile: String,
+        marker: &'static str,
+    },
+    NetworkRisk {
+        profile: String,
+        argument: String,
+    },
+    DestructiveRisk {
+        profile: String,
+        argument: String,
+    },
+    NotAllowed {
+        profile: String,
+        argument: String,
+    },
+    GradleTestsWithoutSelector,
+    CargoPackageWithoutName,
+}
+
+impl std::fmt::Display for ArgumentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgumentError::WorkspaceFixedArgv => f.write_str(
+                "Workspace profiles run their declared fixed argv only; caller arguments are not accepted.",
+            ),
+            ArgumentError::ShellSyntax { profile, marker } => write!(
+                f,
+                "Argument contains unsupported shell syntax for profile {profile}: {marker}"
+            ),
+            ArgumentError::NetworkRisk { profile, argument } => write!(
+                f,
+                "Argument has network command risk for profile {profile}: {argument}"
+            ),
+            ArgumentError::DestructiveRisk { profile, argument } => write!(
+                f,
+                "Argument has destructive command risk for profile {profile}: {argument}"
+            ),
+            ArgumentError::NotAllowed { profile, argument } => write!(
+                f,
+                "Argument `{argument}` is not allowed for profile {profile}."
+            ),
+            ArgumentError::GradleTestsWithoutSelector => {
+                f.write_str("Gradle --tests requires a test selector.")
+            }
+            ArgumentError::CargoPackageWithoutName => {
+                f.write_str("Cargo --package requires a package name.")
+            }
+        }
+    }
+}
+
 /// Why a screen refused an argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -104,14 +162,14 @@ pub fn screen_argument(arg: &str) -> Option<Screen> {
 
 /// Checks a call's caller arguments against its profile: the grammar of the profile's kind,
 /// after the screens. The error is the refusal detail.
-pub(super) fn check_arguments(profile: &Profile, args: &[String]) -> Result<(), String> {
+pub(super) fn check_arguments(profile: &Profile, args: &[String]) -> Result<(), ArgumentError> {
     let id = profile.id();
     match profile.kind() {
         ProfileKind::Workspace => {
             if args.is_empty() {
                 Ok(())
             } else {
-                Err("Workspace profiles run their declared fixed argv only; caller arguments are not accepted.".into())
+                Err(ArgumentError::WorkspaceFixedArgv)
             }
         }
         ProfileKind::Gradle => screened(id, args).and_then(|()| gradle(id, args)),
@@ -165,43 +223,49 @@ struct CargoForm {
     harness: bool,
 }
 
-fn screened(id: &str, args: &[String]) -> Result<(), String> {
+fn screened(id: &str, args: &[String]) -> Result<(), ArgumentError> {
     for arg in args {
         match screen_argument(arg) {
             None => {}
             Some(Screen::ShellSyntax(marker)) => {
-                return Err(format!(
-                    "Argument contains unsupported shell syntax for profile {id}: {marker}"
-                ));
+                return Err(ArgumentError::ShellSyntax {
+                    profile: id.into(),
+                    marker,
+                });
             }
             Some(Screen::Network) => {
-                return Err(format!(
-                    "Argument has network command risk for profile {id}: {arg}"
-                ));
+                return Err(ArgumentError::NetworkRisk {
+                    profile: id.into(),
+                    argument: arg.clone(),
+                });
             }
             Some(Screen::Destructive) => {
-                return Err(format!(
-                    "Argument has destructive command risk for profile {id}: {arg}"
-                ));
+                return Err(ArgumentError::DestructiveRisk {
+                    profile: id.into(),
+                    argument: arg.clone(),
+                });
             }
         }
     }
     Ok(())
 }
 
-fn not_allowed(id: &str, arg: &str) -> String {
-    format!("Argument `{arg}` is not allowed for profile {id}.")
+fn not_allowed(id: &str, arg: &str) -> ArgumentError {
+    ArgumentError::NotAllowed {
+        profile: id.into(),
+        argument: arg.into(),
+    }
 }
 
 /// `--tests <selector>` (the selector present and not a flag), `--stacktrace`, `--info`.
-fn gradle(id: &str, args: &[String]) -> Result<(), String> {
+fn gradle(id: &str, args: &[String]) -> Result<(), ArgumentError> {
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--stacktrace" | "--info" => {}
             "--tests" => match rest.next() {
                 Some(selector) if !selector.trim().is_empty() && !selector.starts_with('-') => {}
-                Some(_) | None => return Err("Gradle --tests requires a test selector.".into()),
+                Some(_) | None => return Err(ArgumentError::GradleTestsWithoutSelector),
             },
             other => return Err(not_allowed(id, other)),
         }
@@ -209,7 +273,7 @@ fn gradle(id: &str, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn cargo(id: &str, args: &[String], form: CargoForm) -> Result<(), String> {
+fn cargo(id: &str, args: &[String], form: CargoForm) -> Result<(), ArgumentError> {
     let mut rest = args.iter();
     let mut filtered = false;
     while let Some(arg) = rest.next() {
@@ -219,7 +283,7 @@ fn cargo(id: &str, args: &[String], form: CargoForm) -> Result<(), String> {
                 Some(name) if !name.is_empty() && !name.starts_with('-') => {
                     return Err(not_allowed(id, name));
                 }
-                Some(_) | None => return Err("Cargo --package requires a package name.".into()),
+                Some(_) | None => return Err(ArgumentError::CargoPackageWithoutName),
             },
             "--verbose" if form.verbose => {}
             "--offline" if form.offline => {}

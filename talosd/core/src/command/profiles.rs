@@ -149,7 +149,7 @@ impl Registry {
 
     /// The profile for a lower-cased id, or the refusal detail: unknown, or a `ws:` profile
     /// that the workspace's trust state does not make available.
-    pub(super) fn lookup(&self, id: &str) -> Result<&Profile, String> {
+    pub(super) fn lookup(&self, id: &str) -> Result<&Profile, ProfileUnavailable> {
         if let Some(profile) = self.get(id) {
             return Ok(profile);
         }
@@ -160,9 +160,29 @@ impl Registry {
                 .filter(|p| p.kind == ProfileKind::Workspace)
                 .map(|p| p.id.as_str())
                 .collect();
-            return Err(self.trust.unavailable(id, &declared));
+            return Err(ProfileUnavailable::Workspace(
+                self.trust.unavailable(id, &declared),
+            ));
         }
-        Err(format!("Unknown command profile: {id}"))
+        Err(ProfileUnavailable::Unknown(id.into()))
+    }
+}
+
+/// Why a call's profile is not in the registry; the text is the refusal detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProfileUnavailable {
+    Unknown(String),
+    /// A `ws:` profile the workspace's trust state does not make available; the trust
+    /// state's explanation.
+    Workspace(String),
+}
+
+impl std::fmt::Display for ProfileUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProfileUnavailable::Unknown(id) => write!(f, "Unknown command profile: {id}"),
+            ProfileUnavailable::Workspace(explanation) => f.write_str(explanation),
+        }
     }
 }
 

@@ -36,6 +36,104 @@ pub enum PinState {
     Pinned(String),
 }
 
+/// Why a declaration registers no profiles: the one reason that refuses the whole of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeclarationError {
+    /// The file is blank, or declares no profiles.
+    Empty,
+    /// The file is larger than the daemon reads (the limit in bytes).
+    TooLarge(u64),
+    /// The YAML parser's message.
+    Yaml(String),
+    /// How many profiles were declared.
+    TooMany(usize),
+    /// The 1-based position of a profile whose id is malformed.
+    BadId(usize),
+    DuplicateId(String),
+    BuiltinId(String),
+    Profile {
+        id: String,
+        problem: ProfileProblem,
+    },
+}
+
+/// What is wrong with one declared profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProfileProblem {
+    MissingExecutable,
+    ExecutableTooLong,
+    /// The executable as declared.
+    ExecutableEscapes(String),
+    /// The shell marker found in the executable or an argument.
+    ShellSyntax(&'static str),
+    /// How many args were declared.
+    TooManyArgs(usize),
+    /// 1-based.
+    BlankArg(usize),
+    /// 1-based.
+    ArgTooLong(usize),
+    WriteEscapes(String),
+    UnsupportedIsolation(String),
+}
+
+impl std::fmt::Display for DeclarationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeclarationError::Empty => f.write_str("declaration is empty"),
+            DeclarationError::TooLarge(limit) => write!(f, "declaration exceeds {limit} bytes"),
+            DeclarationError::Yaml(error) => write!(f, "YAML parse failed: {error}"),
+            DeclarationError::TooMany(count) => write!(
+                f,
+                "at most {MAX_PROFILES} profiles may be declared, found {count}"
+            ),
+            DeclarationError::BadId(position) => {
+                write!(f, "profile #{position} id must match [a-z0-9_-]{{1,32}}")
+            }
+            DeclarationError::DuplicateId(id) => write!(f, "duplicate profile id: {id}"),
+            DeclarationError::BuiltinId(id) => {
+                write!(f, "workspace profile id collides with a built-in: {id}")
+            }
+            DeclarationError::Profile { id, problem } => write!(f, "profile `{id}` {problem}"),
+        }
+    }
+}
+
+impl std::fmt::Display for ProfileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProfileProblem::MissingExecutable => f.write_str("is missing `executable`"),
+            ProfileProblem::ExecutableTooLong => {
+                write!(f, "executable exceeds {MAX_EXECUTABLE_CHARS} chars")
+            }
+            ProfileProblem::ExecutableEscapes(executable) => write!(
+                f,
+                "executable escapes the workspace: {}",
+                executable.escape_default()
+            ),
+            ProfileProblem::ShellSyntax(marker) => write!(f, "contains shell syntax: {marker}"),
+            ProfileProblem::TooManyArgs(count) => {
+                write!(f, "declares {count} args; at most {MAX_ARGS} are allowed")
+            }
+            ProfileProblem::BlankArg(position) => write!(f, "arg #{position} is blank"),
+            ProfileProblem::ArgTooLong(position) => {
+                write!(f, "arg #{position} exceeds {MAX_ARG_CHARS} chars")
+            }
+            ProfileProblem::WriteEscapes(write) => write!(
+                f,
+                "expected write escapes the workspace: {}",
+                write.escape_default()
+            ),
+            ProfileProblem::UnsupportedIsolation(value) => write!(
+                f,
+                "isolate value `{}` is not supported (allowed: network, writes)",
+                value.escape_default()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DeclarationError {}
+
 const MAX_PROFILES: usize = 8;
 const MAX_ID_CHARS: usize = 32;
 const MAX_EXECUTABLE_CHARS: usize = 260;
@@ -47,14 +145,14 @@ const MAX_ARG_CHARS: usize = 256;
 /// the declaration is valid and both hashes are well-formed and equal; a pin that is not a
 /// SHA-256 hex string counts as corrupt.
 pub fn trust_state(
-    declaration: Option<(&str, &Result<Vec<Profile>, String>)>,
+    declaration: Option<(&str, &Result<Vec<Profile>, DeclarationError>)>,
     pin: &PinState,
 ) -> TrustState {
     let Some((sha, validated)) = declaration else {
         return TrustState::NoneDeclared;
     };
     if let Err(reason) = validated {
-        return TrustState::Invalid(reason.clone());
+        return TrustState::Invalid(reason.to_string());
     }
     match pin {
         PinState::Absent | PinState::Corrupt => TrustState::UntrustedNew,
@@ -72,80 +170,63 @@ pub fn trust_state(
 pub fn validate_declaration(
     profiles: &[DeclaredProfile],
     builtin_ids: &[&str],
-) -> Result<Vec<Profile>, String> {
+) -> Result<Vec<Profile>, DeclarationError> {
     if profiles.is_empty() {
-        return Err("declaration is empty".into());
+        return Err(DeclarationError::Empty);
     }
     if profiles.len() > MAX_PROFILES {
-        return Err(format!(
-            "at most {MAX_PROFILES} profiles may be declared, found {}",
-            profiles.len()
-        ));
+        return Err(DeclarationError::TooMany(profiles.len()));
     }
     let mut checked: Vec<Profile> = Vec::new();
     for (index, declared) in profiles.iter().enumerate() {
         let id = declared.id.trim().to_lowercase();
         if !is_profile_id(&id) {
-            return Err(format!(
-                "profile #{} id must match [a-z0-9_-]{{1,32}}",
-                index + 1
-            ));
+            return Err(DeclarationError::BadId(index + 1));
         }
         let registered = format!("ws:{id}");
         if checked.iter().any(|p| p.id == registered) {
-            return Err(format!("duplicate profile id: {id}"));
+            return Err(DeclarationError::DuplicateId(id));
         }
         if builtin_ids.contains(&id.as_str()) || builtin_ids.contains(&registered.as_str()) {
-            return Err(format!(
-                "workspace profile id collides with a built-in: {id}"
-            ));
+            return Err(DeclarationError::BuiltinId(id));
         }
-        checked.push(profile(&id, registered, declared)?);
+        let checked_profile = profile(registered, declared)
+            .map_err(|problem| DeclarationError::Profile { id, problem })?;
+        checked.push(checked_profile);
     }
     Ok(checked)
 }
 
-fn profile(id: &str, registered: String, declared: &DeclaredProfile) -> Result<Profile, String> {
+fn profile(registered: String, declared: &DeclaredProfile) -> Result<Profile, ProfileProblem> {
     let executable = declared.executable.trim();
     if executable.is_empty() {
-        return Err(format!("profile `{id}` is missing `executable`"));
+        return Err(ProfileProblem::MissingExecutable);
     }
     if executable.chars().count() > MAX_EXECUTABLE_CHARS {
-        return Err(format!(
-            "profile `{id}` executable exceeds {MAX_EXECUTABLE_CHARS} chars"
-        ));
+        return Err(ProfileProblem::ExecutableTooLong);
     }
     if let Some(marker) = shell_marker(executable) {
-        return Err(format!("profile `{id}` contains shell syntax: {marker}"));
+        return Err(ProfileProblem::ShellSyntax(marker));
     }
-    let (program, program_note) = program(id, executable)?;
+    let (program, program_note) = program(executable)?;
     if declared.args.len() > MAX_ARGS {
-        return Err(format!(
-            "profile `{id}` declares {} args; at most {MAX_ARGS} are allowed",
-            declared.args.len()
-        ));
+        return Err(ProfileProblem::TooManyArgs(declared.args.len()));
     }
     for (index, arg) in declared.args.iter().enumerate() {
         if arg.trim().is_empty() {
-            return Err(format!("profile `{id}` arg #{} is blank", index + 1));
+            return Err(ProfileProblem::BlankArg(index + 1));
         }
         if arg.chars().count() > MAX_ARG_CHARS {
-            return Err(format!(
-                "profile `{id}` arg #{} exceeds {MAX_ARG_CHARS} chars",
-                index + 1
-            ));
+            return Err(ProfileProblem::ArgTooLong(index + 1));
         }
         if let Some(marker) = shell_marker(arg) {
-            return Err(format!("profile `{id}` contains shell syntax: {marker}"));
+            return Err(ProfileProblem::ShellSyntax(marker));
         }
     }
     let mut expected_writes = Vec::new();
     for write in &declared.expected_writes {
         if write.trim().is_empty() || workspace_relative(write).is_err() {
-            return Err(format!(
-                "profile `{id}` expected write escapes the workspace: {}",
-                write.escape_default()
-            ));
+            return Err(ProfileProblem::WriteEscapes(write.clone()));
         }
         expected_writes.push(write.trim().to_string());
     }
@@ -154,12 +235,7 @@ fn profile(id: &str, registered: String, declared: &DeclaredProfile) -> Result<P
         match value.trim().to_lowercase().as_str() {
             "network" => isolation.network = true,
             "writes" => isolation.writes = true,
-            other => {
-                return Err(format!(
-                    "profile `{id}` isolate value `{}` is not supported (allowed: network, writes)",
-                    other.escape_default()
-                ));
-            }
+            other => return Err(ProfileProblem::UnsupportedIsolation(other.into())),
         }
     }
     let code_note = format!(
@@ -185,13 +261,8 @@ fn profile(id: &str, registered: String, declared: &DeclaredProfile) -> Result<P
 
 /// The executable as a program: a bare name on `PATH`, an absolute path as given, or a
 /// workspace-relative path normalised lexically (it must not climb above the root).
-fn program(id: &str, executable: &str) -> Result<(Program, String), String> {
-    let escapes = || {
-        format!(
-            "profile `{id}` executable escapes the workspace: {}",
-            executable.escape_default()
-        )
-    };
+fn program(executable: &str) -> Result<(Program, String), ProfileProblem> {
+    let escapes = || ProfileProblem::ExecutableEscapes(executable.into());
     let slashed = executable.replace('\\', "/");
     let absolute = slashed.starts_with('/') || super::has_drive(&slashed);
     if absolute {

@@ -2,43 +2,132 @@
 //! `operations`), each op's kind and its aliases, each field and its aliases, booleans written
 //! as JSON booleans or as words, and errors that name the op by its 1-based position.
 
+use std::fmt;
+
 use serde_json::{Map, Value};
 
 use super::{MAX_OPERATIONS, WorkspaceOp, is_single_segment};
 
-/// Parses the op list of a batch. Errors are lowercase, without a trailing period, and name
-/// the op by its 1-based position: `operation 2: missing "to"`.
-pub fn parse_operations(text: &str) -> Result<Vec<WorkspaceOp>, String> {
-    let root: Value = serde_json::from_str(text.trim())
-        .map_err(|error| format!("operations is not valid JSON ({error})"))?;
+/// Why a batch's op list was refused. Its text is lowercase, without a trailing period, and
+/// names the op by its 1-based position: `operation 2: missing "to"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpsError {
+    /// The JSON parser's message.
+    NotJson(String),
+    NotAList,
+    Empty,
+    /// How many operations there were.
+    TooMany(usize),
+    Operation {
+        /// 1-based.
+        position: usize,
+        problem: OpProblem,
+    },
+}
+
+/// What is wrong with one op of the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpProblem {
+    NotAnObject,
+    MissingKind,
+    /// A field (the kind's key, or a path, name or flag under the key it was given) that is
+    /// not a string.
+    NotAString(&'static str),
+    UnknownKind(String),
+    UnknownField(String),
+    /// A field of another op kind, with a value.
+    NotApplicable {
+        key: String,
+        kind: &'static str,
+        takes: Vec<&'static str>,
+    },
+    Missing(&'static str),
+    NewNameNotOneSegment,
+    NotAFlag(&'static str),
+}
+
+impl fmt::Display for OpsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpsError::NotJson(error) => write!(f, "operations is not valid JSON ({error})"),
+            OpsError::NotAList => {
+                f.write_str("operations must be a JSON array of operation objects")
+            }
+            OpsError::Empty => {
+                f.write_str("operations is empty: at least one operation is required (minItems 1)")
+            }
+            OpsError::TooMany(count) => write!(
+                f,
+                "operations holds {count} operations; at most {MAX_OPERATIONS} are allowed in one batch"
+            ),
+            OpsError::Operation { position, problem } => {
+                write!(f, "operation {position}: {problem}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for OpProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpProblem::NotAnObject => {
+                f.write_str(r#"expected an object such as {"op": "mkdir", "path": "docs"}"#)
+            }
+            OpProblem::MissingKind => {
+                f.write_str(r#"missing "op" (one of mkdir, move, copy, rename, delete)"#)
+            }
+            OpProblem::NotAString(key) => write!(f, r#""{key}" must be a string"#),
+            OpProblem::UnknownKind(raw) => write!(
+                f,
+                r#"unknown op "{raw}" (expected mkdir, move, copy, rename or delete)"#
+            ),
+            OpProblem::UnknownField(key) => write!(f, r#"unknown field "{key}""#),
+            OpProblem::NotApplicable { key, kind, takes } => write!(
+                f,
+                r#""{key}" does not apply to {kind}; it takes {}"#,
+                takes.join(", ")
+            ),
+            OpProblem::Missing(key) => write!(f, r#"missing "{key}""#),
+            OpProblem::NewNameNotOneSegment => {
+                f.write_str("new_name must be a single path segment")
+            }
+            OpProblem::NotAFlag(key) => write!(f, r#""{key}" must be true or false"#),
+        }
+    }
+}
+
+impl std::error::Error for OpsError {}
+
+/// Parses the op list of a batch.
+pub fn parse_operations(text: &str) -> Result<Vec<WorkspaceOp>, OpsError> {
+    let root: Value =
+        serde_json::from_str(text.trim()).map_err(|error| OpsError::NotJson(error.to_string()))?;
     let list = match &root {
         Value::Array(items) => items,
         Value::Object(fields) => match fields.get("operations") {
             Some(Value::Array(items)) => items,
-            Some(_) | None => return Err(NOT_A_LIST.into()),
+            Some(_) | None => return Err(OpsError::NotAList),
         },
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {
-            return Err(NOT_A_LIST.into());
+            return Err(OpsError::NotAList);
         }
     };
     if list.is_empty() {
-        return Err("operations is empty: at least one operation is required (minItems 1)".into());
+        return Err(OpsError::Empty);
     }
     if list.len() > MAX_OPERATIONS {
-        return Err(format!(
-            "operations holds {} operations; at most {MAX_OPERATIONS} are allowed in one batch",
-            list.len()
-        ));
+        return Err(OpsError::TooMany(list.len()));
     }
     list.iter()
         .enumerate()
         .map(|(index, item)| {
-            parse_one(item).map_err(|problem| format!("operation {}: {problem}", index + 1))
+            parse_one(item).map_err(|problem| OpsError::Operation {
+                position: index + 1,
+                problem,
+            })
         })
         .collect()
 }
-
-const NOT_A_LIST: &str = "operations must be a JSON array of operation objects";
 
 /// The keys that may name an op's kind, first wins.
 const KIND_KEYS: [&str; 4] = ["op", "kind", "operation", "type"];
@@ -141,9 +230,9 @@ impl Kind {
     ];
 }
 
-fn parse_one(item: &Value) -> Result<WorkspaceOp, String> {
+fn parse_one(item: &Value) -> Result<WorkspaceOp, OpProblem> {
     let Value::Object(fields) = item else {
-        return Err(r#"expected an object such as {"op": "mkdir", "path": "docs"}"#.into());
+        return Err(OpProblem::NotAnObject);
     };
     let kind = kind_of(fields)?;
     check_keys(kind, fields)?;
@@ -166,7 +255,7 @@ fn parse_one(item: &Value) -> Result<WorkspaceOp, String> {
             let path = text(fields, &RENAME_PATH)?;
             let new_name = text(fields, &NEW_NAME)?;
             if !is_single_segment(&new_name) {
-                return Err("new_name must be a single path segment".into());
+                return Err(OpProblem::NewNameNotOneSegment);
             }
             WorkspaceOp::Rename {
                 path,
@@ -181,34 +270,29 @@ fn parse_one(item: &Value) -> Result<WorkspaceOp, String> {
     })
 }
 
-fn kind_of(fields: &Map<String, Value>) -> Result<Kind, String> {
+fn kind_of(fields: &Map<String, Value>) -> Result<Kind, OpProblem> {
     let Some((key, value)) = KIND_KEYS
         .iter()
         .find_map(|key| fields.get(*key).filter(|v| !v.is_null()).map(|v| (*key, v)))
     else {
-        return Err(r#"missing "op" (one of mkdir, move, copy, rename, delete)"#.into());
+        return Err(OpProblem::MissingKind);
     };
     let Value::String(raw) = value else {
-        return Err(format!(r#""{key}" must be a string"#));
+        return Err(OpProblem::NotAString(key));
     };
-    Kind::parse(raw).ok_or_else(|| {
-        format!(
-            r#"unknown op "{}" (expected mkdir, move, copy, rename or delete)"#,
-            raw.trim()
-        )
-    })
+    Kind::parse(raw).ok_or_else(|| OpProblem::UnknownKind(raw.trim().to_string()))
 }
 
 /// Refuses keys no op knows, and keys of another op kind that carry a value (a `to` on a
 /// mkdir). Null, `false` and empty strings in another kind's keys are ignored: models fill
 /// every advertised property with its default.
-fn check_keys(kind: Kind, fields: &Map<String, Value>) -> Result<(), String> {
+fn check_keys(kind: Kind, fields: &Map<String, Value>) -> Result<(), OpProblem> {
     for (key, value) in fields {
         if KIND_KEYS.contains(&key.as_str()) || knows(kind, key) {
             continue;
         }
         if !Kind::ALL.iter().any(|other| knows(*other, key)) {
-            return Err(format!(r#"unknown field "{key}""#));
+            return Err(OpProblem::UnknownField(key.clone()));
         }
         let empty = match value {
             Value::Null => true,
@@ -217,12 +301,11 @@ fn check_keys(kind: Kind, fields: &Map<String, Value>) -> Result<(), String> {
             Value::Number(_) | Value::Array(_) | Value::Object(_) => false,
         };
         if !empty {
-            let takes: Vec<&str> = kind.fields().iter().map(|f| f.key).collect();
-            return Err(format!(
-                r#""{key}" does not apply to {}; it takes {}"#,
-                kind.name(),
-                takes.join(", ")
-            ));
+            return Err(OpProblem::NotApplicable {
+                key: key.clone(),
+                kind: kind.name(),
+                takes: kind.fields().iter().map(|f| f.key).collect(),
+            });
         }
     }
     Ok(())
@@ -241,18 +324,16 @@ fn lookup<'a>(fields: &'a Map<String, Value>, field: &Field) -> Option<(&'static
         .find_map(|key| fields.get(*key).filter(|v| !v.is_null()).map(|v| (*key, v)))
 }
 
-fn text(fields: &Map<String, Value>, field: &Field) -> Result<String, String> {
+fn text(fields: &Map<String, Value>, field: &Field) -> Result<String, OpProblem> {
     match lookup(fields, field) {
-        None => Err(format!(r#"missing "{}""#, field.key)),
-        Some((_, Value::String(s))) if s.trim().is_empty() => {
-            Err(format!(r#"missing "{}""#, field.key))
-        }
+        None => Err(OpProblem::Missing(field.key)),
+        Some((_, Value::String(s))) if s.trim().is_empty() => Err(OpProblem::Missing(field.key)),
         Some((_, Value::String(s))) => Ok(s.trim().to_string()),
-        Some((key, _)) => Err(format!(r#""{key}" must be a string"#)),
+        Some((key, _)) => Err(OpProblem::NotAString(key)),
     }
 }
 
-fn flag(fields: &Map<String, Value>, field: &Field) -> Result<bool, String> {
+fn flag(fields: &Map<String, Value>, field: &Field) -> Result<bool, OpProblem> {
     let Some((key, value)) = lookup(fields, field) else {
         return Ok(false);
     };
@@ -266,7 +347,7 @@ fn flag(fields: &Map<String, Value>, field: &Field) -> Result<bool, String> {
         },
         Value::Null | Value::Array(_) | Value::Object(_) => None,
     };
-    parsed.ok_or_else(|| format!(r#""{key}" must be true or false"#))
+    parsed.ok_or(OpProblem::NotAFlag(key))
 }
 
 /// A boolean written as a word: `true/yes/y/1/on`, `false/no/n/0/off`; blank is false.

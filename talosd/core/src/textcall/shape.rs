@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::markers::NAME_KEYS;
-use super::{ParsedCall, lenient};
+use super::{ArgsJsonError, ParsedCall, lenient};
 
 /// Keys that may hold the arguments, in the order they are tried.
 const ARG_KEYS: [&str; 4] = ["parameters", "arguments", "args", "params"];
@@ -47,21 +47,18 @@ pub(crate) fn classify(value: Value) -> Shape {
 pub(crate) fn args_from_value(
     value: Value,
     depth: usize,
-) -> Result<BTreeMap<String, String>, String> {
+) -> Result<BTreeMap<String, String>, ArgsJsonError> {
     match value {
         Value::Object(map) => Ok(flatten(map)),
         Value::Null => Ok(BTreeMap::new()),
         Value::String(inner) if inner.trim().is_empty() => Ok(BTreeMap::new()),
         Value::String(inner) if depth < MAX_ENCODING_DEPTH => {
-            let parsed = lenient::parse(inner.trim())
-                .map_err(|e| format!("tool-call arguments are not valid JSON: {e}"))?;
+            let parsed =
+                lenient::parse(inner.trim()).map_err(|e| ArgsJsonError::NotJson(e.to_string()))?;
             args_from_value(parsed, depth + 1)
         }
         other @ (Value::String(_) | Value::Bool(_) | Value::Number(_) | Value::Array(_)) => {
-            Err(format!(
-                "tool-call arguments must be a JSON object, got {}",
-                kind_of(&other)
-            ))
+            Err(ArgsJsonError::NotAnObject(kind_of(&other)))
         }
     }
 }

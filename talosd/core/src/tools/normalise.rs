@@ -4,24 +4,77 @@
 //! parsed by [`crate::ops::parse_operations`].
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use super::{ToolArgs, ToolId};
-use crate::command::{self, CommandRequest};
+use crate::command::{self, CommandError, CommandRequest};
 use crate::ops;
+
+/// A call whose arguments were refused: the tool and what was wrong. It reads
+/// "Invalid <tool> call: <problem>".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgsError {
+    pub tool: ToolId,
+    pub problem: ArgsProblem,
+}
+
+/// What was wrong with a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgsProblem {
+    /// A `talos.run_command` call carrying a raw command string.
+    RawCommand,
+    UnknownParameter(String),
+    MissingParameter(String),
+    EmptyOldString,
+    NewNameNotOneSegment,
+    NotAnInteger(String),
+    NotABoolean(String),
+    /// The batch's op list did not parse.
+    Operations(ops::OpsError),
+    Command(CommandError),
+}
+
+impl fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Invalid {} call: ", self.tool.name())?;
+        match &self.problem {
+            ArgsProblem::RawCommand => f.write_str(command::RAW_COMMAND_REFUSAL),
+            ArgsProblem::UnknownParameter(key) => write!(f, "unknown parameter `{key}`."),
+            ArgsProblem::MissingParameter(name) => {
+                write!(
+                    f,
+                    "{} required parameter `{name}`.",
+                    missing_lead(self.tool)
+                )
+            }
+            ArgsProblem::EmptyOldString => {
+                f.write_str("old_string is empty; give the exact text to replace.")
+            }
+            ArgsProblem::NewNameNotOneSegment => {
+                f.write_str("new_name must be a single path segment.")
+            }
+            ArgsProblem::NotAnInteger(name) => {
+                write!(f, "`{name}` must be a non-negative integer.")
+            }
+            ArgsProblem::NotABoolean(name) => write!(f, "`{name}` must be true or false."),
+            ArgsProblem::Operations(problem) => write!(f, "{problem}."),
+            ArgsProblem::Command(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for ArgsError {}
 
 /// Maps aliases to canonical parameter names and checks required ones and types. Unknown
 /// parameters are refused: a call carrying keys the tool does not have is malformed.
-pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArgs, String> {
+pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArgs, ArgsError> {
+    let refuse = |problem: ArgsProblem| ArgsError { tool, problem };
     if tool == ToolId::RunCommand
         && raw
             .keys()
             .any(|key| command::RAW_COMMAND_KEYS.contains(&key.as_str()))
     {
-        return Err(format!(
-            "Invalid {} call: {}",
-            tool.name(),
-            command::RAW_COMMAND_REFUSAL
-        ));
+        return Err(refuse(ArgsProblem::RawCommand));
     }
     let specs = tool.params();
     let mut canonical: BTreeMap<&'static str, String> = BTreeMap::new();
@@ -30,10 +83,7 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
             .iter()
             .find(|s| s.name == key.as_str() || s.aliases.contains(&key.as_str()));
         let Some(spec) = spec else {
-            return Err(format!(
-                "Invalid {} call: unknown parameter `{key}`.",
-                tool.name()
-            ));
+            return Err(refuse(ArgsProblem::UnknownParameter(key.clone())));
         };
         if canonical.contains_key(spec.name) && spec.name != key.as_str() {
             continue; // the canonical spelling wins over an alias
@@ -84,10 +134,7 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
         ToolId::EditFile => {
             let old_string = fields.text("old_string");
             if old_string.is_empty() && fields.canonical.contains_key("old_string") {
-                return Err(format!(
-                    "Invalid {} call: old_string is empty; give the exact text to replace.",
-                    tool.name()
-                ));
+                return Err(refuse(ArgsProblem::EmptyOldString));
             }
             ToolArgs::EditFile {
                 path: fields.text("path"),
@@ -113,10 +160,7 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
             let path = fields.required("path")?;
             let new_name = fields.required("new_name")?;
             if !ops::is_single_segment(&new_name) {
-                return Err(format!(
-                    "Invalid {} call: new_name must be a single path segment.",
-                    tool.name()
-                ));
+                return Err(refuse(ArgsProblem::NewNameNotOneSegment));
             }
             ToolArgs::RenamePath {
                 path,
@@ -130,10 +174,10 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
         },
         ToolId::ApplyWorkspaceBatch => ToolArgs::ApplyWorkspaceBatch {
             operations: ops::parse_operations(&fields.required("operations")?)
-                .map_err(|problem| format!("Invalid {} call: {problem}.", tool.name()))?,
+                .map_err(|problem| refuse(ArgsProblem::Operations(problem)))?,
         },
         ToolId::RunCommand => {
-            let invalid = |detail: String| format!("Invalid {} call: {detail}", tool.name());
+            let invalid = |error: CommandError| refuse(ArgsProblem::Command(error));
             let cwd = fields.text("cwd").trim().to_string();
             let timeout = fields.text("timeout_ms");
             ToolArgs::RunCommand {
@@ -163,9 +207,17 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
     Ok(args)
 }
 
-/// The refusal for a missing parameter; a command's says `Missing`, with a capital.
-fn missing(tool: ToolId, name: &str) -> String {
-    let lead = match tool {
+/// The refusal for a missing parameter.
+fn missing(tool: ToolId, name: &str) -> ArgsError {
+    ArgsError {
+        tool,
+        problem: ArgsProblem::MissingParameter(name.into()),
+    }
+}
+
+/// How a missing parameter's refusal starts: a command's says `Missing`, with a capital.
+fn missing_lead(tool: ToolId) -> &'static str {
+    match tool {
         ToolId::RunCommand => "Missing",
         ToolId::ReadFile
         | ToolId::ListDir
@@ -178,11 +230,7 @@ fn missing(tool: ToolId, name: &str) -> String {
         | ToolId::RenamePath
         | ToolId::DeletePath
         | ToolId::ApplyWorkspaceBatch => "missing",
-    };
-    format!(
-        "Invalid {} call: {lead} required parameter `{name}`.",
-        tool.name()
-    )
+    }
 }
 
 /// The call's values under their canonical names.
@@ -199,7 +247,7 @@ impl Fields {
 
     /// The value trimmed, refused when blank. Used by the workspace operations, whose
     /// paths and names never meaningfully start or end with whitespace.
-    fn required(&self, name: &str) -> Result<String, String> {
+    fn required(&self, name: &str) -> Result<String, ArgsError> {
         let value = self.text(name).trim().to_string();
         if value.is_empty() {
             return Err(missing(self.tool, name));
@@ -207,31 +255,27 @@ impl Fields {
         Ok(value)
     }
 
-    fn int(&self, name: &str, default: usize, min: usize, max: usize) -> Result<usize, String> {
+    fn int(&self, name: &str, default: usize, min: usize, max: usize) -> Result<usize, ArgsError> {
         match self.canonical.get(name) {
             None => Ok(default),
             Some(v) => v
                 .trim()
                 .parse::<usize>()
                 .map(|n| n.clamp(min, max))
-                .map_err(|_| {
-                    format!(
-                        "Invalid {} call: `{name}` must be a non-negative integer.",
-                        self.tool.name()
-                    )
+                .map_err(|_| ArgsError {
+                    tool: self.tool,
+                    problem: ArgsProblem::NotAnInteger(name.into()),
                 }),
         }
     }
 
     /// A boolean: `true/yes/y/1/on` or `false/no/n/0/off`; absent or blank is false.
-    fn flag(&self, name: &str) -> Result<bool, String> {
+    fn flag(&self, name: &str) -> Result<bool, ArgsError> {
         match self.canonical.get(name) {
             None => Ok(false),
-            Some(v) => ops::flag_word(v).ok_or_else(|| {
-                format!(
-                    "Invalid {} call: `{name}` must be true or false.",
-                    self.tool.name()
-                )
+            Some(v) => ops::flag_word(v).ok_or_else(|| ArgsError {
+                tool: self.tool,
+                problem: ArgsProblem::NotABoolean(name.into()),
             }),
         }
     }
@@ -241,6 +285,11 @@ impl Fields {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// The refusal as text, which is what a caller sees.
+    fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArgs, String> {
+        super::normalise(tool, raw).map_err(|e| e.to_string())
+    }
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -44,7 +44,7 @@ impl Turn {
         let surface = self.surface();
         if let Err(refusal) = self.guard.admit(&surface) {
             self.record
-                .warn(WarningCode::SurfaceEscalationRefused, refusal);
+                .warn(WarningCode::SurfaceEscalationRefused, refusal.to_string());
             return None;
         }
         self.record.tool_surfaces.push(SurfaceRecord {
@@ -190,7 +190,7 @@ pub fn proposals(native: &[NativeCall], finish_reason: &str, text: &TextCalls) -
                     if finish_reason == "length" {
                         format!("{e} (the reply was cut off at the token limit)")
                     } else {
-                        e
+                        e.to_string()
                     }
                 });
                 Proposal {
