@@ -108,17 +108,7 @@ fn plan(
         pinned: request.pins.clone(),
         active_task_context: route::active_task_context(resolved, &session.last_findings()),
     };
-    match TurnPlan::new(
-        effective.clone(),
-        TurnPlan::claims_for(&effective),
-        settings,
-    ) {
-        Ok(plan) => plan,
-        Err(e) => {
-            tracing::error!(error = %e, "turn plan refused; using the compiled plan");
-            TurnPlan::from_turn(effective)
-        }
-    }
+    TurnPlan::compiled(effective, settings)
 }
 
 /// The answer before the guards: by the route the core chose.

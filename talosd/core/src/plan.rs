@@ -177,6 +177,13 @@ impl TurnPlan {
         TurnPlan::build(turn, PlanSettings::default())
     }
 
+    /// The plan the runtime compiles for `turn` itself, with the daemon's settings: the
+    /// expectations, obligation and results are the compiled ones, so there is nothing to
+    /// disagree with ([`TurnPlan::new`] checks claims made elsewhere).
+    pub fn compiled(turn: EffectiveTurn, settings: PlanSettings) -> TurnPlan {
+        TurnPlan::build(turn, settings)
+    }
+
     /// What a caller would claim for `turn`: the compiled expectations, obligation and results.
     pub fn claims_for(turn: &EffectiveTurn) -> PlanClaims {
         PlanClaims {
