@@ -129,91 +129,9 @@ pub async fn handle(
                 revoked,
             })
         }
-        proto::PROFILE_LIST => {
-            let p: proto::ProfileListParams = parse(params)?;
-            let workspace = workspace_root(&p.workspace)?;
-            let snap = crate::profiles::snapshot(
-                &workspace,
-                &crate::profiles::PinStore::new(&daemon.home.state),
-            );
-            let builtin = snap
-                .registry
-                .profiles()
-                .iter()
-                .filter(|p| !p.id().starts_with("ws:"))
-                .map(crate::profiles::info)
-                .collect();
-            let declared = snap
-                .validated
-                .clone()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            let workspace_profiles = proto::WorkspaceProfiles {
-                state: crate::profiles::state_name(&snap.trust).into(),
-                sha256: snap
-                    .declaration
-                    .as_ref()
-                    .map(|d| d.sha256.clone())
-                    .filter(|s| !s.is_empty()),
-                reason: match &snap.trust {
-                    talos_core::command::TrustState::Invalid(reason) => Some(reason.clone()),
-                    _ => None,
-                },
-                profiles: declared.iter().map(crate::profiles::info).collect(),
-                declaration: snap.declaration.as_ref().map(|d| d.text.clone()),
-            };
-            to_value(proto::ProfileListResult {
-                builtin,
-                workspace: workspace_profiles,
-            })
-        }
-        proto::PROFILE_TRUST => {
-            let p: proto::ProfileTrustParams = parse(params)?;
-            let workspace = workspace_root(&p.workspace)?;
-            let pins = crate::profiles::PinStore::new(&daemon.home.state);
-            let snap = crate::profiles::snapshot(&workspace, &pins);
-            let (Some(declaration), Some(Ok(profiles))) = (&snap.declaration, &snap.validated)
-            else {
-                return Err(RpcError::new(
-                    ErrorCode::WorkspaceInvalid,
-                    format!("nothing to trust: {}", snap.trust.label()),
-                ));
-            };
-            if !declaration.sha256.eq_ignore_ascii_case(p.sha256.trim()) {
-                return to_value(proto::ProfileTrustResult {
-                    pinned: false,
-                    sha256: declaration.sha256.clone(),
-                    profile_count: profiles.len(),
-                });
-            }
-            pins.pin(
-                &workspace,
-                &declaration.sha256,
-                profiles.len(),
-                crate::turn::now_ms(),
-            )
-            .map_err(internal)?;
-            tracing::info!(workspace = %workspace.display(), sha256 = %declaration.sha256, "workspace profiles pinned");
-            to_value(proto::ProfileTrustResult {
-                pinned: true,
-                sha256: declaration.sha256.clone(),
-                profile_count: profiles.len(),
-            })
-        }
-        proto::MODEL_STATUS => to_value(match &daemon.supervisor {
-            Some(supervisor) => supervisor.status(),
-            None => proto::ModelStatusResult {
-                mode: daemon.config.model.mode.as_str().into(),
-                state: "connect_only".into(),
-                url: daemon.config.model.url.clone(),
-                pid: None,
-                port: None,
-                model: None,
-                restarts: 0,
-                owned: false,
-                last_error: None,
-            },
-        }),
+        proto::PROFILE_LIST => profile_list(daemon, parse(params)?),
+        proto::PROFILE_TRUST => profile_trust(daemon, parse(params)?),
+        proto::MODEL_STATUS => to_value(model_status(daemon)),
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),
@@ -222,6 +140,96 @@ pub async fn handle(
             ErrorCode::MethodNotFound,
             format!("method not found: {other}"),
         )),
+    }
+}
+
+/// `profile/list`: the built-in profiles and the workspace's declaration with its trust state.
+fn profile_list(daemon: &Daemon, p: proto::ProfileListParams) -> Result<Value, RpcError> {
+    let workspace = workspace_root(&p.workspace)?;
+    let snap = crate::profiles::snapshot(
+        &workspace,
+        &crate::profiles::PinStore::new(&daemon.home.state),
+    );
+    let builtin = snap
+        .registry
+        .profiles()
+        .iter()
+        .filter(|p| !p.id().starts_with("ws:"))
+        .map(crate::profiles::info)
+        .collect();
+    let declared = snap
+        .validated
+        .clone()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let workspace_profiles = proto::WorkspaceProfiles {
+        state: crate::profiles::state_name(&snap.trust).into(),
+        sha256: snap
+            .declaration
+            .as_ref()
+            .map(|d| d.sha256.clone())
+            .filter(|s| !s.is_empty()),
+        reason: match &snap.trust {
+            talos_core::command::TrustState::Invalid(reason) => Some(reason.clone()),
+            _ => None,
+        },
+        profiles: declared.iter().map(crate::profiles::info).collect(),
+        declaration: snap.declaration.as_ref().map(|d| d.text.clone()),
+    };
+    to_value(proto::ProfileListResult {
+        builtin,
+        workspace: workspace_profiles,
+    })
+}
+
+/// `profile/trust`: pins the declaration's bytes when the hash the person confirmed matches.
+fn profile_trust(daemon: &Daemon, p: proto::ProfileTrustParams) -> Result<Value, RpcError> {
+    let workspace = workspace_root(&p.workspace)?;
+    let pins = crate::profiles::PinStore::new(&daemon.home.state);
+    let snap = crate::profiles::snapshot(&workspace, &pins);
+    let (Some(declaration), Some(Ok(profiles))) = (&snap.declaration, &snap.validated) else {
+        return Err(RpcError::new(
+            ErrorCode::WorkspaceInvalid,
+            format!("nothing to trust: {}", snap.trust.label()),
+        ));
+    };
+    if !declaration.sha256.eq_ignore_ascii_case(p.sha256.trim()) {
+        return to_value(proto::ProfileTrustResult {
+            pinned: false,
+            sha256: declaration.sha256.clone(),
+            profile_count: profiles.len(),
+        });
+    }
+    pins.pin(
+        &workspace,
+        &declaration.sha256,
+        profiles.len(),
+        crate::turn::now_ms(),
+    )
+    .map_err(internal)?;
+    tracing::info!(workspace = %workspace.display(), sha256 = %declaration.sha256, "workspace profiles pinned");
+    to_value(proto::ProfileTrustResult {
+        pinned: true,
+        sha256: declaration.sha256.clone(),
+        profile_count: profiles.len(),
+    })
+}
+
+/// `model/status`: the managed server's state, or what `connect_only` knows.
+fn model_status(daemon: &Daemon) -> proto::ModelStatusResult {
+    match &daemon.supervisor {
+        Some(supervisor) => supervisor.status(),
+        None => proto::ModelStatusResult {
+            mode: daemon.config.model.mode.as_str().into(),
+            state: "connect_only".into(),
+            url: daemon.config.model.url.clone(),
+            pid: None,
+            port: None,
+            model: None,
+            restarts: 0,
+            owned: false,
+            last_error: None,
+        },
     }
 }
 
