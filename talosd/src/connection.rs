@@ -31,6 +31,8 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 const OUTGOING_QUEUE: usize = 256;
 /// Requests one connection may have in flight at once.
 const MAX_IN_FLIGHT: usize = 64;
+/// Requests read and waiting for one of those slots before the reader waits too.
+const QUEUED_REQUESTS: usize = 1024;
 
 /// Answers the requests a connection reads. The daemon's method table implements it
 /// (`talosd::dispatch::Dispatch`); tests may pass their own.
@@ -170,7 +172,13 @@ pub async fn serve<H: Handler>(
         let _ = w.shutdown().await;
     });
     let tasks = TaskTracker::new();
-    let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let (requests, queued) = mpsc::channel::<Message>(QUEUED_REQUESTS);
+    let dispatcher = tokio::spawn(dispatch_requests(
+        handler.clone(),
+        peer.clone(),
+        queued,
+        tasks.clone(),
+    ));
     let mut reader = BufReader::new(read_half);
     loop {
         let line = tokio::select! {
@@ -179,16 +187,31 @@ pub async fn serve<H: Handler>(
         };
         match line {
             Ok(Some(Line::Text(text))) if text.trim().is_empty() => {}
-            Ok(Some(Line::Text(text))) => {
-                let Ok(permit) = in_flight.clone().acquire_owned().await else {
-                    break;
-                };
-                let (handler, peer) = (handler.clone(), peer.clone());
-                tasks.spawn(async move {
-                    handle_line(handler.as_ref(), peer, text).await;
-                    drop(permit);
-                });
-            }
+            Ok(Some(Line::Text(text))) => match incoming(&text) {
+                // Answers and errors are handled here, in the order they arrive, and never
+                // wait for a request slot: the first answer to an approval is final.
+                Incoming::Response(message) => {
+                    if let Some(id) = message.id.as_ref().and_then(Value::as_u64) {
+                        peer.complete(id, message);
+                    }
+                }
+                Incoming::Notification => {}
+                Incoming::Error(reply) => {
+                    if peer.send(&reply).await.is_err() {
+                        break;
+                    }
+                }
+                Incoming::Request(message) if answers_in_order(&message) => {
+                    respond(handler.as_ref(), &peer, message).await;
+                }
+                // Other requests wait for a slot in the dispatcher, never in the reader, so
+                // the answers behind them are still read.
+                Incoming::Request(message) => {
+                    if requests.send(message).await.is_err() {
+                        break;
+                    }
+                }
+            },
             Ok(Some(Line::TooLong)) => {
                 let error = RpcError::new(
                     ErrorCode::InvalidRequest,
@@ -205,8 +228,11 @@ pub async fn serve<H: Handler>(
             Ok(None) | Err(_) => break,
         }
     }
-    // Every waiting approval now resolves as closed: a disconnect is a denial.
+    // Every waiting approval now resolves as closed: a disconnect is a denial, and requests
+    // still queued are dropped unstarted.
     peer.closed.cancel();
+    drop(requests);
+    let _ = dispatcher.await;
     if let Ok(mut pending) = peer.pending.lock() {
         pending.clear();
     }
@@ -264,67 +290,93 @@ fn finish(buf: Vec<u8>, too_long: bool) -> Line {
     Line::Text(String::from_utf8_lossy(&buf).into_owned())
 }
 
-async fn handle_line<H: Handler>(handler: &H, peer: Arc<Peer>, line: String) {
-    let message: Message = match serde_json::from_str::<Value>(&line) {
-        Err(e) => {
-            let _ = peer
-                .send(&Message::error_response(
-                    Value::Null,
-                    RpcError::new(ErrorCode::ParseError, format!("parse error: {e}")),
-                ))
-                .await;
+/// Starts queued requests as slots free up; stops when the connection closes.
+async fn dispatch_requests<H: Handler>(
+    handler: Arc<H>,
+    peer: Arc<Peer>,
+    mut queued: mpsc::Receiver<Message>,
+    tasks: TaskTracker,
+) {
+    let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    while let Some(message) = queued.recv().await {
+        let permit = tokio::select! {
+            permit = in_flight.clone().acquire_owned() => permit,
+            () = peer.closed.cancelled() => return,
+        };
+        let Ok(permit) = permit else { return };
+        if peer.closed.is_cancelled() {
             return;
         }
-        Ok(value) => match serde_json::from_value::<Message>(value.clone()) {
-            Ok(message) => message,
-            Err(e) => {
-                let id = value
-                    .get("id")
-                    .cloned()
-                    .filter(|id| id.is_string() || id.is_number())
-                    .unwrap_or(Value::Null);
-                let _ = peer
-                    .send(&Message::error_response(
-                        id,
-                        RpcError::new(ErrorCode::InvalidRequest, format!("invalid request: {e}")),
-                    ))
-                    .await;
-                return;
-            }
-        },
+        let (handler, peer) = (handler.clone(), peer.clone());
+        tasks.spawn(async move {
+            respond(handler.as_ref(), &peer, message).await;
+            drop(permit);
+        });
+    }
+}
+
+/// One line, classified before anything is done with it.
+enum Incoming {
+    Request(Message),
+    /// A response to a request the daemon sent (an approval's answer).
+    Response(Message),
+    Notification,
+    /// The error response the line gets.
+    Error(Message),
+}
+
+fn incoming(line: &str) -> Incoming {
+    let value = match serde_json::from_str::<Value>(line) {
+        Ok(value) => value,
+        Err(e) => {
+            let error = RpcError::new(ErrorCode::ParseError, format!("parse error: {e}"));
+            return Incoming::Error(Message::error_response(Value::Null, error));
+        }
+    };
+    let message = match serde_json::from_value::<Message>(value.clone()) {
+        Ok(message) => message,
+        Err(e) => {
+            let error = RpcError::new(ErrorCode::InvalidRequest, format!("invalid request: {e}"));
+            return Incoming::Error(Message::error_response(usable_id(value.get("id")), error));
+        }
     };
     match message.kind() {
-        MessageKind::Request => {
-            let id = message.id.clone().unwrap_or(Value::Null);
-            let method = message.method.clone().unwrap_or_default();
-            let params = message.params.clone().unwrap_or(Value::Null);
-            let reply = match handler.handle(peer.clone(), method, params).await {
-                Ok(result) => Message::response(id, result),
-                Err(error) => Message::error_response(id, error),
-            };
-            let _ = peer.send(&reply).await;
-        }
-        MessageKind::Response => {
-            if let Some(id) = message.id.as_ref().and_then(Value::as_u64) {
-                peer.complete(id, message);
-            }
-        }
-        MessageKind::Notification => {}
+        MessageKind::Request => Incoming::Request(message),
+        MessageKind::Response => Incoming::Response(message),
+        MessageKind::Notification => Incoming::Notification,
         MessageKind::Invalid => {
-            let id = message
-                .id
-                .clone()
-                .filter(|id| id.is_string() || id.is_number())
-                .unwrap_or(Value::Null);
-            let _ = peer
-                .send(&Message::error_response(
-                    id,
-                    RpcError::new(
-                        ErrorCode::InvalidRequest,
-                        "invalid request: not a JSON-RPC 2.0 request, notification or response",
-                    ),
-                ))
-                .await;
+            let error = RpcError::new(
+                ErrorCode::InvalidRequest,
+                "invalid request: not a JSON-RPC 2.0 request, notification or response",
+            );
+            Incoming::Error(Message::error_response(
+                usable_id(message.id.as_ref()),
+                error,
+            ))
         }
     }
+}
+
+/// An id a reply can carry (a string or a number), else `null`.
+fn usable_id(id: Option<&Value>) -> Value {
+    id.cloned()
+        .filter(|id| id.is_string() || id.is_number())
+        .unwrap_or(Value::Null)
+}
+
+/// Requests answered on the reader, in order with the responses around them: an approval's
+/// answer through `approval/respond` must not overtake (or be overtaken by) a direct one.
+fn answers_in_order(message: &Message) -> bool {
+    message.method.as_deref() == Some(talos_protocol::APPROVAL_RESPOND)
+}
+
+async fn respond<H: Handler>(handler: &H, peer: &Arc<Peer>, message: Message) {
+    let id = message.id.unwrap_or(Value::Null);
+    let method = message.method.unwrap_or_default();
+    let params = message.params.unwrap_or(Value::Null);
+    let reply = match handler.handle(peer.clone(), method, params).await {
+        Ok(result) => Message::response(id, result),
+        Err(error) => Message::error_response(id, error),
+    };
+    let _ = peer.send(&reply).await;
 }
