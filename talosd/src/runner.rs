@@ -243,14 +243,18 @@ async fn drain<R: tokio::io::AsyncRead + Unpin>(
             if *byte == b'\n' {
                 let text = String::from_utf8_lossy(&line).into_owned();
                 line.clear();
-                let _ = progress.try_send((stream, text));
+                // Waits for the reader: a progress line is never dropped (the pipe pushes back
+                // on the program instead). A receiver that is gone ends the sending, not the run.
+                let _ = progress.send((stream, text)).await;
             } else if line.len() < 4096 {
                 line.push(*byte);
             }
         }
     }
     if !line.is_empty() {
-        let _ = progress.try_send((stream, String::from_utf8_lossy(&line).into_owned()));
+        let _ = progress
+            .send((stream, String::from_utf8_lossy(&line).into_owned()))
+            .await;
     }
     (kept, truncated)
 }
@@ -268,6 +272,33 @@ mod tests {
             stdout_cap: 16,
             stderr_cap: 1024,
         }
+    }
+
+    /// Proves no progress line is dropped when the reader is slower than the program: 5,000
+    /// lines through a channel of 4 whose reader starts late all arrive, in order.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn progress_lines_are_never_dropped_when_the_reader_is_slow() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let reader = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let mut lines = Vec::new();
+            while let Some((_, line)) = rx.recv().await {
+                lines.push(line);
+            }
+            lines
+        });
+        let r = run(&spec("seq 1 5000", 20_000), &CancellationToken::new(), tx)
+            .await
+            .unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        let lines = reader.await.unwrap();
+        assert_eq!(lines.len(), 5000);
+        assert!(
+            lines
+                .iter()
+                .enumerate()
+                .all(|(i, l)| *l == (i + 1).to_string())
+        );
     }
 
     #[tokio::test]
