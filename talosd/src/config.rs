@@ -4,6 +4,7 @@
 // std::fs here: config.yaml and the chat template live under the Talos home, never in a workspace.
 #![allow(clippy::disallowed_methods)]
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -201,6 +202,10 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
+    /// A path that is there but is not a regular file to read (a dangling symlink, a FIFO, a
+    /// device, a directory): an error, never the defaults and never a hang.
+    #[error("{path} is {what}; the configuration must be a regular file")]
+    NotAFile { path: String, what: &'static str },
     #[error("{path}: {problem}")]
     Invalid { path: String, problem: Invalid },
 }
@@ -233,17 +238,42 @@ pub enum Invalid {
 impl Config {
     /// Loads the file, or the defaults when it does not exist.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.display().to_string(),
-                    source,
-                });
-            }
+        let shown = path.display().to_string();
+        let read = |source| ConfigError::Read {
+            path: shown.clone(),
+            source,
         };
-        Config::parse(&text, &path.display().to_string())
+        let not_a_file = |what| ConfigError::NotAFile {
+            path: shown.clone(),
+            what,
+        };
+        // Opened without blocking (a FIFO must not hang start-up) and checked on the handle.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(path);
+        let mut file = match file {
+            Ok(file) => file,
+            // A dangling symlink also says "not found": only a missing path means defaults.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return match std::fs::symlink_metadata(path) {
+                    Ok(_) => Err(not_a_file("a symlink whose target does not exist")),
+                    Err(_) => Ok(Config::default()),
+                };
+            }
+            Err(source) => return Err(read(source)),
+        };
+        let kind = file.metadata().map_err(read)?.file_type();
+        if !kind.is_file() {
+            return Err(not_a_file(if kind.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file (a FIFO, socket or device)"
+            }));
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(read)?;
+        Config::parse(&text, &shown)
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
@@ -347,6 +377,30 @@ fn is_loopback(url: &url::Url) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Proves a missing config means the defaults, while a dangling symlink, a FIFO and a
+    /// directory are errors naming the path (none hangs, none falls back to the defaults).
+    #[test]
+    fn a_config_that_is_not_a_regular_file_is_an_error_not_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.yaml");
+        assert_eq!(Config::load(&missing).unwrap(), Config::default());
+        let dangling = dir.path().join("dangling.yaml");
+        std::os::unix::fs::symlink(dir.path().join("gone.yaml"), &dangling).unwrap();
+        let fifo = dir.path().join("fifo.yaml");
+        let cwd = rustix::fs::CWD;
+        rustix::fs::mknodat(cwd, &fifo, rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
+        let rows = [
+            (dangling, "a symlink whose target does not exist"),
+            (fifo, "not a regular file"),
+            (dir.path().to_path_buf(), "a directory"),
+        ];
+        for (path, what) in rows {
+            let error = Config::load(&path).unwrap_err().to_string();
+            assert!(error.contains(what), "{}: {error}", path.display());
+            assert!(error.contains(&path.display().to_string()), "{error}");
+        }
+    }
 
     #[test]
     fn config_rows() {
