@@ -75,19 +75,11 @@ fn approved_run(ran: Reply) -> Vec<Reply> {
         Reply::Paths,
         Reply::Planned("cargo_test"),
         Reply::Approve,
-        Reply::Planned("cargo_test"),
         ran,
     ]
 }
 
-const RUN_EFFECTS: &[&str] = &[
-    "resolve",
-    "plan-command",
-    "ask",
-    "plan-command",
-    "run-command",
-    "finish",
-];
+const RUN_EFFECTS: &[&str] = &["resolve", "plan-command", "ask", "run-command", "finish"];
 
 fn last_path_hint_is_hidden(turn: &Turn) -> Result<(), String> {
     let hint = turn

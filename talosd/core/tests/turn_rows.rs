@@ -242,12 +242,12 @@ fn every_call_rule_holds() {
             )
         },
         Row {
-            says: "Command succeeded: cargo_test exited with code 0",
+            says: "Command succeeded: ws:check exited with code 0",
             script: vec![
                 Reply::Paths,
-                Reply::Planned("cargo_test"),
+                Reply::Planned("ws:check"),
                 Reply::Approve,
-                Reply::Planned("cargo_test"),
+                Reply::Planned("ws:check"),
                 Reply::Ran(0),
             ],
             effects: &[
@@ -259,7 +259,22 @@ fn every_call_rule_holds() {
                 "finish",
             ],
             ..row(
-                "an approved command runs once it is planned again",
+                "an approved workspace profile is planned again and runs when unchanged",
+                "Run the command profile ws:check",
+                proposal("talos.run_command", &[("profile", "ws:check")]),
+            )
+        },
+        Row {
+            says: "Command succeeded: cargo_test exited with code 0",
+            script: vec![
+                Reply::Paths,
+                Reply::Planned("cargo_test"),
+                Reply::Approve,
+                Reply::Ran(0),
+            ],
+            effects: &["resolve", "plan-command", "ask", "run-command", "finish"],
+            ..row(
+                "an approved built-in command runs as approved (no second plan)",
                 "Run the cargo_test command profile.",
                 proposal("talos.run_command", &[("profile", "cargo_test")]),
             )

@@ -88,19 +88,13 @@ impl CommandFlow {
             (Step::Replanning(planned), Input::CommandPlanned(now)) => {
                 // Trust again, just before the process starts: a declaration changed since
                 // planning no longer runs.
-                let changed = planned.plan.profile_id.starts_with("ws:")
-                    && now.as_ref().map(|n| &n.plan) != Ok(&planned.plan);
-                if changed {
+                if now.as_ref().map(|n| &n.plan) != Ok(&planned.plan) {
                     let text = command::refusal(
                         "the workspace declaration changed after approval; nothing was run.",
                     );
                     return self.end(call, turn, text, CallEnd::Failed, false);
                 }
-                let effect = Effect::RunCommand {
-                    request: self.request.clone(),
-                    plan: planned.plan.clone(),
-                };
-                self.next(Step::Running(planned), effect)
+                self.run(planned)
             }
             (Step::Running(planned), Input::CommandRan(ran)) => self.ran(call, turn, &planned, ran),
             (_, other) => unexpected(&other),
@@ -134,9 +128,22 @@ impl CommandFlow {
         self.next(Step::Asked(planned), Effect::Ask(ask))
     }
 
+    /// A workspace profile is planned again just before it runs (its declaration may have
+    /// changed since the approval); a built-in one cannot change and runs as approved.
     fn replan(self, planned: PlannedCommand) -> (State, Effect) {
+        if !planned.plan.profile_id.starts_with("ws:") {
+            return self.run(planned);
+        }
         let effect = Effect::PlanCommand(self.request.clone());
         self.next(Step::Replanning(planned), effect)
+    }
+
+    fn run(self, planned: PlannedCommand) -> (State, Effect) {
+        let effect = Effect::RunCommand {
+            request: self.request.clone(),
+            plan: planned.plan.clone(),
+        };
+        self.next(Step::Running(planned), effect)
     }
 
     fn ran(
