@@ -16,7 +16,10 @@ pub async fn answer(ctx: &mut TurnCtx, command: Structural) -> String {
         ctx.emit_notices().await;
         input = match effect {
             Effect::Finish(report) => return report.text,
-            effect => calls::perform(ctx, "view", effect).await,
+            effect => {
+                let id = view.id().to_string();
+                calls::perform(ctx, &id, effect).await
+            }
         };
     }
 }

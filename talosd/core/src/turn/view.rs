@@ -43,6 +43,11 @@ impl View {
         }
     }
 
+    /// The call id the viewer's records carry.
+    pub fn id(&self) -> &str {
+        &self.call_id
+    }
+
     /// Advances the viewer; [`Effect::Finish`] carries the answer.
     pub fn step(&mut self, turn: &mut Turn, input: Input) -> Effect {
         let step = std::mem::replace(&mut self.step, Step::Done);
