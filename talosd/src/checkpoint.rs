@@ -68,6 +68,8 @@ pub enum CaptureProblem {
         dir: PathBuf,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Id(#[from] crate::ids::IdError),
     #[error("cannot store object: {0}")]
     StoreObject(std::io::Error),
     #[error("{0}")]
@@ -206,7 +208,7 @@ impl CheckpointStore {
                 size_bytes,
             });
         }
-        let checkpoint_id = CheckpointId::new();
+        let checkpoint_id = CheckpointId::new().map_err(|e| fail(CaptureProblem::Id(e)))?;
         let manifest = Manifest {
             schema_version: 1,
             checkpoint_id: checkpoint_id.as_str(),

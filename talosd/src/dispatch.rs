@@ -273,7 +273,7 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
     if root == std::path::Path::new("/") {
         return Err(invalid("the filesystem root cannot be a workspace".into()));
     }
-    let id = crate::ids::SessionId::new();
+    let id = crate::ids::SessionId::new().map_err(internal)?;
     let handle = crate::workspace::Workspace::open(&root)
         .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?;
     let session = Arc::new(Session::new(id.clone(), handle, p.mode, daemon.next_slot()));
@@ -310,6 +310,8 @@ async fn turn_start(
             format!("no session {}", p.session_id),
         )
     })?;
+    let turn_id = crate::ids::TurnId::new().map_err(internal)?;
+    let trace_id = crate::ids::TraceId::new().map_err(internal)?;
     let Some(claimed) = session.claim() else {
         return Err(RpcError::new(
             ErrorCode::SessionBusy,
@@ -324,6 +326,8 @@ async fn turn_start(
         crate::turn::TurnRequest {
             prompt: p.prompt,
             pins: p.pins,
+            turn_id,
+            trace_id,
         },
     )
     .await;

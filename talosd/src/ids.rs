@@ -2,15 +2,18 @@
 //! each its own newtype so one cannot be passed where another is meant. The daemon keeps them
 //! typed in its own state and turns them into plain strings only at the wire (`to_proto` and
 //! the protocol structs).
-// std::fs here: reads /dev/urandom, not a workspace file.
-#![allow(clippy::disallowed_methods)]
+//!
+//! Ids come only from the kernel's random source (`getrandom(2)`). When it cannot be read, no
+//! id is made: the caller gets an [`IdError`] and refuses what needed the id, rather than
+//! handing out a value someone could predict.
 
 use std::borrow::Borrow;
 use std::fmt;
-use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-static COUNTER: AtomicU64 = AtomicU64::new(0);
+/// The kernel's random source failed; nothing that needed the id was done.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot make an unguessable id: the system's random source failed ({0})")]
+pub struct IdError(#[source] pub std::io::Error);
 
 /// Declares one id newtype: a fresh random id with its prefix, read as a `&str`, shown as
 /// itself, and looked up in maps by the `&str` a request carries.
@@ -21,10 +24,9 @@ macro_rules! id_type {
         pub struct $name(String);
 
         impl $name {
-            /// A fresh, unguessable id.
-            #[allow(clippy::new_without_default)]
-            pub fn new() -> $name {
-                $name(new_id($prefix))
+            /// A fresh, unguessable id, or an error when the random source fails.
+            pub fn new() -> Result<$name, IdError> {
+                new_id($prefix).map($name)
             }
 
             pub fn as_str(&self) -> &str {
@@ -84,28 +86,34 @@ id_type!(
     "chk"
 );
 
-/// `prefix-` followed by 32 hex characters from the OS's random source. If that cannot be
-/// read, a hash of the time, the pid and a counter stands in (unique, not unguessable).
-pub fn new_id(prefix: &str) -> String {
-    let mut bytes = [0u8; 16];
-    let from_os = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .is_ok();
-    if !from_os {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let seed = format!(
-            "{nanos}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let hex = talos_core::digest::sha256_hex(seed.as_bytes());
-        return format!("{prefix}-{}", &hex[..32]);
+/// `prefix-` followed by 32 hex characters from the kernel's random source.
+pub fn new_id(prefix: &str) -> Result<String, IdError> {
+    id_from(prefix, kernel_random)
+}
+
+/// Fills `bytes` from `getrandom(2)`, retrying short reads and interruptions.
+fn kernel_random(bytes: &mut [u8]) -> std::io::Result<()> {
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match rustix::rand::getrandom(&mut bytes[filled..], rustix::rand::GetRandomFlags::empty()) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
+    Ok(())
+}
+
+/// The id text from 16 bytes of `source`; a failed source is an error, never a fallback.
+fn id_from(
+    prefix: &str,
+    source: impl FnOnce(&mut [u8]) -> std::io::Result<()>,
+) -> Result<String, IdError> {
+    let mut bytes = [0u8; 16];
+    source(&mut bytes).map_err(IdError)?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}-{hex}")
+    Ok(format!("{prefix}-{hex}"))
 }
 
 #[cfg(test)]
@@ -120,34 +128,63 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_prefixed_and_distinct() {
-        check(&new_id("tmp"), &new_id("tmp"), "tmp-");
-        check(SessionId::new().as_str(), SessionId::new().as_str(), "ses-");
+    fn ids_are_prefixed_and_distinct() -> Result<(), IdError> {
+        check(&new_id("tmp")?, &new_id("tmp")?, "tmp-");
         check(
-            &TurnId::new().to_string(),
-            &TurnId::new().to_string(),
+            SessionId::new()?.as_str(),
+            SessionId::new()?.as_str(),
+            "ses-",
+        );
+        check(
+            &TurnId::new()?.to_string(),
+            &TurnId::new()?.to_string(),
             "turn-",
         );
         check(
-            &String::from(TraceId::new()),
-            &String::from(TraceId::new()),
+            &String::from(TraceId::new()?),
+            &String::from(TraceId::new()?),
             "trc-",
         );
         check(
-            &ApprovalId::new().into_string(),
-            ApprovalId::new().as_str(),
+            &ApprovalId::new()?.into_string(),
+            ApprovalId::new()?.as_str(),
             "apr-",
         );
         check(
-            CheckpointId::new().as_str(),
-            CheckpointId::new().as_str(),
+            CheckpointId::new()?.as_str(),
+            CheckpointId::new()?.as_str(),
             "chk-",
+        );
+        Ok(())
+    }
+
+    /// Proves a failing random source gives an error naming it, never a stand-in id (before
+    /// issue 11 a hash of the time, the pid and a counter was returned).
+    #[test]
+    fn a_failing_random_source_makes_no_id() {
+        let failing = |_: &mut [u8]| -> std::io::Result<()> {
+            Err(std::io::Error::other("entropy unavailable"))
+        };
+        let error = id_from("ses", failing).expect_err("no id without randomness");
+        assert!(
+            error
+                .to_string()
+                .contains("random source failed (entropy unavailable)"),
+            "{error}"
+        );
+        let zeros = |b: &mut [u8]| -> std::io::Result<()> {
+            b.fill(0);
+            Ok(())
+        };
+        assert_eq!(
+            id_from("ses", zeros).expect("a working source"),
+            format!("ses-{}", "0".repeat(32))
         );
     }
 
     #[test]
     fn a_map_keyed_by_an_id_is_found_by_its_text() {
-        let id = SessionId::new();
+        let id = SessionId::new().expect("random ids");
         let text = id.to_string();
         let map = std::collections::HashMap::from([(id, 1)]);
         assert_eq!(map.get(text.as_str()), Some(&1));

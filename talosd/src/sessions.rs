@@ -187,7 +187,12 @@ mod tests {
     fn check(held_claims: usize, expected: &[bool]) {
         let root = std::env::temp_dir();
         let workspace = Workspace::open(&root).expect("the temp dir opens as a workspace");
-        let session = Arc::new(Session::new(SessionId::new(), workspace, Mode::Agent, 0));
+        let session = Arc::new(Session::new(
+            SessionId::new().expect("random ids"),
+            workspace,
+            Mode::Agent,
+            0,
+        ));
         let mut held = Vec::new();
         let mut got = Vec::new();
         for _ in 0..held_claims {
@@ -210,7 +215,12 @@ mod tests {
     fn the_state_outlives_each_claim_and_the_count_is_published() {
         let root = std::env::temp_dir();
         let workspace = Workspace::open(&root).expect("the temp dir opens as a workspace");
-        let session = Arc::new(Session::new(SessionId::new(), workspace, Mode::Agent, 0));
+        let session = Arc::new(Session::new(
+            SessionId::new().expect("random ids"),
+            workspace,
+            Mode::Agent,
+            0,
+        ));
         for expected in 1..=3 {
             let Some(mut turn) = session.claim() else {
                 panic!("the session should be free");

@@ -38,6 +38,10 @@ pub use context::now_ms;
 pub struct TurnRequest {
     pub prompt: String,
     pub pins: Vec<String>,
+    /// Made by the caller before the session was claimed, so a failed random source refuses
+    /// the turn instead of running it under a guessable id.
+    pub turn_id: crate::ids::TurnId,
+    pub trace_id: crate::ids::TraceId,
 }
 
 /// Runs one turn to its outcome. The trace is written however the turn ends.
@@ -48,12 +52,13 @@ pub async fn run(
     request: TurnRequest,
 ) -> proto::TurnOutcome {
     let turn_number = session.next_turn();
-    let turn_id = crate::ids::TurnId::new();
+    let turn_id = request.turn_id.clone();
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
     let plan = plan(&daemon, &session, &request, mode, &resolved);
     let trace = to_proto::record::header(&to_proto::record::Header {
         session_id: session.id.as_str(),
+        trace_id: request.trace_id.as_str(),
         turn_id: turn_id.as_str(),
         turn_number,
         started_at_ms: now_ms(),

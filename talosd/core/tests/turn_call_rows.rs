@@ -12,7 +12,7 @@ use talos_core::modes::SessionMode;
 use talos_core::outcome::MutationResult;
 use talos_core::turn::Turn;
 use talos_core::turn::call::{Effect, Input, Proposal};
-use talos_core::turn::record::{CheckStatus, Decision, WarningCode};
+use talos_core::turn::record::{CallStage, CheckStatus, Decision, WarningCode};
 use turn_support::{
     EDIT, Reply, Row, check, edit_settings, has_warning, proposal, read_settings, row,
 };
@@ -145,6 +145,30 @@ fn every_further_call_rule_holds() {
                 "a broken payload proposed again stops the loop",
                 EDIT,
                 broken_payload(),
+            )
+        },
+        Row {
+            says: "[error] cannot make an unguessable id; nothing was done",
+            before: vec![read_settings()],
+            script: vec![
+                Reply::Paths,
+                Reply::Current(Some("TIMEOUT = 30\n")),
+                Reply::Failed("cannot make an unguessable id"),
+            ],
+            effects: &["resolve", "current", "ask", "finish"],
+            stops: true,
+            stop_says: "could not carry out a step",
+            holds: |t| {
+                nothing_changed(t)?;
+                match t.record.tool_calls.last() {
+                    Some(c) if c.stage == CallStage::Failed => Ok(()),
+                    other => Err(format!("last call {other:?}")),
+                }
+            },
+            ..row(
+                "an approval the daemon cannot ask ends the call with nothing written",
+                EDIT,
+                edit_settings(),
             )
         },
         Row {

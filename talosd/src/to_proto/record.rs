@@ -18,6 +18,7 @@ pub struct Header<'a> {
     pub turn_id: &'a str,
     pub turn_number: u64,
     pub started_at_ms: u64,
+    pub trace_id: &'a str,
     pub workspace: &'a std::path::Path,
     pub mode: &'a str,
     pub model_url: &'a str,
@@ -31,7 +32,7 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
     let contract = h.plan.contract();
     TraceRecord {
         schema_version: TRACE_SCHEMA_VERSION,
-        trace_id: crate::ids::TraceId::new().into_string(),
+        trace_id: h.trace_id.into(),
         session_id: h.session_id.into(),
         turn_id: h.turn_id.into(),
         turn_number: h.turn_number,

@@ -33,10 +33,10 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
                 .map(|p| effects::resolve(&workspace, p))
                 .collect(),
         ),
-        Effect::Ask(ask) => {
-            let (request_id, answer) = ctx.ask_for(ask).await;
-            Input::Answered { request_id, answer }
-        }
+        Effect::Ask(ask) => match ctx.ask_for(ask).await {
+            Ok((request_id, answer)) => Input::Answered { request_id, answer },
+            Err(e) => Input::Failed(e.to_string()),
+        },
         Effect::Read(args) => Input::Output(read_tools::run(&workspace, &args)),
         Effect::ReadCurrent { path } => Input::Current(effects::read_current(&workspace, &path)),
         Effect::Checkpoint { .. } if ctx.cancel.is_cancelled() => Input::Cancelled,

@@ -131,8 +131,8 @@ impl TurnCtx {
     pub async fn ask_for(
         &mut self,
         ask: talos_core::turn::call::ApprovalAsk,
-    ) -> (String, talos_core::turn::record::Answer) {
-        let request = ApprovalId::new();
+    ) -> Result<(String, talos_core::turn::record::Answer), crate::ids::IdError> {
+        let request = ApprovalId::new()?;
         let params = proto::ApprovalRequestParams {
             turn_id: self.turn_id.to_string(),
             session_id: self.session.id.to_string(),
@@ -146,9 +146,9 @@ impl TurnCtx {
         };
         let request_id = params.request_id.clone();
         let (decision, source) = self.ask(request, params).await;
-        (
+        Ok((
             request_id,
             crate::to_proto::record::answer(decision, source),
-        )
+        ))
     }
 }

@@ -104,7 +104,12 @@ impl Workspace {
             },
             Err(_) => 0o644,
         };
-        let temp = format!(".{name}.talos-{}", crate::ids::new_id("tmp"));
+        let id = crate::ids::new_id("tmp").map_err(|e| WorkspaceError::Io {
+            context: "cannot name a temporary file for",
+            path: shown.into(),
+            source: e.0,
+        })?;
+        let temp = format!(".{name}.talos-{id}");
         let result = (|| {
             let fd = rustix::fs::openat(
                 &parent,

@@ -123,6 +123,9 @@ pub enum Input {
     OpsApplied(Vec<Result<String, String>>),
     CommandPlanned(Result<PlannedCommand, String>),
     CommandRan(Result<CommandRun, String>),
+    /// The daemon could not perform the effect at all (for example, no unguessable id could be
+    /// made for an approval): the call ends with nothing done and is recorded as failed.
+    Failed(String),
 }
 
 /// What the model is told, whether a change was written, and whether the loop must stop.
@@ -191,6 +194,9 @@ impl Call {
     /// Advances the call with the answer to the last effect.
     pub fn step(&mut self, turn: &mut Turn, input: Input) -> Effect {
         let state = std::mem::replace(&mut self.state, State::Done);
+        if let Input::Failed(reason) = input {
+            return self.failed(turn, reason);
+        }
         let (next, effect) = match state {
             State::Start => self.start(turn),
             State::Resolving { tool, args } => match input {
@@ -211,6 +217,18 @@ impl Call {
             }
             next => next,
         };
+        effect
+    }
+
+    /// The daemon could not perform the last effect: nothing more is done, and the loop stops.
+    fn failed(&mut self, turn: &mut Turn, reason: String) -> Effect {
+        self.record(turn, None, None, CallStage::Failed, Some(reason.clone()));
+        self.state = State::Done;
+        let (_, effect) = finish(
+            format!("[error] {reason}; nothing was done"),
+            false,
+            Some("[Tool loop stopped: the daemon could not carry out a step.]".into()),
+        );
         effect
     }
 

@@ -52,6 +52,8 @@ pub enum Reply {
     /// A run as the runner saw it: (exit code, timed out, cancelled, stdout).
     RanAs(i32, bool, bool, &'static str),
     Ack,
+    /// The daemon could not perform the effect (say, no unguessable approval id).
+    Failed(&'static str),
 }
 
 /// The effect's name, for the row's expected sequence.
@@ -135,6 +137,7 @@ pub fn answer(reply: &Reply, effect: &Effect) -> Input {
                 })
                 .collect(),
         ),
+        (Reply::Failed(reason), _) => Input::Failed((*reason).into()),
         (Reply::Approve, _) => approved(Decision::Approve),
         (Reply::ApproveForSession, _) => approved(Decision::ApproveForSession),
         (Reply::Deny, _) => approved(Decision::Deny),
