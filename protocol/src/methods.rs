@@ -115,6 +115,9 @@ pub struct DaemonStatusResult {
     /// `None` when the configuration loaded cleanly; otherwise why turns are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_error: Option<String>,
+    /// Log lines the daemon could not write (a full disk, a closed stderr) and dropped.
+    #[serde(default)]
+    pub log_lines_dropped: u64,
 }
 
 /// The result of `daemon/shutdown`.

@@ -247,6 +247,7 @@ fn status(daemon: &Daemon) -> proto::DaemonStatusResult {
             url: daemon.engine.url.clone(),
         },
         config_error: daemon.config_error.clone(),
+        log_lines_dropped: crate::logging::dropped_lines(),
     }
 }
 

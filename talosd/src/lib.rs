@@ -11,6 +11,7 @@ pub mod contain;
 pub mod dispatch;
 pub mod engine;
 pub mod ids;
+pub mod logging;
 pub mod paths;
 pub mod profiles;
 pub mod runner;

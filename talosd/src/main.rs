@@ -4,6 +4,7 @@
 // std::fs here: the daemon's log folder and socket, not workspace files.
 #![allow(clippy::disallowed_methods)]
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -53,20 +54,15 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("talosd: {e:#}");
+            // Not eprintln!: on a closed or full stderr it would panic and exit 101.
+            let _ = writeln!(std::io::stderr(), "talosd: {e:#}");
             ExitCode::FAILURE
         }
     }
 }
 
 fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TALOS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    talosd::logging::init();
     let config = Config::load(&home.config_file);
     if let Err(e) = &config {
         tracing::error!(error = %e, "configuration error: turns are refused until it is fixed");
@@ -104,10 +100,9 @@ async fn shutdown_signal() {
     }
 }
 
-#[allow(clippy::print_stdout)] // start-up reports go to the person who started it
 fn detach(home: &Home, socket: &PathBuf, explicit_socket: bool) -> anyhow::Result<()> {
     if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-        println!("talosd is already running (socket: {})", socket.display());
+        let _ = writeln!(std::io::stdout(), "talosd is already running (socket: {})", socket.display());
         return Ok(());
     }
     let logs = home.logs();
@@ -135,7 +130,8 @@ fn detach(home: &Home, socket: &PathBuf, explicit_socket: bool) -> anyhow::Resul
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-            println!(
+            let _ = writeln!(
+                std::io::stdout(),
                 "talosd started (pid {}, socket {})",
                 child.id(),
                 socket.display()

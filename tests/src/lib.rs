@@ -8,4 +8,5 @@
 pub mod fake_llama;
 pub mod harness;
 pub mod managed;
+pub mod process;
 pub mod real_llama;

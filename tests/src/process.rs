@@ -1,0 +1,60 @@
+//! The real `talosd` binary as a child process, for the fault tests that need a process to kill
+//! or a broken stderr to give it: started with `--foreground` on a home, waited for until its
+//! socket answers, and killed (SIGKILL) or stopped when dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `talosd --foreground`.
+pub struct DaemonProcess {
+    pub child: Child,
+    pub socket: PathBuf,
+}
+
+impl DaemonProcess {
+    /// Starts `exe --foreground` with `TALOS_HOME=home` and the given stderr, and waits up to
+    /// ten seconds for its socket (`home/run/talosd.sock`) to accept a connection.
+    pub fn start(exe: &str, home: &Path, stderr: Stdio) -> DaemonProcess {
+        let child = Command::new(exe)
+            .arg("--foreground")
+            .env("TALOS_HOME", home)
+            .env("TALOS_LOG", "debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let mut daemon = DaemonProcess {
+            child,
+            socket: home.join("run").join("talosd.sock"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::os::unix::net::UnixStream::connect(&daemon.socket).is_err() {
+            if let Ok(Some(status)) = daemon.child.try_wait() {
+                panic!("talosd exited during start-up: {status}");
+            }
+            assert!(Instant::now() < deadline, "talosd did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        daemon
+    }
+
+    /// SIGKILL, then reap: the crash the fault tests inject.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for DaemonProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
