@@ -312,12 +312,7 @@ fn collect(
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let mut file = std::fs::File::create(&temp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)
+    crate::durable::replace(path, bytes)
 }
 
 #[cfg(test)]

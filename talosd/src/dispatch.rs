@@ -276,7 +276,10 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
     }
     let id = crate::ids::SessionId::new().map_err(internal)?;
     let handle = crate::workspace::Workspace::open(&root)
-        .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?;
+        .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?
+        .with_pending(crate::workspace::PendingLog::new(
+            daemon.home.pending_writes(),
+        ));
     let session = Arc::new(Session::new(id.clone(), handle, p.mode, daemon.next_slot()));
     daemon
         .sessions

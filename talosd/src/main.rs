@@ -69,6 +69,7 @@ fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
     }
     home.prepare()
         .with_context(|| format!("cannot prepare {}", home.state.display()))?;
+    let home_lock = talosd::recovery::sweep_at_start(&home);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -80,6 +81,7 @@ fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
         talosd::run(daemon, bound.listener, shutdown_signal()).await;
         let _ = std::fs::remove_file(&socket);
         drop(bound.lock);
+        drop(home_lock);
         tracing::info!("talosd stopped");
         Ok(())
     })
@@ -102,7 +104,11 @@ async fn shutdown_signal() {
 
 fn detach(home: &Home, socket: &PathBuf, explicit_socket: bool) -> anyhow::Result<()> {
     if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-        let _ = writeln!(std::io::stdout(), "talosd is already running (socket: {})", socket.display());
+        let _ = writeln!(
+            std::io::stdout(),
+            "talosd is already running (socket: {})",
+            socket.display()
+        );
         return Ok(());
     }
     let logs = home.logs();

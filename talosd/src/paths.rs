@@ -82,6 +82,10 @@ impl Home {
     pub fn checkpoints(&self) -> PathBuf {
         self.state.join("checkpoints")
     }
+    /// Entries for workspace writes in flight (see `workspace::PendingLog`).
+    pub fn pending_writes(&self) -> PathBuf {
+        self.state.join("pending-writes")
+    }
     pub fn logs(&self) -> PathBuf {
         self.state.join("logs")
     }

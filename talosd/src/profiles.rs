@@ -184,9 +184,7 @@ impl PinStore {
         };
         let json = serde_json::to_vec_pretty(&pin).map_err(std::io::Error::other)?;
         let path = self.path(workspace);
-        let temp = path.with_extension("json.tmp");
-        std::fs::write(&temp, json)?;
-        std::fs::rename(temp, path)
+        crate::durable::replace(&path, &json)
     }
 
     pub fn revoke(&self, workspace: &Path) -> std::io::Result<bool> {

@@ -10,14 +10,16 @@ use talos_protocol::trace::TraceRecord;
 
 pub fn write(traces_root: &std::path::Path, record: &TraceRecord) -> std::io::Result<PathBuf> {
     let dir = traces_root.join(&record.session_id);
-    std::fs::create_dir_all(&dir)?;
+    if !dir.is_dir() {
+        std::fs::create_dir_all(&dir)?;
+        // The new session folder's own entry must survive a power loss too.
+        crate::durable::sync_directory(traces_root)?;
+    }
     let path = dir.join(format!(
         "{:06}-{}.json",
         record.turn_number, record.trace_id
     ));
     let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-    let temp = path.with_extension("json.tmp");
-    std::fs::write(&temp, json)?;
-    std::fs::rename(&temp, &path)?;
+    crate::durable::replace(&path, &json)?;
     Ok(path)
 }

@@ -15,6 +15,7 @@
 
 mod files;
 pub mod ops;
+mod pending;
 #[cfg(test)]
 mod race;
 mod resolve;
@@ -30,6 +31,7 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 use talos_core::ladder::PathFacts;
 
+pub use pending::PendingLog;
 pub use walk::{DirEntry, EntryKind, child};
 
 /// Largest file Talos reads or replaces.
@@ -81,6 +83,8 @@ pub struct Workspace {
     root: PathBuf,
     dir: OwnedFd,
     resolver: Resolver,
+    /// Where writes in flight are recorded, so a crash's temporary files can be removed.
+    pending: Option<PendingLog>,
 }
 
 /// Which symlinks an open may pass through.
@@ -149,7 +153,16 @@ impl Workspace {
             root: canonical,
             dir,
             resolver,
+            pending: None,
         })
+    }
+
+    /// Records writes in flight in `log` from now on.
+    pub fn with_pending(self, log: PendingLog) -> Workspace {
+        Workspace {
+            pending: Some(log),
+            ..self
+        }
     }
 
     /// The canonical root, for display, hashing and records.

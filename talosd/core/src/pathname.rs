@@ -116,9 +116,60 @@ pub fn joined(segments: &[&str]) -> String {
     }
 }
 
+/// What the daemon's temporary files are called: `.<name>.talos-tmp-<32 hex>`, beside the file
+/// they will replace. Listings hide them and the daemon removes its own leftovers at start.
+pub const TEMP_MARKER: &str = ".talos-tmp-";
+
+/// The temporary name for replacing `name`, given 32 random hex characters.
+pub fn temp_name(name: &str, random_hex: &str) -> String {
+    format!(".{name}{TEMP_MARKER}{random_hex}")
+}
+
+/// Whether `name` is one of the daemon's temporary files (exactly the shape [`temp_name`]
+/// gives: a leading dot, a non-empty name, the marker, 32 lower-case hex characters).
+pub fn is_temp_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    let Some(at) = rest.rfind(TEMP_MARKER) else {
+        return false;
+    };
+    let hex = &rest[at + TEMP_MARKER.len()..];
+    at > 0
+        && hex.len() == 32
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Proves only the exact temp shape counts: a person's own files that merely look alike
+    /// are never hidden or removed.
+    #[test]
+    fn temp_name_rows() {
+        let hex = "0123456789abcdef0123456789abcdef";
+        let rows: &[(&str, bool)] = &[
+            (&temp_name("settings.py", hex), true),
+            (&temp_name("a", hex), true),
+            (".settings.py.talos-tmp-0123", false),
+            (
+                "settings.py.talos-tmp-0123456789abcdef0123456789abcdef",
+                false,
+            ),
+            (".talos-tmp-0123456789abcdef0123456789abcdef", false),
+            (".x.talos-tmp-0123456789ABCDEF0123456789abcdef", false),
+            (".x.talos-tmp-0123456789abcdef0123456789abcdef0", false),
+            (".x.talos-tmp-0123456789abcdef0123456789abcdeg", false),
+            ("settings.py", false),
+            (".env", false),
+        ];
+        for (name, expected) in rows {
+            assert_eq!(is_temp_name(name), *expected, "{name}");
+        }
+    }
 
     fn check(raw: &str, expected: Result<&str, PathProblem>) {
         let got = workspace_segments(raw).map(|s| joined(&s));

@@ -109,7 +109,17 @@ impl Workspace {
             path: shown.into(),
             source: e.0,
         })?;
-        let temp = format!(".{name}.talos-{id}");
+        let key = id.trim_start_matches("tmp-");
+        let temp = talos_core::pathname::temp_name(name, key);
+        let mut temp_location = parents.to_vec();
+        temp_location.push(temp.as_str());
+        let pending = self.pending.as_ref().and_then(|log| {
+            log.begin(
+                &self.root,
+                &talos_core::pathname::joined(&temp_location),
+                key,
+            )
+        });
         let result = (|| {
             let fd = rustix::fs::openat(
                 &parent,
@@ -130,11 +140,19 @@ impl Workspace {
                 source,
             })?;
             rustix::fs::renameat(&parent, temp.as_str(), &parent, *name)
-                .map_err(io("cannot replace"))
+                .map_err(io("cannot replace"))?;
+            // The rename is what the outcome reports: make it survive a power loss. It has
+            // happened either way, so a failed folder sync is logged, not reported as a failed
+            // write.
+            if let Err(e) = rustix::fs::fsync(&parent) {
+                tracing::warn!(path = shown, error = %e, "cannot sync the folder after a write");
+            }
+            Ok(())
         })();
         if result.is_err() {
             let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
         }
+        super::PendingLog::end(pending);
         result
     }
 
@@ -180,6 +198,13 @@ impl Workspace {
         let (from_parent, from_name) = self.parent_and_name(from)?.ok_or_else(root_refused)?;
         let (to_parent, to_name) = self.parent_and_name(to)?.ok_or_else(root_refused)?;
         rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name)?;
+        // Made durable (both folders); the rename happened either way, so a failed sync is
+        // logged rather than reported as a failed move.
+        for folder in [&to_parent, &from_parent] {
+            if let Err(e) = rustix::fs::fsync(folder) {
+                tracing::warn!(from, to, error = %e, "cannot sync a folder after a move");
+            }
+        }
         Ok(())
     }
 
@@ -199,7 +224,7 @@ fn root_refused() -> std::io::Error {
     )
 }
 
-fn kind_at(parent: &OwnedFd, name: &str) -> Result<EntryKind, Errno> {
+pub(super) fn kind_at(parent: &OwnedFd, name: &str) -> Result<EntryKind, Errno> {
     let stat = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)?;
     Ok(match FileType::from_raw_mode(stat.st_mode) {
         FileType::RegularFile => EntryKind::File,
@@ -285,7 +310,11 @@ fn copy_entry(
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
             )?;
-            for entry in entries(listing)? {
+            let listed = entries(listing)?;
+            for entry in listed
+                .iter()
+                .filter(|e| !talos_core::pathname::is_temp_name(&e.name))
+            {
                 copy_entry(&source, &entry.name, &target, &entry.name)?;
             }
             Ok(())

@@ -74,7 +74,11 @@ impl Workspace {
             Mode::empty(),
             Links::Beneath,
         )?;
-        entries(fd)
+        // The daemon's own temporary files (a write in flight, or a crash's leftover until the
+        // next start removes it) are never shown: not to listings, search or checkpoints.
+        let mut listed = entries(fd)?;
+        listed.retain(|e| !talos_core::pathname::is_temp_name(&e.name));
+        Ok(listed)
     }
 
     /// Names under `location` down to `depth` levels, directories with a trailing `/`, in
