@@ -4,8 +4,10 @@
 //! fake model.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use talos_protocol::{Classification, DaemonStatusResult};
@@ -67,4 +69,140 @@ async fn a_stderr_that_cannot_be_written_drops_log_lines_and_serves_turns() {
     let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
     assert!(status.log_lines_dropped > 0, "{status:?}");
     assert!(daemon.alive(), "talosd is still running");
+}
+
+/// Every file under `dir` (not following links) whose name is a temporary shape.
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in listing.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            out.extend(leftovers(&path));
+        } else if name.contains(".talos-tmp-") || name.contains(".tmp") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The manifests' recorded `before` blobs of `settings.py` in the home's checkpoint store.
+fn checkpointed_befores(home: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for store in std::fs::read_dir(home.join("checkpoints")).into_iter().flatten().flatten() {
+        for manifest in std::fs::read_dir(store.path().join("manifests"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(manifest.path()).unwrap();
+            let value: Value = serde_json::from_str(&text).unwrap();
+            for file in value["files"].as_array().into_iter().flatten() {
+                if file["relativePath"] == "settings.py"
+                    && let Some(blob) = file["blobSha256"].as_str()
+                {
+                    let bytes = std::fs::read(store.path().join("objects").join(blob)).unwrap();
+                    out.push(String::from_utf8(bytes).unwrap());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A small xorshift: the kill moments, reproducible from the printed seed.
+struct Moments(u64);
+
+impl Moments {
+    fn next_micros(&mut self, max: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % max
+    }
+}
+
+/// Starts turn/start and answers its approval `approve`; returns once the answer is sent.
+async fn approve_then_return(client: &mut Client, session: &str) {
+    let start = json!({"jsonrpc": "2.0", "id": 77, "method": "turn/start", "params": {"sessionId": session, "prompt": EDIT_REQUEST}});
+    client.send_line(&start.to_string()).await;
+    loop {
+        let message = client.read().await.expect("the daemon asks before it ends");
+        if message.method.as_deref() == Some("approval/request") {
+            let id = message.id.unwrap();
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"decision": "approve"}});
+            client.send_line(&answer.to_string()).await;
+            return;
+        }
+        assert!(message.id != Some(json!(77)), "the turn ended without asking: {message:?}");
+    }
+}
+
+/// Proves kill -9 at random moments after an approval never tears a file: it holds the old
+/// bytes or the new, never a mix; every new file has its checkpoint; and the next daemon on the
+/// same home starts, leaves no temporary file behind (workspace or home) and serves the next
+/// turn. `TALOS_CRASH_LOOP=N` runs N injections (default 100).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_nine_after_approval_never_tears_a_file_and_leaves_no_leftovers() {
+    const OLD: &str = "TIMEOUT = 30\nRETRIES = 3\n";
+    const NEW: &str = "TIMEOUT = 60\nRETRIES = 3\n";
+    let runs: usize = std::env::var("TALOS_CRASH_LOOP")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("crash loop: {runs} injections, seed {seed}");
+    let mut moments = Moments(seed);
+    let llama = FakeLlama::start(true, edit_model()).await;
+    let home = home_for(&llama.url);
+    let ws = tempfile::Builder::new().prefix("wsk").tempdir().unwrap();
+    let settings = ws.path().join("settings.py");
+    let (mut old, mut new, mut swept) = (0, 0, 0);
+    for run in 0..=runs {
+        let daemon = DaemonProcess::start(TALOSD, home.path(), Stdio::null());
+        let left: Vec<_> = leftovers(ws.path())
+            .into_iter()
+            .chain(leftovers(home.path()))
+            .collect();
+        assert!(left.is_empty(), "run {run}: leftovers after start: {left:?}");
+        let mut client = Client::connect(&daemon.socket).await;
+        let session = client.open_session(ws.path(), "agent").await;
+        if run == runs {
+            // The daemon after the last crash serves a whole turn.
+            std::fs::write(&settings, OLD).unwrap();
+            let outcome = client.turn(&session, EDIT_REQUEST, "approve").await;
+            assert_eq!(outcome.classification, Classification::CompletedVerified);
+            break;
+        }
+        std::fs::write(&settings, OLD).unwrap();
+        let befores = checkpointed_befores(home.path()).len();
+        approve_then_return(&mut client, &session).await;
+        tokio::time::sleep(Duration::from_micros(moments.next_micros(10_000))).await;
+        daemon.kill9();
+        swept += usize::from(!leftovers(ws.path()).is_empty());
+        match std::fs::read_to_string(&settings).unwrap().as_str() {
+            OLD => old += 1,
+            NEW => {
+                new += 1;
+                let now = checkpointed_befores(home.path());
+                assert!(
+                    now.len() > befores && now.iter().any(|b| b == OLD),
+                    "run {run}: a completed write has no checkpoint of the old bytes"
+                );
+            }
+            torn => panic!("run {run}: torn file {torn:?}"),
+        }
+    }
+    eprintln!(
+        "crash loop: {old} old, {new} new, {swept} runs left a workspace temporary file (removed at the next start)"
+    );
+    assert_eq!(old + new, runs);
 }
