@@ -61,7 +61,7 @@ pub async fn handle(
         }
         proto::SESSION_NEW => {
             let p: proto::SessionNewParams = parse(params)?;
-            session_new(daemon, p)
+            crate::offload::blocking(|| session_new(daemon, p))
         }
         proto::SESSION_LIST => {
             let mut sessions: Vec<proto::SessionInfo> = daemon
@@ -129,8 +129,14 @@ pub async fn handle(
                 revoked,
             })
         }
-        proto::PROFILE_LIST => profile_list(daemon, parse(params)?),
-        proto::PROFILE_TRUST => profile_trust(daemon, parse(params)?),
+        proto::PROFILE_LIST => {
+            let p = parse(params)?;
+            crate::offload::blocking(|| profile_list(daemon, p))
+        }
+        proto::PROFILE_TRUST => {
+            let p = parse(params)?;
+            crate::offload::blocking(|| profile_trust(daemon, p))
+        }
         proto::MODEL_STATUS => to_value(model_status(daemon)),
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,

@@ -13,6 +13,7 @@ pub mod durable;
 pub mod engine;
 pub mod ids;
 pub mod logging;
+pub mod offload;
 pub mod paths;
 pub mod profiles;
 pub mod recovery;

@@ -154,12 +154,7 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
     ctx.core.settle();
     // The static checks take well under a millisecond, but an interaction check runs a headless
     // browser for up to 30 s: let the runtime move other tasks off this worker meanwhile.
-    let diagnostics = match tokio::runtime::Handle::current().runtime_flavor() {
-        tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| verify::static_web(&mut ctx))
-        }
-        _ => verify::static_web(&mut ctx),
-    };
+    let diagnostics = crate::offload::blocking(|| verify::static_web(&mut ctx));
     let done = ctx.core.finish(&model_answer, diagnostics);
     let status = to_proto::status(done.fine.status());
     let classification = to_proto::classification(done.fine);
@@ -172,7 +167,9 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
         answer: to_proto::text_digest(&done.answer),
     };
     ctx.trace.finished_at_ms = now_ms();
-    let trace_path = match crate::traces::write(&ctx.daemon.home.traces(), &ctx.trace) {
+    let written =
+        crate::offload::blocking(|| crate::traces::write(&ctx.daemon.home.traces(), &ctx.trace));
+    let trace_path = match written {
         Ok(path) => Some(path.display().to_string()),
         Err(e) => {
             tracing::error!(error = %e, "cannot write trace");

@@ -93,7 +93,11 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
 /// The manifests' recorded `before` blobs of `settings.py` in the home's checkpoint store.
 fn checkpointed_befores(home: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for store in std::fs::read_dir(home.join("checkpoints")).into_iter().flatten().flatten() {
+    for store in std::fs::read_dir(home.join("checkpoints"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         for manifest in std::fs::read_dir(store.path().join("manifests"))
             .into_iter()
             .flatten()
@@ -138,7 +142,10 @@ async fn approve_then_return(client: &mut Client, session: &str) {
             client.send_line(&answer.to_string()).await;
             return;
         }
-        assert!(message.id != Some(json!(77)), "the turn ended without asking: {message:?}");
+        assert!(
+            message.id != Some(json!(77)),
+            "the turn ended without asking: {message:?}"
+        );
     }
 }
 
@@ -172,7 +179,10 @@ async fn kill_nine_after_approval_never_tears_a_file_and_leaves_no_leftovers() {
             .into_iter()
             .chain(leftovers(home.path()))
             .collect();
-        assert!(left.is_empty(), "run {run}: leftovers after start: {left:?}");
+        assert!(
+            left.is_empty(),
+            "run {run}: leftovers after start: {left:?}"
+        );
         let mut client = Client::connect(&daemon.socket).await;
         let session = client.open_session(ws.path(), "agent").await;
         if run == runs {
@@ -205,4 +215,178 @@ async fn kill_nine_after_approval_never_tears_a_file_and_leaves_no_leftovers() {
         "crash loop: {old} old, {new} new, {swept} runs left a workspace temporary file (removed at the next start)"
     );
     assert_eq!(old + new, runs);
+}
+
+fn mknod(path: &Path, kind: rustix::fs::FileType, dev: u64) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        kind,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        dev,
+    )
+    .unwrap();
+}
+
+/// Proves special files in a workspace never hold up the daemon: a FIFO named `settings.py`,
+/// a FIFO as `.talos/profiles.yaml` and (when root, to make one) a character device that reads
+/// forever are refused by name ("not a regular file") in a turn's reads and grep, in
+/// `profile/list`, while another connection's `daemon/status` answers and the daemon stops.
+/// Before issue 11 the FIFO read blocked a runtime worker for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn special_files_in_the_workspace_are_refused_and_never_block_the_daemon() {
+    let model = Arc::new(|request: &Value| match tool_results(request) {
+        0 => read_call("settings.py"),
+        1 => read_call("zero.txt"),
+        2 => Reply::ToolCalls(vec![(
+            "talos.grep".into(),
+            r#"{"pattern":"TIMEOUT"}"#.into(),
+        )]),
+        _ => Reply::Text("I could not read them.".into()),
+    });
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::Builder::new().prefix("wsf").tempdir().unwrap();
+    std::fs::create_dir(ws.path().join(".talos")).unwrap();
+    mknod(
+        &ws.path().join("settings.py"),
+        rustix::fs::FileType::Fifo,
+        0,
+    );
+    mknod(
+        &ws.path().join(".talos/profiles.yaml"),
+        rustix::fs::FileType::Fifo,
+        0,
+    );
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        // /dev/zero's numbers: a read that never ends.
+        let zero = rustix::fs::makedev(1, 5);
+        mknod(
+            &ws.path().join("zero.txt"),
+            rustix::fs::FileType::CharacterDevice,
+            zero,
+        );
+    } else {
+        eprintln!("not root: the character-device case is not covered (mknod needs root)");
+    }
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "ask").await;
+    let outcome = client
+        .turn(&session, "What does settings.py set TIMEOUT to?", "deny")
+        .await;
+    let last = serde_json::to_string(llama.requests().last().unwrap()).unwrap();
+    let refusals = last.matches("not a regular file").count();
+    assert!(refusals >= if root { 2 } else { 1 }, "{outcome:?}\n{last}");
+    let profiles = client
+        .call_with("profile/list", json!({"workspace": ws.path()}), |_| {
+            talos_tests::harness::Answer::Ignore
+        })
+        .await
+        .unwrap()
+        .0;
+    let text = serde_json::to_string(&profiles).unwrap();
+    assert!(text.contains("not a regular file"), "{text}");
+    let mut other = daemon.client().await;
+    let status: DaemonStatusResult = other.request("daemon/status", json!({})).await;
+    assert_eq!(status.active_turns, 0);
+    daemon.stop().await;
+}
+
+/// A tmpfs mounted for the test's life (root only), on a temporary folder removed after it.
+struct SmallDisk(PathBuf, #[allow(dead_code)] tempfile::TempDir);
+
+impl SmallDisk {
+    fn mount(size: &str) -> Option<SmallDisk> {
+        let dir = tempfile::Builder::new()
+            .prefix("tdisk")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let status = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(dir.path())
+            .status()
+            .ok()?;
+        status
+            .success()
+            .then(|| SmallDisk(dir.path().to_path_buf(), dir))
+    }
+
+    /// Writes until the disk is full.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut file = std::fs::File::create(self.0.join("ballast")).unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        while file.write_all(&chunk).is_ok() {}
+        let _ = file.write_all(&[0u8; 512]);
+        while file.write_all(&[0u8; 1]).is_ok() {}
+    }
+
+    fn free(&self) {
+        std::fs::remove_file(self.0.join("ballast")).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Proves a full disk under the Talos home gives the turn a clear error and writes nothing
+/// (no checkpoint, no write), keeps the daemon serving, and that turns work again once there
+/// is room. Needs root to mount a small tmpfs; otherwise it says what it did not cover.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_gives_the_turn_a_clear_error_and_writes_nothing() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("not root: the full-disk case is not covered (it mounts a small tmpfs)");
+        return;
+    }
+    let Some(disk) = SmallDisk::mount("2m") else {
+        eprintln!("cannot mount a tmpfs here: the full-disk case is not covered");
+        return;
+    };
+    let llama = FakeLlama::start(true, edit_model()).await;
+    std::fs::write(
+        disk.0.join("config.yaml"),
+        TestDaemon::config_for(&llama.url, true),
+    )
+    .unwrap();
+    let daemon = DaemonProcess::start(TALOSD, &disk.0, Stdio::null());
+    let ws = timeout_workspace();
+    let settings = ws.path().join("settings.py");
+    let mut client = Client::connect(&daemon.socket).await;
+    let session = client.open_session(ws.path(), "agent").await;
+    disk.fill();
+    let (outcome, seen) = client
+        .turn_with(
+            &session,
+            EDIT_REQUEST,
+            talos_tests::harness::approve_all("approve"),
+        )
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n",
+        "nothing is written without its checkpoint"
+    );
+    assert_ne!(outcome.classification, Classification::CompletedVerified);
+    let said = format!("{outcome:?} {:?}", seen);
+    assert!(said.contains("No space left on device"), "{said}");
+    let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+    assert_eq!(status.active_turns, 0);
+    disk.free();
+    let outcome = client.turn(&session, EDIT_REQUEST, "approve").await;
+    assert_eq!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
+    daemon.kill9();
 }

@@ -27,37 +27,63 @@ pub async fn dispatch(ctx: &mut TurnCtx, proposal: Proposal) -> CallReport {
 pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
     let workspace = ctx.session.files.clone();
     match effect {
-        Effect::Resolve(paths) => Input::Resolved(
-            paths
-                .iter()
-                .map(|p| effects::resolve(&workspace, p))
-                .collect(),
-        ),
+        Effect::Resolve(paths) => {
+            off_worker(move || {
+                Input::Resolved(
+                    paths
+                        .iter()
+                        .map(|p| effects::resolve(&workspace, p))
+                        .collect(),
+                )
+            })
+            .await
+        }
         Effect::Ask(ask) => match ctx.ask_for(ask).await {
             Ok((request_id, answer)) => Input::Answered { request_id, answer },
             Err(e) => Input::Failed(e.to_string()),
         },
-        Effect::Read(args) => Input::Output(read_tools::run(&workspace, &args)),
-        Effect::ReadCurrent { path } => Input::Current(effects::read_current(&workspace, &path)),
+        Effect::Read(args) => {
+            off_worker(move || Input::Output(read_tools::run(&workspace, &args))).await
+        }
+        Effect::ReadCurrent { path } => {
+            off_worker(move || Input::Current(effects::read_current(&workspace, &path))).await
+        }
         Effect::Checkpoint { .. } if ctx.cancel.is_cancelled() => Input::Cancelled,
         Effect::Checkpoint {
             tool,
             paths,
             before,
-        } => Input::Checkpointed(effects::checkpoint(ctx, call_id, tool, &paths, before)),
+        } => {
+            let job = effects::CheckpointJob::of(ctx, call_id);
+            off_worker(move || Input::Checkpointed(effects::checkpoint(&job, tool, &paths, before)))
+                .await
+        }
         Effect::Write {
             path,
             expected,
             bytes,
-        } => Input::Written(effects::write(
-            &workspace,
-            &path,
-            expected.as_deref(),
-            &bytes,
-        )),
-        Effect::CheckOps(ops) => Input::OpsChecked(effects::check_ops(&workspace, &ops)),
-        Effect::ApplyOps(ops) => Input::OpsApplied(effects::apply_ops(&workspace, &ops)),
-        Effect::PlanCommand(request) => Input::CommandPlanned(command::plan(ctx, &request)),
+        } => {
+            off_worker(move || {
+                Input::Written(effects::write(
+                    &workspace,
+                    &path,
+                    expected.as_deref(),
+                    &bytes,
+                ))
+            })
+            .await
+        }
+        Effect::CheckOps(ops) => {
+            off_worker(move || Input::OpsChecked(effects::check_ops(&workspace, &ops))).await
+        }
+        Effect::ApplyOps(ops) => {
+            off_worker(move || Input::OpsApplied(effects::apply_ops(&workspace, &ops))).await
+        }
+        Effect::PlanCommand(request) => {
+            let state = ctx.daemon.home.state.clone();
+            off_worker(move || Input::CommandPlanned(command::plan(&state, &workspace, &request)))
+                .await
+        }
         Effect::RunCommand { plan, .. } => {
             Input::CommandRan(command::run(ctx, call_id, &plan).await)
         }
@@ -67,4 +93,13 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
         }
         Effect::Finish(_) => Input::Done,
     }
+}
+
+/// Runs a filesystem effect on the blocking pool: a slow disk, or a special file that slipped
+/// past the checks, holds one blocking thread, never an async worker that other connections
+/// need (issue 11, defect 3).
+async fn off_worker(effect: impl FnOnce() -> Input + Send + 'static) -> Input {
+    tokio::task::spawn_blocking(effect)
+        .await
+        .unwrap_or_else(|e| Input::Failed(format!("internal: a file task failed ({e})")))
 }

@@ -4,7 +4,7 @@
 //! tool progress (redacted). What is asked, what the model sees and how the call ends are
 //! decided by talos-core (`talos_core::turn::call`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use talos_core::command::{self, CommandPlan, CommandRequest, Program};
 use talos_core::turn::call::{CommandRun, PlannedCommand};
@@ -17,12 +17,15 @@ use crate::runner::{self, RunSpec, Stream};
 use crate::workspace::{EntryKind, Workspace};
 
 /// Plans the request against the registry as it is now and locates it.
-pub fn plan(ctx: &TurnCtx, request: &CommandRequest) -> Result<PlannedCommand, String> {
-    let pins = PinStore::new(&ctx.daemon.home.state);
-    let workspace = ctx.session.files.clone();
+pub fn plan(
+    home_state: &Path,
+    workspace: &Workspace,
+    request: &CommandRequest,
+) -> Result<PlannedCommand, String> {
+    let pins = PinStore::new(home_state);
     let plan = command::plan(request, &snapshot(workspace.root(), &pins).registry)
         .map_err(|e| e.to_string())?;
-    let (program, _cwd) = locate(&workspace, &plan)?;
+    let (program, _cwd) = locate(workspace, &plan)?;
     let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
     Ok(PlannedCommand {
         plan,

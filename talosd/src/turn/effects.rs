@@ -4,6 +4,9 @@
 //! write with its stale-bytes check and read-back, and typed workspace operations. Each
 //! function reports what happened; none decides anything.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use talos_core::ops::WorkspaceOp;
 use talos_core::tools::ToolId;
 use talos_core::turn::call::{ResolvedPath, WriteFailure};
@@ -31,23 +34,43 @@ pub fn read_current(workspace: &Workspace, shown: &str) -> Result<Option<Vec<u8>
     workspace.read(&location, shown).map_err(|e| e.to_string())
 }
 
+/// Everything a checkpoint needs, owned, so it can be taken off the async workers.
+pub struct CheckpointJob {
+    pub store: PathBuf,
+    pub workspace: Arc<Workspace>,
+    pub trace_id: String,
+    pub turn_id: String,
+    pub call_id: String,
+}
+
+impl CheckpointJob {
+    pub fn of(ctx: &TurnCtx, call_id: &str) -> CheckpointJob {
+        CheckpointJob {
+            store: ctx.daemon.home.checkpoints(),
+            workspace: ctx.session.files.clone(),
+            trace_id: ctx.trace.trace_id.clone(),
+            turn_id: ctx.turn_id.to_string(),
+            call_id: call_id.to_string(),
+        }
+    }
+}
+
 /// Takes the checkpoint of `paths` before a change.
 pub fn checkpoint(
-    ctx: &TurnCtx,
-    call_id: &str,
+    job: &CheckpointJob,
     tool: ToolId,
     paths: &[String],
     before: Option<Option<Vec<u8>>>,
 ) -> Result<CheckpointTaken, String> {
-    let store = CheckpointStore::new(ctx.daemon.home.checkpoints());
+    let store = CheckpointStore::new(job.store.clone());
     let capture = CaptureContext {
-        trace_id: &ctx.trace.trace_id,
-        turn_id: ctx.turn_id.as_str(),
-        call_id,
+        trace_id: &job.trace_id,
+        turn_id: &job.turn_id,
+        call_id: &job.call_id,
         tool: tool.name(),
         created_at_ms: now_ms(),
     };
-    let workspace = ctx.session.files.clone();
+    let workspace = &job.workspace;
     let taken = match (before, paths) {
         (Some(before), [path]) => {
             store.capture(workspace.root(), path, before.as_deref(), &capture)
@@ -57,7 +80,7 @@ pub fn checkpoint(
                 .iter()
                 .map(|p| workspace.place(p))
                 .collect::<Result<Vec<_>, String>>()?;
-            store.capture_paths(workspace.root(), &workspace, &placed, &capture)
+            store.capture_paths(workspace.root(), workspace, &placed, &capture)
         }
     };
     taken

@@ -12,7 +12,8 @@ use super::context::TurnCtx;
 pub async fn message(ctx: &mut TurnCtx, pins: &[String]) -> Option<Value> {
     let mut blocks = Vec::new();
     for pin in pins {
-        let block = read(ctx, pin).and_then(|(shown, bytes)| ctx.core.pin(&shown, bytes));
+        let block = crate::offload::blocking(|| read(ctx, pin))
+            .and_then(|(shown, bytes)| ctx.core.pin(&shown, bytes));
         match block {
             Ok(block) => blocks.push(block),
             Err(message) => ctx.emit(TurnEvent::Error { message }).await,
