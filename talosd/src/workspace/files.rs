@@ -144,7 +144,7 @@ impl Workspace {
             // The rename is what the outcome reports: make it survive a power loss. It has
             // happened either way, so a failed folder sync is logged, not reported as a failed
             // write.
-            if let Err(e) = rustix::fs::fsync(&parent) {
+            if let Err(e) = sync_folder(&parent) {
                 tracing::warn!(path = shown, error = %e, "cannot sync the folder after a write");
             }
             Ok(())
@@ -201,7 +201,7 @@ impl Workspace {
         // Made durable (both folders); the rename happened either way, so a failed sync is
         // logged rather than reported as a failed move.
         for folder in [&to_parent, &from_parent] {
-            if let Err(e) = rustix::fs::fsync(folder) {
+            if let Err(e) = sync_folder(folder) {
                 tracing::warn!(from, to, error = %e, "cannot sync a folder after a move");
             }
         }
@@ -222,6 +222,18 @@ fn root_refused() -> std::io::Error {
         std::io::ErrorKind::PermissionDenied,
         "the workspace root itself",
     )
+}
+
+/// `fsync` on a folder held as an `O_PATH` descriptor (which cannot be synced itself): the
+/// folder is opened for reading through it, never following a link, and that is synced.
+pub(super) fn sync_folder(folder: &OwnedFd) -> Result<(), Errno> {
+    let readable = rustix::fs::openat(
+        folder,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    rustix::fs::fsync(&readable)
 }
 
 pub(super) fn kind_at(parent: &OwnedFd, name: &str) -> Result<EntryKind, Errno> {

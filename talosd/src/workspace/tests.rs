@@ -312,3 +312,53 @@ fn the_probe_picks_openat2_on_this_kernel_or_says_why_not() {
     };
     assert_eq!(ws.resolver(), expected);
 }
+
+/// Proves the folders a write or a move renames in can be synced through the handle's
+/// `O_PATH` descriptors (a direct `fsync` on one fails with EBADF), the pending-write entry of
+/// a write is gone once it is done, the daemon's temporary files are hidden from listings, and
+/// `remove_leftover` removes only that shape, as a regular file, never a link.
+#[test]
+fn folders_sync_and_temporary_files_are_hidden_and_removed_only_in_their_shape() {
+    for resolver in RESOLVERS {
+        let (tmp, root, ws) = hostile(resolver);
+        for location in [".", "sub"] {
+            files::sync_folder(&ws.dir_fd(location).unwrap())
+                .unwrap_or_else(|e| panic!("{resolver:?} {location}: {e}"));
+        }
+        let log_dir = tmp.path().join("pending");
+        let ws = ws.with_pending(PendingLog::new(log_dir.clone()));
+        ws.write_atomic("sub/b.txt", "sub/b.txt", b"b").unwrap();
+        let entries = std::fs::read_dir(&log_dir).map_or(0, |d| d.count());
+        assert_eq!(
+            entries, 0,
+            "{resolver:?}: the entry goes once the write is done"
+        );
+        let hex = "0123456789abcdef0123456789abcdef";
+        let temp = talos_core::pathname::temp_name("a.txt", hex);
+        std::fs::write(root.join("sub").join(&temp), b"half").unwrap();
+        let link = talos_core::pathname::temp_name("l.txt", hex);
+        std::os::unix::fs::symlink(root.join("sub/a.txt"), root.join("sub").join(&link)).unwrap();
+        let names: Vec<String> = ws
+            .read_dir("sub")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["a.txt", "b.txt"], "{resolver:?}");
+        let rows: &[(String, bool)] = &[
+            (format!("sub/{temp}"), true),
+            (format!("sub/{temp}"), false),
+            (format!("sub/{link}"), false),
+            ("sub/a.txt".into(), false),
+        ];
+        for (location, removed) in rows {
+            assert_eq!(
+                ws.remove_leftover(location).unwrap(),
+                *removed,
+                "{resolver:?} {location}"
+            );
+        }
+        assert!(root.join("sub/a.txt").is_file());
+        assert!(std::fs::symlink_metadata(root.join("sub").join(&link)).is_ok());
+    }
+}

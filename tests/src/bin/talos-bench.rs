@@ -114,6 +114,37 @@ async fn main() -> anyhow::Result<()> {
     );
     println!("talosd RSS: idle {idle_rss} KiB   after turns {busy_rss} KiB   peak {peak} KiB");
     web_checks();
+    durability(home.path())?;
+    Ok(())
+}
+
+/// What syncing the folder after each rename costs (issue 11, defect 9): 200 replacements of
+/// a 4 KiB record in the bench's home, with and without the folder sync.
+fn durability(dir: &Path) -> anyhow::Result<()> {
+    use talosd::durable::{SyncDir, replace_with};
+    let path = dir.join("durability-probe.json");
+    let bytes = vec![b'x'; 4096];
+    let time = |sync: SyncDir| -> anyhow::Result<Vec<Duration>> {
+        let mut runs = (0..200)
+            .map(|_| {
+                let t = Instant::now();
+                replace_with(&path, &bytes, sync).map(|()| t.elapsed())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        runs.sort();
+        Ok(runs)
+    };
+    let without = time(SyncDir::No)?;
+    let with = time(SyncDir::Yes)?;
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "durable record write (4 KiB, file synced, renamed): p50 {:.0} us without the folder sync, {:.0} us with it ({:.2}x); p99 {:.0} / {:.0} us",
+        us(pct(&without, 50)),
+        us(pct(&with, 50)),
+        us(pct(&with, 50)) / us(pct(&without, 50)).max(1e-9),
+        us(pct(&without, 99)),
+        us(pct(&with, 99)),
+    );
     Ok(())
 }
 
