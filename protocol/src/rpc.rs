@@ -81,11 +81,14 @@ pub enum ErrorCode {
     WorkspaceInvalid,
     /// `-32007`: reserved for model failures; not returned today.
     ModelError,
+    /// `-32008`: the connection already has as many requests waiting as the daemon queues;
+    /// retry once some have been answered.
+    TooManyRequests,
 }
 
 impl ErrorCode {
     /// Every error code, standard ones first.
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::ParseError,
         ErrorCode::InvalidRequest,
         ErrorCode::MethodNotFound,
@@ -98,6 +101,7 @@ impl ErrorCode {
         ErrorCode::ConfigError,
         ErrorCode::WorkspaceInvalid,
         ErrorCode::ModelError,
+        ErrorCode::TooManyRequests,
     ];
 
     /// The number sent on the wire.
@@ -115,6 +119,7 @@ impl ErrorCode {
             ErrorCode::ConfigError => -32005,
             ErrorCode::WorkspaceInvalid => -32006,
             ErrorCode::ModelError => -32007,
+            ErrorCode::TooManyRequests => -32008,
         }
     }
 

@@ -31,7 +31,8 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 const OUTGOING_QUEUE: usize = 256;
 /// Requests one connection may have in flight at once.
 const MAX_IN_FLIGHT: usize = 64;
-/// Requests read and waiting for one of those slots before the reader waits too.
+/// Requests read and waiting for one of those slots; one more is answered `-32008` at once, so
+/// the reader never waits and the answers behind it are always read.
 const QUEUED_REQUESTS: usize = 1024;
 
 /// Answers the requests a connection reads. The daemon's method table implements it
@@ -206,11 +207,22 @@ pub async fn serve<H: Handler>(
                 }
                 // Other requests wait for a slot in the dispatcher, never in the reader, so
                 // the answers behind them are still read.
-                Incoming::Request(message) => {
-                    if requests.send(message).await.is_err() {
-                        break;
+                Incoming::Request(message) => match requests.try_send(message) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(message)) => {
+                        let error = RpcError::new(
+                            ErrorCode::TooManyRequests,
+                            format!(
+                                "{MAX_IN_FLIGHT} requests are running and {QUEUED_REQUESTS} are waiting on this connection; retry once some are answered"
+                            ),
+                        );
+                        let id = message.id.clone().unwrap_or(Value::Null);
+                        if peer.send(&Message::error_response(id, error)).await.is_err() {
+                            break;
+                        }
                     }
-                }
+                    Err(mpsc::error::TrySendError::Closed(_)) => break,
+                },
             },
             Ok(Some(Line::TooLong)) => {
                 let error = RpcError::new(
