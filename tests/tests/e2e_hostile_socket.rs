@@ -2,22 +2,28 @@
 //! another uid planted (through `--socket`, through the default temp-dir path, and a listener of
 //! another uid behind a directory and socket that are the user's own) refuses before sending a
 //! byte and names the path and the owner; `talosd --socket` inside an existing world-writable
-//! directory refuses and leaves that directory's mode alone.
+//! directory refuses and leaves that directory's mode alone. And the honest path still works:
+//! `talos run` on the default temp-dir socket makes `talos-<uid>` 0700 and starts the daemon.
 //!
 //! The other uid is 65534 (`nobody`), which needs root to impersonate; without root those rows
 //! print what they did not cover, and the unit rows of `talos_protocol::socket` and
 //! `talos-cli/src/socket/guard.rs` cover the same decisions at the seam.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
+use talos_tests::harness::{TestDaemon, timeout_workspace};
+
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
 const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
 const NOBODY: u32 = 65534;
+const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 
 /// A listener that answers every request like a daemon would, ending with a forged verified
 /// edit, and appends every byte it receives to `record`.
@@ -138,19 +144,32 @@ fn talos_run(socket_flag: Option<&Path>, env: &[(&str, &Path)], workspace: &Path
     command
         .args(["run", "--workspace"])
         .arg(workspace)
-        .arg("In settings.py, change TIMEOUT from 30 to 60.")
+        .arg(EDIT_REQUEST);
+    talos_in(command, env, "")
+}
+
+/// Runs a prepared `talos` command in a clean socket environment plus `env`, feeding `stdin`.
+fn talos_in(mut command: Command, env: &[(&str, &Path)], stdin: &str) -> Output {
+    command
         .env_remove("TALOS_HOME")
         .env_remove("XDG_RUNTIME_DIR")
         .env_remove("TMPDIR")
         .env("TALOS_DAEMON", TALOSD)
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (name, value) in env {
         command.env(name, value);
     }
-    command.output().unwrap()
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// One refusal: exit 3, a message naming `path` and `owner_text`, nothing sent, nothing forged
@@ -314,4 +333,87 @@ fn talosd_socket_in_an_existing_shared_directory_is_refused_and_its_mode_kept() 
         0o1777
     );
     assert!(!shared.join("d.sock").exists());
+}
+
+/// Proves the honest default still works: with neither `TALOS_HOME` nor `XDG_RUNTIME_DIR`,
+/// `talos run` makes `$TMPDIR/talos-<uid>` 0700, starts the daemon there and carries an approved
+/// edit; `talos stop` then stops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_run_on_the_default_temp_socket_makes_a_private_directory_and_starts_the_daemon() {
+    let llama = FakeLlama::start(
+        true,
+        scripted(vec![
+            read_call("settings.py"),
+            Reply::ToolCalls(vec![(
+                "talos.edit_file".into(),
+                r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                    .into(),
+            )]),
+            Reply::Text("TIMEOUT is now 60.".into()),
+        ]),
+    )
+    .await;
+    let tmp = tempfile::Builder::new()
+        .prefix("th")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let (home, config, data) = (
+        tmp.path().join("home"),
+        tmp.path().join("config"),
+        tmp.path().join("data"),
+    );
+    std::fs::create_dir_all(config.join("talos")).unwrap();
+    std::fs::write(
+        config.join("talos/config.yaml"),
+        talos_tests::harness::offline(&TestDaemon::config_for(&llama.url, true)),
+    )
+    .unwrap();
+    let ws = timeout_workspace();
+    let uid = std::fs::metadata("/proc/self").unwrap().uid();
+    let run_dir = tmp.path().join(format!("talos-{uid}"));
+    let (tmp_path, ws_path) = (tmp.path().to_path_buf(), ws.path().to_path_buf());
+    let run = move |args: &[&str], stdin: &str| {
+        let mut command = Command::new(TALOS);
+        command.args(args);
+        talos_in(
+            command,
+            &[
+                ("TMPDIR", &tmp_path),
+                ("HOME", &home),
+                ("XDG_CONFIG_HOME", &config),
+                ("XDG_DATA_HOME", &data),
+            ],
+            stdin,
+        )
+    };
+    let workspace = ws_path.display().to_string();
+    let out = tokio::task::spawn_blocking({
+        let run = run.clone();
+        move || run(&["run", "--workspace", &workspace, EDIT_REQUEST], "y\n")
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
+    let mode = std::fs::symlink_metadata(&run_dir).unwrap().mode() & 0o7777;
+    assert_eq!(mode, 0o700, "{}", run_dir.display());
+    assert!(run_dir.join("talosd.sock").exists());
+    let stop = tokio::task::spawn_blocking(move || run(&["stop"], ""))
+        .await
+        .unwrap();
+    assert_eq!(
+        stop.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while run_dir.join("talosd.sock").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!run_dir.join("talosd.sock").exists(), "talosd stopped");
 }
