@@ -11,7 +11,9 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use talos_protocol::socket::trust::{Distrust, EntryFacts, EntryKind, judge_socket_dir};
+use talos_protocol::socket::trust::{
+    Distrust, EntryFacts, EntryKind, judge_peer, judge_socket_dir,
+};
 use tokio::net::{UnixListener, UnixStream};
 
 /// Linux's `sun_path` holds 108 bytes including the terminating NUL.
@@ -242,9 +244,9 @@ pub fn bind(socket: &Path) -> Result<BoundSocket, SocketError> {
     })
 }
 
-/// Whether the peer of `stream` runs as this daemon's uid.
+/// Whether the peer of `stream` runs as this daemon's uid (the rule the CLI applies too).
 pub fn peer_allowed(stream: &UnixStream) -> Result<bool, std::io::Error> {
-    Ok(stream.peer_cred()?.uid() == my_uid())
+    Ok(judge_peer(stream.peer_cred()?.uid(), my_uid()).is_ok())
 }
 
 #[cfg(test)]
