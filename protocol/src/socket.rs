@@ -1,6 +1,9 @@
 //! Where the daemon's socket is when nobody names one: the single rule that `talosd` and the
 //! `talos` CLI both call, as a pure function of the environment facts they read (this crate does
-//! no IO, so each binary reads its own environment and passes the values in).
+//! no IO, so each binary reads its own environment and passes the values in). [`trust`] holds the
+//! rules for when the socket's directory, the socket and the process behind it are the user's.
+
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! What can stop the `talos` command early, the message each prints and the exit code each
-//! maps to: 2 for usage, connection and protocol errors, 0 for a closed stdout (a broken pipe
-//! is how `talos ... | head` ends, not an error).
+//! maps to: 2 for usage, connection and protocol errors, 3 for a socket that is not the user's
+//! own (refused before anything is sent), 0 for a closed stdout (a broken pipe is how
+//! `talos ... | head` ends, not an error).
 
 use std::fmt;
 use std::io;
@@ -8,8 +9,12 @@ use std::path::PathBuf;
 
 use talos_protocol::RpcError;
 
+use crate::socket::guard::Refusal;
+
 /// Exit code for usage, connection and protocol errors.
 pub const EXIT_USAGE_OR_CONNECTION: u8 = 2;
+/// Exit code for a socket, its directory or its listener that is not the user's own.
+pub const EXIT_UNTRUSTED_SOCKET: u8 = 3;
 
 /// Why a command stopped before it could report a result.
 #[derive(Debug)]
@@ -20,6 +25,9 @@ pub enum Failure {
     NotRunning(PathBuf),
     /// The socket could not be reached or the connection broke.
     Connection(String),
+    /// The socket, its directory or the process behind it is not the user's own: nothing was
+    /// sent to it.
+    Untrusted(Refusal),
     /// The daemon answered a call with a JSON-RPC error.
     Rpc(RpcError),
     /// Writing our own output failed for a reason other than a closed reader.
@@ -33,6 +41,7 @@ impl Failure {
     pub fn exit_code(&self) -> u8 {
         match self {
             Failure::BrokenPipe => 0,
+            Failure::Untrusted(_) => EXIT_UNTRUSTED_SOCKET,
             Failure::Usage(_)
             | Failure::NotRunning(_)
             | Failure::Connection(_)
@@ -61,6 +70,7 @@ impl fmt::Display for Failure {
             Failure::NotRunning(socket) => {
                 write!(f, "talosd is not running (socket: {})", socket.display())
             }
+            Failure::Untrusted(refusal) => write!(f, "talos: {refusal}"),
             Failure::Rpc(error) => write!(f, "talos: {}", error.message),
             Failure::Output(error) => write!(f, "talos: cannot write output: {error}"),
             Failure::BrokenPipe => Ok(()),
@@ -71,7 +81,22 @@ impl fmt::Display for Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::socket::guard::Subject;
     use talos_protocol::ErrorCode;
+    use talos_protocol::socket::trust::Distrust;
+
+    const NOTHING_SENT: &str = "; nothing was sent. If you did not make it, another user may \
+                                have: remove it, or use --socket (or $XDG_RUNTIME_DIR) in a \
+                                directory only you can write to";
+
+    fn refusal(subject: Subject, why: Distrust) -> Failure {
+        Failure::Untrusted(Refusal {
+            socket: PathBuf::from("/tmp/talos-1000/talosd.sock"),
+            subject,
+            why,
+            me: 1000,
+        })
+    }
 
     fn check(failure: Failure, expected_code: u8, expected_text: &str) {
         assert_eq!(failure.exit_code(), expected_code, "{failure:?}");
@@ -101,5 +126,42 @@ mod tests {
             2,
             "talos: cannot write output: disk full",
         );
+        let dir = || Subject::Directory(PathBuf::from("/tmp/talos-1000"));
+        let refusals = [
+            (
+                refusal(dir(), Distrust::ForeignOwner { owner: 65534 }),
+                "its directory /tmp/talos-1000 is owned by uid 65534, not by you (uid 1000)",
+            ),
+            (
+                refusal(dir(), Distrust::WritableByOthers { mode: 0o1777 }),
+                "its directory /tmp/talos-1000 is writable by group or others (mode 1777)",
+            ),
+            (
+                refusal(dir(), Distrust::Symlink),
+                "its directory /tmp/talos-1000 is a symlink",
+            ),
+            (
+                refusal(dir(), Distrust::NotADirectory),
+                "its directory /tmp/talos-1000 is not a directory",
+            ),
+            (
+                refusal(Subject::Socket, Distrust::ForeignOwner { owner: 65534 }),
+                "it is owned by uid 65534, not by you (uid 1000)",
+            ),
+            (
+                refusal(Subject::Socket, Distrust::NotASocket),
+                "it is not a socket",
+            ),
+            (
+                refusal(Subject::Peer, Distrust::ForeignPeer { peer: 65534 }),
+                "the process listening on it runs as uid 65534, not as you (uid 1000)",
+            ),
+        ];
+        for (failure, what) in refusals {
+            let line = format!(
+                "talos: refusing to talk to /tmp/talos-1000/talosd.sock: {what}{NOTHING_SENT}"
+            );
+            check(failure, 3, &line);
+        }
     }
 }

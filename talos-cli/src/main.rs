@@ -1,6 +1,7 @@
 //! The `talos` command: argument parsing, dispatch to the commands, and exit codes
-//! (0 success, 1 a turn that did not complete, 2 usage and connection errors). It is a thin,
-//! blocking client of `talosd`; it never runs a model or touches files itself.
+//! (0 success, 1 a turn that did not complete, 2 usage and connection errors, 3 a socket that is
+//! not the user's own). It is a thin, blocking client of `talosd`; it never runs a model or
+//! touches files itself.
 
 // Tests may unwrap: a panic there is a failed test, not a crashed CLI. The non-test build is
 // still linted with `unwrap_used` / `expect_used`.

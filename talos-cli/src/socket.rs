@@ -1,10 +1,12 @@
 //! Where the daemon's socket is and how to reach it: the `--socket` flag or the default path
 //! (computed by `talos_protocol::socket`, the rule `talosd` uses too, from this process's
-//! environment), connecting, and starting the daemon when `talos run` finds none answering.
+//! environment), connecting only through a socket that is the user's own ([`guard`], checked
+//! before a byte is sent), and starting the daemon when `talos run` finds none answering.
+
+pub mod guard;
 
 use std::ffi::OsString;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -66,15 +68,9 @@ impl SocketTarget {
     }
 }
 
-/// The effective uid without libc: the owner of `/proc/self`, else `$UID`, else 0.
+/// The effective uid of this process.
 pub fn effective_uid() -> u32 {
-    match std::fs::metadata("/proc/self") {
-        Ok(meta) => meta.uid(),
-        Err(_) => std::env::var("UID")
-            .ok()
-            .and_then(|uid| uid.parse().ok())
-            .unwrap_or(0),
-    }
+    rustix::process::geteuid().as_raw()
 }
 
 /// Which program to run as the daemon: `$TALOS_DAEMON`, else `talosd` next to this
@@ -93,15 +89,33 @@ pub fn daemon_program(override_program: Option<OsString>, current_exe: Option<&P
     PathBuf::from("talosd")
 }
 
-/// Connects to the daemon, starting it first when allowed and none answers.
+/// Connects to the daemon, starting it first when allowed and none answers. Every connection
+/// passes [`guard`] first: the socket's directory and the socket are the user's own, and so is
+/// the process that accepts; otherwise the command stops with [`Failure::Untrusted`] and
+/// nothing has been sent.
 pub fn connect(target: &SocketTarget, auto_start: AutoStart) -> Result<UnixStream, Failure> {
-    match UnixStream::connect(&target.path) {
+    let me = effective_uid();
+    match attempt(&target.path, me)? {
         Ok(stream) => Ok(stream),
         Err(error) if is_absent(&error) => match auto_start {
             AutoStart::Never => Err(Failure::NotRunning(target.path.clone())),
-            AutoStart::Start => start_and_connect(target),
+            AutoStart::Start => start_and_connect(target, me),
         },
         Err(error) => Err(connect_failure(target, &error)),
+    }
+}
+
+/// One guarded connect: the outer error is a refusal, the inner one why nothing answered.
+fn attempt(socket: &Path, me: u32) -> Result<io::Result<UnixStream>, Failure> {
+    if let Err(error) = guard::check_path(socket, me)? {
+        return Ok(Err(error));
+    }
+    match UnixStream::connect(socket) {
+        Ok(stream) => {
+            guard::check_peer(&stream, socket, me)?;
+            Ok(Ok(stream))
+        }
+        Err(error) => Ok(Err(error)),
     }
 }
 
@@ -120,9 +134,11 @@ fn connect_failure(target: &SocketTarget, error: &io::Error) -> Failure {
     ))
 }
 
-/// Spawns `talosd` (it detaches and exits once its socket accepts connections), then retries
-/// connecting with backoff until [`START_TIMEOUT`] has passed since the spawn.
-fn start_and_connect(target: &SocketTarget) -> Result<UnixStream, Failure> {
+/// Makes the socket's directory private (or refuses one planted by someone else), spawns
+/// `talosd` (it detaches and exits once its socket accepts connections), then retries the
+/// guarded connect with backoff until [`START_TIMEOUT`] has passed since the spawn.
+fn start_and_connect(target: &SocketTarget, me: u32) -> Result<UnixStream, Failure> {
+    guard::prepare_dir(&target.path, me)?;
     let current_exe = std::env::current_exe().ok();
     let program = daemon_program(std::env::var_os("TALOS_DAEMON"), current_exe.as_deref());
     let mut command = Command::new(&program);
@@ -154,7 +170,7 @@ fn start_and_connect(target: &SocketTarget) -> Result<UnixStream, Failure> {
     }
     let mut backoff = FIRST_BACKOFF;
     let last_error = loop {
-        match UnixStream::connect(&target.path) {
+        match attempt(&target.path, me)? {
             Ok(stream) => return Ok(stream),
             Err(error) => {
                 let now = Instant::now();
@@ -246,6 +262,7 @@ mod tests {
 
     #[test]
     fn effective_uid_matches_the_owner_of_a_file_we_create() {
+        use std::os::unix::fs::MetadataExt;
         let path = std::env::temp_dir().join(format!("talos-cli-uid-{}", std::process::id()));
         std::fs::write(&path, b"").unwrap();
         let owner = std::fs::metadata(&path).unwrap().uid();

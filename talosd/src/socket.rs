@@ -1,15 +1,19 @@
-//! Socket security, in order: a private 0700 runtime directory (refusing a symlink or a
-//! foreign owner), a lock so only one daemon runs, stale-socket removal only under that lock
-//! and only when a connect is refused, a 0600 socket, and the peer's uid checked on every
-//! connection. Never the abstract namespace: it has no permissions.
+//! Socket security, in order: a runtime directory that only this uid can write to (created
+//! 0700 when missing; an existing one is never chmodded, and a symlink, a foreign owner or
+//! group/other write bits are refused), a lock so only one daemon runs, stale-socket removal
+//! only under that lock and only when a connect is refused, a 0600 socket, and the peer's uid
+//! checked on every connection. Never the abstract namespace: it has no permissions.
 // std::fs here: the socket directory, lock file and socket, not workspace files.
 #![allow(clippy::disallowed_methods)]
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{DirBuilder, File, Metadata, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use talos_protocol::socket::trust::{
+    Distrust, EntryFacts, EntryKind, judge_peer, judge_socket_dir,
+};
 use tokio::net::{UnixListener, UnixStream};
 
 /// Linux's `sun_path` holds 108 bytes including the terminating NUL.
@@ -31,6 +35,10 @@ pub enum SocketError {
     ForeignOwner { path: String, owner: u32, me: u32 },
     #[error("runtime directory {0} is not a directory")]
     NotADirectory(String),
+    #[error(
+        "runtime directory {path} is writable by group or others (mode {mode:04o}); talosd changes only directories it creates: choose a --socket inside a private directory (yours, writable only by you), or a path whose directory does not exist yet"
+    )]
+    NotPrivate { path: String, mode: u32 },
     #[error("another talosd holds {path} (pid {pid})")]
     AlreadyRunning { path: String, pid: String },
     #[error("{0} exists and is not a socket; refusing to remove it")]
@@ -60,43 +68,86 @@ pub fn my_uid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
-/// Creates (or checks) the private directory that holds the socket and the lock.
+/// Creates (or checks) the directory that holds the socket and the lock.
+///
+/// The rule: talosd sets the mode only of a directory it creates itself, 0700, and so is every
+/// missing parent it creates on the way. An existing directory is never chmodded; it must pass
+/// [`judge_socket_dir`]: a real directory (a symlink is refused, never followed) owned by this
+/// uid that neither group nor others may write to. So `--socket /tmp/x.sock` is refused (1777),
+/// and so is a 0775 directory; an existing 0755 directory of the user's own is accepted, because
+/// only its owner can create, rename or remove the socket there, the socket is 0600 and every
+/// peer's uid is checked.
 pub fn secure_runtime_dir(dir: &Path) -> Result<(), SocketError> {
-    match DirBuilder::new().recursive(false).mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if let Some(parent) = dir.parent() {
-                std::fs::create_dir_all(parent).map_err(io("cannot create", parent))?;
-            }
-            match DirBuilder::new().mode(0o700).create(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io("cannot create", dir)(e)),
-            }
-        }
-        Err(e) => return Err(io("cannot create", dir)(e)),
-    }
+    let created = create_private_dir(dir)?;
     let meta = std::fs::symlink_metadata(dir).map_err(io("cannot inspect", dir))?;
-    if meta.file_type().is_symlink() {
-        return Err(SocketError::DirIsSymlink(dir.display().to_string()));
-    }
-    if !meta.is_dir() {
-        return Err(SocketError::NotADirectory(dir.display().to_string()));
-    }
-    let me = my_uid();
-    if meta.uid() != me {
-        return Err(SocketError::ForeignOwner {
-            path: dir.display().to_string(),
-            owner: meta.uid(),
-            me,
-        });
-    }
-    if meta.mode() & 0o077 != 0 {
+    let facts = entry_facts(&meta);
+    judge_socket_dir(facts, my_uid()).map_err(|why| refusal(dir, why))?;
+    if created && facts.mode != 0o700 {
+        // Ours, just made: a umask may have taken owner bits away.
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .map_err(io("cannot chmod", dir))?;
     }
     Ok(())
+}
+
+/// The `lstat` facts the trust rules judge.
+pub fn entry_facts(meta: &Metadata) -> EntryFacts {
+    let file_type = meta.file_type();
+    let kind = if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else if file_type.is_dir() {
+        EntryKind::Directory
+    } else if file_type.is_socket() {
+        EntryKind::Socket
+    } else {
+        EntryKind::Other
+    };
+    EntryFacts {
+        kind,
+        owner: meta.uid(),
+        mode: meta.mode() & 0o7777,
+    }
+}
+
+/// Makes `dir` with mode 0700 (its missing parents too); whether this call created it.
+fn create_private_dir(dir: &Path) -> Result<bool, SocketError> {
+    let make = |path: &Path| match DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    };
+    match make(dir) {
+        Ok(created) => Ok(created),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = dir.parent() {
+                DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(parent)
+                    .map_err(io("cannot create", parent))?;
+            }
+            make(dir).map_err(io("cannot create", dir))
+        }
+        Err(e) => Err(io("cannot create", dir)(e)),
+    }
+}
+
+/// The error for a runtime directory the trust rule refuses.
+fn refusal(dir: &Path, why: Distrust) -> SocketError {
+    let path = dir.display().to_string();
+    match why {
+        Distrust::Symlink => SocketError::DirIsSymlink(path),
+        Distrust::NotADirectory | Distrust::NotASocket => SocketError::NotADirectory(path),
+        Distrust::WritableByOthers { mode } => SocketError::NotPrivate { path, mode },
+        // The directory rule never names a peer; a foreign uid is a foreign uid.
+        Distrust::ForeignOwner { owner } | Distrust::ForeignPeer { peer: owner } => {
+            SocketError::ForeignOwner {
+                path,
+                owner,
+                me: my_uid(),
+            }
+        }
+    }
 }
 
 /// Held for the daemon's life; the kernel releases it if the process dies.
@@ -149,7 +200,6 @@ pub fn clear_stale_socket(socket: &Path, _lock: &DaemonLock) -> Result<(), Socke
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(io("cannot inspect", socket)(e)),
     };
-    use std::os::unix::fs::FileTypeExt;
     if !meta.file_type().is_socket() {
         return Err(SocketError::NotASocket(socket.display().to_string()));
     }
@@ -194,32 +244,108 @@ pub fn bind(socket: &Path) -> Result<BoundSocket, SocketError> {
     })
 }
 
-/// Whether the peer of `stream` runs as this daemon's uid.
+/// Whether the peer of `stream` runs as this daemon's uid (the rule the CLI applies too).
 pub fn peer_allowed(stream: &UnixStream) -> Result<bool, std::io::Error> {
-    Ok(stream.peer_cred()?.uid() == my_uid())
+    Ok(judge_peer(stream.peer_cred()?.uid(), my_uid()).is_ok())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn runtime_dir_refuses_a_symlink_and_tightens_modes() {
+    /// What a runtime-directory row starts from.
+    #[derive(Debug, Clone, Copy)]
+    enum Existing {
+        Nothing,
+        Dir(u32),
+        ForeignDir,
+        Symlink,
+        File,
+    }
+
+    /// Runs `secure_runtime_dir` on `a/b/run` as `existing` left it: a part of the refusal and
+    /// the mode afterwards (`None` when nothing is there).
+    fn check(existing: Existing, expected: Result<(), &str>, mode_after: Option<u32>) {
         let tmp = tempfile::tempdir().unwrap();
-        let real = tmp.path().join("real");
-        std::fs::create_dir(&real).unwrap();
-        let link = tmp.path().join("link");
-        std::os::unix::fs::symlink(&real, &link).unwrap();
-        assert!(matches!(
-            secure_runtime_dir(&link),
-            Err(SocketError::DirIsSymlink(_))
-        ));
-        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
-        secure_runtime_dir(&real).unwrap();
-        assert_eq!(std::fs::metadata(&real).unwrap().mode() & 0o777, 0o700);
-        let fresh = tmp.path().join("a/b/run");
-        secure_runtime_dir(&fresh).unwrap();
-        assert_eq!(std::fs::metadata(&fresh).unwrap().mode() & 0o777, 0o700);
+        let parent = tmp.path().join("a/b");
+        let dir = parent.join("run");
+        if !matches!(existing, Existing::Nothing) {
+            std::fs::create_dir_all(&parent).unwrap();
+        }
+        match existing {
+            Existing::Nothing => {}
+            Existing::Dir(mode) => {
+                std::fs::create_dir(&dir).unwrap();
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+            }
+            Existing::ForeignDir => {
+                std::fs::create_dir(&dir).unwrap();
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+                std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+            }
+            Existing::Symlink => {
+                std::fs::create_dir(tmp.path().join("real")).unwrap();
+                std::os::unix::fs::symlink(tmp.path().join("real"), &dir).unwrap();
+            }
+            Existing::File => {
+                std::fs::write(&dir, b"").unwrap();
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+        }
+        let verdict = secure_runtime_dir(&dir).map_err(|e| e.to_string());
+        match (&verdict, expected) {
+            (Ok(()), Ok(())) => {}
+            (Err(message), Err(part)) => assert!(message.contains(part), "{message}"),
+            _ => panic!("{existing:?}: {verdict:?}, expected {expected:?}"),
+        }
+        let after = std::fs::symlink_metadata(&dir)
+            .ok()
+            .map(|m| m.mode() & 0o7777);
+        assert_eq!(after, mode_after, "{existing:?}");
+        if matches!(existing, Existing::Nothing) {
+            for created in [tmp.path().join("a"), parent] {
+                let mode = std::fs::metadata(&created).unwrap().mode() & 0o7777;
+                assert_eq!(mode, 0o700, "{}", created.display());
+            }
+        }
+    }
+
+    /// Proves talosd creates missing directories 0700 (parents too), accepts an existing one of
+    /// its own that only it can write to without changing it, and refuses a shared (group/other
+    /// writable, like /tmp), foreign-owned, symlinked or non-directory one without touching it.
+    #[test]
+    fn runtime_dir_is_created_private_and_an_existing_one_is_judged_never_chmodded() {
+        let symlink_mode = Some(0o777);
+        let rows: Vec<(Existing, Result<(), &str>, Option<u32>)> = vec![
+            (Existing::Nothing, Ok(()), Some(0o700)),
+            (Existing::Dir(0o700), Ok(()), Some(0o700)),
+            (Existing::Dir(0o755), Ok(()), Some(0o755)),
+            (Existing::Dir(0o750), Ok(()), Some(0o750)),
+            (
+                Existing::Dir(0o775),
+                Err("run is writable by group or others (mode 0775)"),
+                Some(0o775),
+            ),
+            (
+                Existing::Dir(0o1777),
+                Err("run is writable by group or others (mode 1777)"),
+                Some(0o1777),
+            ),
+            (Existing::Symlink, Err("run is a symlink"), symlink_mode),
+            (Existing::File, Err("run is not a directory"), Some(0o600)),
+        ];
+        for (existing, expected, mode_after) in rows {
+            check(existing, expected, mode_after);
+        }
+        if my_uid() == 0 {
+            check(
+                Existing::ForeignDir,
+                Err("run is owned by uid 65534, not by uid 0"),
+                Some(0o700),
+            );
+        } else {
+            eprintln!("not covered (needs root to chown): a runtime directory of another uid");
+        }
     }
 
     #[test]

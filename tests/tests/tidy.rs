@@ -24,7 +24,10 @@ const ALLOWED_DEPS: [(&str, &[&str]); 4] = [
     ("talos-protocol", &["serde", "serde_json"]),
     ("talos-core", &["serde_json", "sha2", "similar"]),
     ("talos-webcheck", &["scraper", "cssparser"]),
-    ("talos-cli", &["talos-protocol", "serde_json", "clap"]),
+    (
+        "talos-cli",
+        &["talos-protocol", "serde_json", "clap", "rustix"],
+    ),
 ];
 
 /// Crates that mean an async runtime, sockets or HTTP: never in the closure of the pure core,
