@@ -52,6 +52,15 @@ pub struct TurnFacts {
     pub task_unverified: bool,
     /// Named documents the text tools cannot read (pdf, docx, xlsx, ...).
     pub unreadable_documents: Vec<String>,
+    /// Issue 12: re-prompts the runtime sent because an obligation was not met (at most one
+    /// per obligation).
+    pub obligation_retries: u32,
+    /// The plan required a change and, after its retry, the model still made no change call
+    /// (it answered in prose or code, refused, or denied it could).
+    pub action_not_taken: bool,
+    /// The model answered a turn that offered it tools with no call and a refusal or a
+    /// capability denial ("I can't create files"), whatever its wording.
+    pub capability_denied: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
