@@ -7,5 +7,6 @@
 
 pub mod fake_llama;
 pub mod harness;
+pub mod load;
 pub mod managed;
 pub mod real_llama;
