@@ -2,11 +2,11 @@
 //! daemon (`e2e-talosd`) on its own home, opens N sessions spread over connections (one
 //! connection per session unless `--per-connection` says otherwise), runs K governed edit turns
 //! in every session at the same time (each approved at once) against the instant fake model,
-//! and prints, as a table, turns per second, p50 and p99 turn time, and the daemon's resident
-//! memory (idle, after the turns, and its peak, from `/proc/<pid>/status`). The driver is
-//! `talos_tests::load`, the same one the load case in `tests/tests/e2e_load.rs` runs: every
-//! turn's events, trace and file are checked here too, and broken promises are counted in the
-//! table and printed.
+//! and prints, as a table, turns per second, p50 and p99 turn time, the daemon's resident memory
+//! (idle, after the turns, and its peak, from `/proc/<pid>/status`) and its open file
+//! descriptors. The driver is `talos_tests::load`, the same one the load case in
+//! `tests/tests/e2e_load.rs` runs: every turn's events, trace and file are checked here too, and
+//! broken promises are counted in the table and printed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -32,6 +32,8 @@ struct Level {
     idle_kib: u64,
     after_kib: u64,
     peak_kib: u64,
+    /// The daemon's open file descriptors after the turns, its sessions still open.
+    open_fds: usize,
     violations: Vec<String>,
 }
 
@@ -130,6 +132,7 @@ async fn run_level(model_url: &str, shape: LoadShape) -> anyhow::Result<Level> {
     let run = load::run(&socket, shape, &workspaces, Duration::from_secs(120)).await;
     let after_kib = super::rss_kib(pid)?;
     let peak_kib = super::peak_kib(pid)?;
+    let open_fds = std::fs::read_dir(Path::new("/proc").join(pid.to_string()).join("fd"))?.count();
     let mut violations = run.violations.clone();
     violations.extend(load::check_traces(home.path(), &run.turns));
     violations.extend(load::check_workspaces(&workspaces, shape.turns_per_session));
@@ -142,6 +145,7 @@ async fn run_level(model_url: &str, shape: LoadShape) -> anyhow::Result<Level> {
         idle_kib,
         after_kib,
         peak_kib,
+        open_fds,
         violations,
     })
 }
@@ -172,7 +176,7 @@ fn print_table(levels: &[Level]) {
     let mib = |kib: u64| kib as f64 / 1024.0;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
-        "{:>8} {:>5} {:>6} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6}",
+        "{:>8} {:>5} {:>6} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10} {:>9} {:>5} {:>6}",
         "sessions",
         "conns",
         "turns",
@@ -183,11 +187,12 @@ fn print_table(levels: &[Level]) {
         "idle MiB",
         "after MiB",
         "peak MiB",
+        "fds",
         "broken"
     );
     for level in levels {
         println!(
-            "{:>8} {:>5} {:>6} {:>7.2} {:>8.0} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>6}",
+            "{:>8} {:>5} {:>6} {:>7.2} {:>8.0} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>5} {:>6}",
             level.shape.sessions(),
             level.shape.connections,
             level.run.turns.len(),
@@ -198,6 +203,7 @@ fn print_table(levels: &[Level]) {
             mib(level.idle_kib),
             mib(level.after_kib),
             mib(level.peak_kib),
+            level.open_fds,
             level.violations.len()
         );
     }
