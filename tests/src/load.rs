@@ -37,7 +37,7 @@ pub struct LoadShape {
     pub turns_per_session: usize,
 }
 
-/// One turn that ran, as the client saw it.
+/// One turn that ran and answered with an outcome, as the client saw it.
 #[derive(Debug, Clone)]
 pub struct TurnRun {
     pub session_id: String,
@@ -377,8 +377,11 @@ impl Connection {
             if let Some(index) = response_to {
                 let session = &mut sessions[index];
                 match finish_turn(session, &message) {
-                    Ok(turn) => finished.push(turn),
-                    Err(found) => violations.extend(found),
+                    Ok((turn, found)) => {
+                        finished.push(turn);
+                        violations.extend(found);
+                    }
+                    Err(found) => violations.push(found),
                 }
                 if session.turns_done < self.turns_per_session {
                     next_request += 1;
@@ -460,39 +463,41 @@ async fn start_turn(client: &mut Client, session: &mut SessionRun, request_id: u
     client.send_line(&line).await;
 }
 
-/// The `turn/start` response of `session`'s running turn, checked against what was seen of it.
-fn finish_turn(session: &mut SessionRun, response: &Message) -> Result<TurnRun, Vec<String>> {
+/// The `turn/start` response of `session`'s running turn, checked against what was seen of it:
+/// the turn as it ended and its broken promises, or why the response carries no outcome.
+fn finish_turn(
+    session: &mut SessionRun,
+    response: &Message,
+) -> Result<(TurnRun, Vec<String>), String> {
     session.turns_done += 1;
     let turn_number = session.turns_done;
     let what = format!("session {} turn {turn_number}", session.id);
     let Some(turn) = session.current.take() else {
-        return Err(vec![format!("{what}: a response for no running turn")]);
+        return Err(format!("{what}: a response for no running turn"));
     };
     let elapsed = turn.started.elapsed();
     let outcome = match (&response.error, &response.result) {
         (None, Some(result)) => serde_json::from_value::<TurnOutcome>(result.clone())
-            .map_err(|e| vec![format!("{what}: the response is not an outcome ({e})")])?,
+            .map_err(|e| format!("{what}: the response is not an outcome ({e})"))?,
         _ => {
-            return Err(vec![format!(
+            return Err(format!(
                 "{what} (request {}): {}",
                 turn.request_id,
                 response.to_line()
-            )]);
+            ));
         }
     };
-    let violations: Vec<String> = turn_violations(&session.id, &turn, &outcome)
+    let violations = turn_violations(&session.id, &turn, &outcome)
         .into_iter()
         .map(|v| format!("{what} ({}): {v}", outcome.turn_id))
         .collect();
-    if !violations.is_empty() {
-        return Err(violations);
-    }
-    Ok(TurnRun {
+    let run = TurnRun {
         session_id: session.id.clone(),
         turn_number,
         outcome,
         elapsed,
-    })
+    };
+    Ok((run, violations))
 }
 
 /// What the protocol promises about one turn, checked against what the client saw: `seq` 1, 2,
