@@ -70,6 +70,16 @@ pub async fn main(args: Vec<String>) -> anyhow::Result<()> {
         levels.push(level);
     }
     print_table(&levels);
+    // Other work on the machine moves these figures; say how busy it was.
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!(
+            "load average after the run (1, 5, 15 min): {}",
+            load.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     if levels.iter().any(|l| !l.violations.is_empty()) {
         bail!("the load broke the protocol's promises (see above)");
     }
