@@ -7,6 +7,7 @@
 
 pub mod fake_llama;
 pub mod harness;
+pub mod load;
 pub mod managed;
 pub mod process;
 pub mod real_llama;

@@ -4,7 +4,8 @@
 //! prints per-turn p50/p99, `daemon/status` round-trips per second, and the daemon's idle and
 //! busy resident memory.
 //!
-//! Run: `cargo run --release -p talos-tests --bin talos-bench [-- TURNS STATUS_CALLS]`
+//! Run: `cargo run --release -p talos-tests --bin talos-bench [-- TURNS STATUS_CALLS]`; the
+//! load benchmark (`-- load [LEVELS...]`) is in `talos-bench/load.rs`.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use std::path::{Path, PathBuf};
@@ -17,9 +18,15 @@ use talos_protocol::{Classification, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{Client, TestDaemon, approve_all};
 
+#[path = "talos-bench/load.rs"]
+mod load;
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
+    if std::env::args().nth(1).as_deref() == Some("load") {
+        return load::main(args.skip(1).collect()).await;
+    }
     let turns: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(300);
     let status_calls: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5000);
     let model = scripted(vec![
