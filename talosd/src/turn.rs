@@ -187,6 +187,20 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
         files: to_proto::record::files(std::mem::take(&mut record.files)),
     };
     let findings = std::mem::take(&mut record.facts.task_findings);
+    if ctx.core.holds_answer() && !outcome.final_answer.is_empty() {
+        // The held answer, now that the guards have decided: one stream, then the outcome.
+        let stream = "answer".to_string();
+        ctx.emit(TurnEvent::StreamStart {
+            stream: stream.clone(),
+        })
+        .await;
+        ctx.emit(TurnEvent::StreamChunk {
+            stream: stream.clone(),
+            text: outcome.final_answer.clone(),
+        })
+        .await;
+        ctx.emit(TurnEvent::StreamEnd { stream }).await;
+    }
     ctx.emit(TurnEvent::Outcome {
         outcome: outcome.clone(),
     })

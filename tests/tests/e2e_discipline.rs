@@ -227,6 +227,8 @@ async fn the_iteration_cap_ends_the_loop() {
 
 #[tokio::test]
 async fn after_a_change_the_verify_phase_never_widens_the_surface() {
+    // Asking for an explanation keeps the loop going after the change (issue 12 item 5 ends it
+    // otherwise), so the model gets a verify-phase call to propose another write in.
     let write_again = Reply::ToolCalls(vec![(
         "talos.write_file".into(),
         json!({"path": "settings.py", "content": "x"}).to_string(),
@@ -243,7 +245,8 @@ async fn after_a_change_the_verify_phase_never_widens_the_surface() {
         "",
     )
     .await;
-    let (_, seen) = s.turn(EDIT_REQUEST, "approve").await;
+    let request = format!("{EDIT_REQUEST} Then explain why a longer timeout helps.");
+    let (_, seen) = s.turn(&request, "approve").await;
     let trace = s.trace();
     assert_eq!(approvals(&seen).len(), 1);
     assert!(
@@ -376,8 +379,8 @@ async fn auto_mode_answers_structural_commands_without_the_model() {
     let (_, _) = s.turn(EDIT_REQUEST, "deny").await;
     assert_eq!(
         s.llama.requests().len(),
-        1,
-        "anything else goes to the agent"
+        2,
+        "anything else goes to the agent (its prose reply, with the change not made, gets the one re-prompt)"
     );
 }
 
@@ -456,7 +459,7 @@ async fn tool_call_text_is_never_streamed_to_the_person() {
         "",
     )
     .await;
-    let (_, seen) = s
+    let (outcome, seen) = s
         .turn("Overwrite settings.py with TIMEOUT = 60", "deny")
         .await;
     let streamed: String = events(&seen)
@@ -466,7 +469,9 @@ async fn tool_call_text_is_never_streamed_to_the_person() {
             _ => None,
         })
         .collect();
-    assert!(streamed.contains("I will write it now."), "{streamed}");
+    // A change turn holds its answer until the guards decide (issue 12): the only text sent is
+    // the final answer, after the calls, and none of the model's tool-call text.
+    assert_eq!(streamed, outcome.final_answer);
     assert!(
         !streamed.contains("talos.write_file") && !streamed.contains("TIMEOUT = 60"),
         "{streamed}"

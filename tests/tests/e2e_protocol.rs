@@ -252,7 +252,9 @@ async fn thousands_of_streamed_chunks_arrive_in_order_and_none_is_dropped() {
     let (outcome, seen) = client
         .turn_with(
             &session,
-            "What does settings.py configure?",
+            // A turn without obligations streams as the model writes (issue 12 holds the
+            // answer only where the runtime may correct it).
+            "hello there",
             approve_all("deny"),
         )
         .await;
@@ -268,8 +270,7 @@ async fn thousands_of_streamed_chunks_arrive_in_order_and_none_is_dropped() {
         .collect();
     assert_eq!(streamed, text);
     assert!(seqs.len() > 1500, "{}", seqs.len());
-    // The model answered about settings.py without reading it: advisory, not answered.
-    assert_eq!(outcome.classification, Classification::AdvisoryOnly);
+    assert_eq!(outcome.classification, Classification::ReadOnlyAnswered);
     daemon.stop().await;
 }
 

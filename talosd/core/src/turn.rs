@@ -9,6 +9,7 @@
 pub mod call;
 pub mod finish;
 pub mod model;
+pub mod obligation;
 pub mod pins;
 pub mod record;
 pub mod route;
@@ -61,6 +62,7 @@ pub struct Turn {
     guard: LoopGuard,
     calls: u64,
     notices: Vec<Notice>,
+    retried: obligation::Retried,
 }
 
 impl Turn {
@@ -79,6 +81,7 @@ impl Turn {
             guard,
             calls: 0,
             notices: Vec::new(),
+            retried: obligation::Retried::default(),
         }
     }
 

@@ -205,13 +205,13 @@ fn evidence_the_answer_had_to_rest_on_must_be_read() {
             &[],
         ),
         (
-            "a verification does not require reading: warned only",
+            "a verification rests on the file too (issue 12): missing",
             ask,
             "Verify that settings.py sets TIMEOUT to 60.",
             true,
             &[],
             &["settings.py"],
-            &[],
+            &["settings.py"],
         ),
         (
             "a requested change with a source to read: warned only",

@@ -298,6 +298,8 @@ fn text(prose: &str, calls: usize, malformed: Option<&str>) -> TextCalls {
 #[derive(Debug)]
 enum Leads {
     Answer(&'static str),
+    /// A re-prompt containing this text (issue 12: an obligation not met).
+    Retry(&'static str),
     /// Calls dispatched, their source, and whether the broken-call note is due.
     Dispatch(usize, &'static str, bool),
 }
@@ -316,10 +318,13 @@ struct ReplyRow {
 fn check_reply(row: ReplyRow) {
     let mut t = agent(row.request);
     let surface = t.surface();
-    let action = t.reply(&surface, &row.native, "stop", row.text);
+    let action = t.reply(0, &surface, &row.native, "stop", row.text);
     match (&row.leads, &action) {
         (Leads::Answer(expected), ReplyAction::Answer(got)) => {
             assert_eq!(got, expected, "{}: answer", row.what);
+        }
+        (Leads::Retry(says), ReplyAction::Retry(got)) => {
+            assert!(got.contains(says), "{}: {got}", row.what);
         }
         (
             Leads::Dispatch(count, source, note),
@@ -397,15 +402,32 @@ fn a_reply_leads_to_an_answer_or_to_calls() {
             ..base()
         },
         ReplyRow {
-            what: "prose without calls is the answer",
+            what: "prose without calls on a change turn is re-prompted once, naming the target",
             text: text("TIMEOUT is 30.", 0, None),
-            leads: Leads::Answer("TIMEOUT is 30."),
+            leads: Leads::Retry("requires a change that has not been made: settings.py"),
+            warning: Some((WarningCode::ObligationRetry, "action: settings.py")),
             ..base()
         },
         ReplyRow {
-            what: "a broken call alone ends the loop with the prose and the malformed fact",
+            what: "a refusal on a change turn is re-prompted with the tools on the surface",
+            text: text("I can't create or edit files.", 0, None),
+            leads: Leads::Retry("the tools on this turn are: talos.read_file"),
+            warning: Some((WarningCode::ObligationRetry, "action: settings.py")),
+            ..base()
+        },
+        ReplyRow {
+            what: "a question answered without reading is re-prompted for the file",
+            request: QUESTION,
+            text: text("It sets a timeout.", 0, None),
+            leads: Leads::Retry("Call talos.read_file on settings.py"),
+            warning: Some((WarningCode::ObligationRetry, "evidence: settings.py")),
+            ..base()
+        },
+        ReplyRow {
+            what: "a broken call alone is re-prompted too, with the malformed fact",
             text: text("Let me look.", 0, Some("not valid JSON")),
-            leads: Leads::Answer("Let me look."),
+            leads: Leads::Retry("requires a change"),
+            warning: Some((WarningCode::ObligationRetry, "action: settings.py")),
             malformed_fact: true,
             ..base()
         },
@@ -642,4 +664,77 @@ fn a_result_is_wrapped_for_the_model() {
             "{name}"
         );
     }
+}
+
+/// Proves the retry is bounded and its failure recorded from the records: a change turn whose
+/// model answers in prose twice gets one re-prompt, then its answer stands with the change not
+/// taken and (no call at all on a turn that offered tools) a capability denial, whatever the
+/// words; a question whose model reads after the re-prompt has nothing missing; and a retry is
+/// never sent when no model call is left to answer it.
+#[test]
+fn an_obligation_is_retried_once_and_its_failure_recorded() {
+    let mut t = agent(EDIT);
+    let surface = t
+        .begin_model_call(0)
+        .expect("the first surface is admitted");
+    let first = t.reply(
+        0,
+        &surface,
+        &[],
+        "stop",
+        text("Sure, TIMEOUT = 60.", 0, None),
+    );
+    assert!(matches!(first, ReplyAction::Retry(_)), "{first:?}");
+    let second = t.reply(
+        1,
+        &surface,
+        &[],
+        "stop",
+        text("Here is the code: TIMEOUT = 60", 0, None),
+    );
+    assert_eq!(
+        second,
+        ReplyAction::Answer("Here is the code: TIMEOUT = 60".into())
+    );
+    turn_support::model_answered(&mut t);
+    t.settle();
+    let facts = &t.record.facts;
+    assert_eq!(facts.obligation_retries, 1);
+    assert!(
+        facts.action_not_taken && facts.capability_denied,
+        "{facts:?}"
+    );
+
+    let mut q = agent(QUESTION);
+    let surface = q.surface();
+    let first = q.reply(
+        0,
+        &surface,
+        &[],
+        "stop",
+        text("It sets a timeout.", 0, None),
+    );
+    assert!(matches!(first, ReplyAction::Retry(_)), "{first:?}");
+    q.record.read_paths.push("settings.py".into());
+    let second = q.reply(
+        1,
+        &surface,
+        &[],
+        "stop",
+        text("It sets TIMEOUT = 30.", 0, None),
+    );
+    assert_eq!(second, ReplyAction::Answer("It sets TIMEOUT = 30.".into()));
+    turn_support::model_answered(&mut q);
+    q.settle();
+    assert!(
+        q.record.facts.evidence_missing.is_empty(),
+        "{:?}",
+        q.record.facts
+    );
+
+    let mut last = agent(EDIT);
+    let surface = last.surface();
+    let budget = last.plan.iteration_budget();
+    let answer = last.reply(budget - 1, &surface, &[], "stop", text("No.", 0, None));
+    assert_eq!(answer, ReplyAction::Answer("No.".into()));
 }

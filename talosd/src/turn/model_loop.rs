@@ -79,8 +79,16 @@ async fn turn_on_reply(
         .collect();
     let text = textcall::parse(&reply.content);
     let (proposals, mut broken_note) =
-        match ctx.core.reply(surface, &native, &reply.finish_reason, text) {
+        match ctx
+            .core
+            .reply(index, surface, &native, &reply.finish_reason, text)
+        {
             ReplyAction::Answer(answer) => return Some(answer),
+            ReplyAction::Retry(prompt) => {
+                messages.push(json!({"role": "assistant", "content": reply.content}));
+                messages.push(json!({"role": "user", "content": prompt}));
+                return None;
+            }
             ReplyAction::Dispatch {
                 proposals,
                 broken_note,
@@ -208,7 +216,12 @@ async fn tool_calling(ctx: &mut TurnCtx) -> Result<ToolCalling, String> {
 }
 
 /// Streams one model reply to the client. `Ok(None)` when the turn was cancelled meanwhile.
+/// When the core holds the answer (a turn with an obligation, whose text the guards may
+/// correct), nothing of the model's text is sent: the answer follows once the guards decided.
 async fn stream_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatReply>, EngineError> {
+    if ctx.core.holds_answer() {
+        return held_reply(ctx, body).await;
+    }
     let engine = ctx.daemon.engine.clone();
     let cancel = ctx.cancel.clone();
     let mut stream = tokio::select! {
@@ -263,4 +276,24 @@ async fn stream_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatRepl
     ctx.emit(TurnEvent::StreamEnd { stream: name }).await;
     ctx.emit(TurnEvent::Streamed { text: shown }).await;
     Ok(Some(reply))
+}
+
+/// Reads one model reply to its end without sending its text to the client.
+async fn held_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatReply>, EngineError> {
+    let engine = ctx.daemon.engine.clone();
+    let cancel = ctx.cancel.clone();
+    let mut stream = tokio::select! {
+        s = engine.start_chat(body) => s?,
+        () = cancel.cancelled() => return Ok(None),
+    };
+    loop {
+        let next = tokio::select! {
+            n = stream.next_text() => n,
+            () = cancel.cancelled() => return Ok(None),
+        };
+        if next?.is_none() {
+            break;
+        }
+    }
+    Ok(Some(stream.finish().await?))
 }

@@ -80,6 +80,9 @@ impl Turn {
             .any(|s| !s.tools.is_empty());
         facts.tool_calls = self.record.tool_calls.len();
         self.evidence();
+        if !self.record.model_calls.is_empty() {
+            self.settle_obligations();
+        }
     }
 
     fn evidence(&mut self) {

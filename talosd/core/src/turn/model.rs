@@ -35,6 +35,9 @@ pub enum ReplyAction {
         proposals: Vec<Proposal>,
         broken_note: bool,
     },
+    /// The reply made no call while an obligation is unmet: send this re-prompt (as a user
+    /// message, after the model's reply) and ask again. At most once per obligation.
+    Retry(String),
 }
 
 impl Turn {
@@ -80,9 +83,10 @@ impl Turn {
             && needs_tool
     }
 
-    /// Decides what a reply leads to.
+    /// Decides what the reply to model call `index` leads to.
     pub fn reply(
         &mut self,
+        index: usize,
         surface: &Surface,
         native: &[NativeCall],
         finish_reason: &str,
@@ -109,6 +113,12 @@ impl Turn {
         }
         if proposals.is_empty() {
             self.record.facts.malformed_tool_call |= text.malformed;
+            // A retry needs a model call left in the budget to answer it.
+            if index + 1 < self.plan.iteration_budget()
+                && let Some(prompt) = self.obligation_retry(surface)
+            {
+                return ReplyAction::Retry(prompt);
+            }
             return ReplyAction::Answer(text.prose);
         }
         let broken_note = text.malformed && native.is_empty();
@@ -153,6 +163,17 @@ impl Turn {
     /// After the calls of model call `index`: the answer when the loop ends here (a call
     /// asked to stop, discipline says so, or the iteration budget is spent).
     pub fn after_calls(&mut self, stop: Option<String>, index: usize) -> Option<String> {
+        if stop.is_none()
+            && let Some(summary) = self.work_done_summary()
+        {
+            // Every expected target changed and was verified: no model call is needed to say so.
+            self.record.phase_transitions.push((
+                self.phase,
+                crate::plan::Phase::Verify,
+                "work done: the runtime writes the summary".into(),
+            ));
+            return Some(summary);
+        }
         if let Some(reason) = stop.or_else(|| self.guard.should_stop()) {
             self.record
                 .warn(WarningCode::ToolLoopStopped, reason.clone());

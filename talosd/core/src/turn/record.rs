@@ -19,6 +19,7 @@ pub enum WarningCode {
     MalformedCallIgnored,
     ModelNotReady,
     ModelUnreachable,
+    ObligationRetry,
     ProtectedContentWithheld,
     SurfaceEscalationRefused,
     ToolCallIgnoredOnChatTurn,
@@ -28,7 +29,7 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 14] = [
+    pub const ALL: [WarningCode; 15] = [
         WarningCode::CleanVerdictContradicted,
         WarningCode::DocumentNotReadable,
         WarningCode::EvidenceTargetNotRead,
@@ -38,6 +39,7 @@ impl WarningCode {
         WarningCode::MalformedCallIgnored,
         WarningCode::ModelNotReady,
         WarningCode::ModelUnreachable,
+        WarningCode::ObligationRetry,
         WarningCode::ProtectedContentWithheld,
         WarningCode::SurfaceEscalationRefused,
         WarningCode::ToolCallIgnoredOnChatTurn,
@@ -56,6 +58,7 @@ impl WarningCode {
             WarningCode::MalformedCallIgnored => "MALFORMED_CALL_IGNORED",
             WarningCode::ModelNotReady => "MODEL_NOT_READY",
             WarningCode::ModelUnreachable => "MODEL_UNREACHABLE",
+            WarningCode::ObligationRetry => "OBLIGATION_RETRY",
             WarningCode::ProtectedContentWithheld => "PROTECTED_CONTENT_WITHHELD",
             WarningCode::SurfaceEscalationRefused => "SURFACE_ESCALATION_REFUSED",
             WarningCode::ToolCallIgnoredOnChatTurn => "TOOL_CALL_IGNORED_ON_CHAT_TURN",
