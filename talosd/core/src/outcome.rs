@@ -439,6 +439,15 @@ mod tests {
                 Fine::CompletedVerified,
                 "SUCCEEDED",
             ),
+            // A write that failed after approval counts even on an unneeded target.
+            (
+                expecting(
+                    &["a"],
+                    edit_facts(vec![m("a", ok()), m("b", failed())], &[]),
+                ),
+                Fine::Partial,
+                "PARTIAL",
+            ),
             // A repeat after the work was complete does not undo it.
             (
                 expecting(

@@ -37,9 +37,11 @@ impl TargetState {
         matches!(self.end, TargetEnd::Changed { .. })
     }
 
-    /// A target the request needs that did not end changed.
+    /// A target that did not end changed and counts against the task: one the request needs,
+    /// or any whose write failed after approval (it may be half-done). A refusal or a denial on
+    /// a target the request does not need is only reported.
     pub fn unfinished(&self) -> bool {
-        self.needed && !self.changed()
+        !self.changed() && (self.needed || matches!(self.end, TargetEnd::Failed { .. }))
     }
 }
 
