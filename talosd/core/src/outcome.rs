@@ -172,10 +172,12 @@ pub fn classify(facts: &TurnFacts) -> Fine {
     if facts.cancelled {
         return Fine::Cancelled;
     }
-    if changed.is_empty() {
-        if let Some(fine) = nothing_changed(facts, any) {
-            return fine;
-        }
+    if let Some(fine) = changed
+        .is_empty()
+        .then(|| nothing_changed(facts, any))
+        .flatten()
+    {
+        return fine;
     }
     if !changed.is_empty() && states.iter().any(TargetState::unfinished) {
         return Fine::Partial;
