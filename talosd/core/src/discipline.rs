@@ -12,6 +12,9 @@ use std::fmt;
 use crate::surface::Surface;
 use crate::tools::{ToolArgs, ToolId};
 
+/// Appended to the result of an edit of a file not read this turn (the reference's hint).
+pub const UNREAD_EDIT_HINT: &str = "\nHint: You did not read this file before editing. Call talos.read_file first to see the current content, then retry the edit with the exact text.";
+
 /// Failed calls a turn tolerates before the loop stops.
 pub const MAX_FAILURES: u32 = 4;
 

@@ -11,7 +11,7 @@
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
 use crate::diff::{self, Preview};
 use crate::digest::{count_lines, sha256};
-use crate::discipline::CallEnd;
+use crate::discipline::{CallEnd, UNREAD_EDIT_HINT};
 use crate::edit::{self, WriteCheck};
 use crate::ladder::{Action, PermissionDecision};
 use crate::outcome::{MutationRecord, MutationResult};
@@ -21,9 +21,6 @@ use crate::turn::record::{
     ApprovalRecord, CheckStatus, CheckpointRecord, Decision, ExecutionRecord, WarningCode,
 };
 use crate::turn::{Notice, Turn};
-
-/// Appended to the result of an edit of a file not read this turn (the reference's hint).
-pub const UNREAD_EDIT_HINT: &str = "\nHint: You did not read this file before editing. Call talos.read_file first to see the current content, then retry the edit with the exact text.";
 
 /// Why the daemon could not write.
 #[derive(Debug, Clone, PartialEq, Eq)]
