@@ -90,10 +90,12 @@ fn warnings(trace: &TraceRecord) -> Vec<String> {
 
 #[tokio::test]
 async fn an_edit_of_a_file_not_read_this_turn_gets_a_read_first_answer() {
+    // Issue 12: an unread edit that matches exactly once runs (tests/tests/e2e_outcomes12.rs);
+    // one that does not match is answered with read-first.
     let mut s = setup(
         true,
         vec![
-            edit("TIMEOUT = 30"),
+            edit("TIMEOUT = 45"),
             read_call("settings.py"),
             edit("TIMEOUT = 30"),
             Reply::Text("Done.".into()),
@@ -111,7 +113,7 @@ async fn an_edit_of_a_file_not_read_this_turn_gets_a_read_first_answer() {
     assert_eq!(approvals(&seen).len(), 1, "the refused edit asked nothing");
     assert!(
         rejections(&s.trace())[0]
-            .starts_with("discipline: Read settings.py with talos.read_file before editing it")
+            .contains("Read settings.py with talos.read_file before editing it")
     );
     assert!(
         s.llama.requests()[1]["messages"]
@@ -151,8 +153,14 @@ async fn after_a_failed_edit_the_next_edit_needs_a_fresh_read() {
     assert_eq!(s.settings(), "TIMEOUT = 60\nRETRIES = 3\n");
     assert_eq!(
         outcome.classification,
-        Classification::Partial,
-        "the failed attempt stays on the record: {outcome:?}"
+        Classification::CompletedVerified,
+        "issue 12: the target ended changed and verified: {outcome:?}"
+    );
+    assert!(
+        outcome
+            .final_answer
+            .contains("- settings.py: changed and verified (after 1 refused or failed attempt)"),
+        "the failed attempt is still reported: {outcome:?}"
     );
 }
 

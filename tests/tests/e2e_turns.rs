@@ -597,8 +597,14 @@ async fn the_runtime_states_static_web_problems_itself_whatever_the_model_says()
         .await;
     let answer = outcome.final_answer;
     assert!(
-        answer.starts_with("[Verification check: the response below says nothing is wrong"),
-        "the clean verdict is contradicted up front: {answer}"
+        answer.starts_with(
+            "[Verification check: the model's verdict was removed because Talos's own checks found"
+        ),
+        "the clean verdict is replaced up front: {answer}"
+    );
+    assert!(
+        !answer.contains("Everything looks fine"),
+        "issue 12: the false sentence does not reach the person: {answer}"
     );
     assert!(
         answer.contains("Static web diagnostics (checked by Talos, not the model) found:"),

@@ -1,14 +1,19 @@
 //! Loop discipline: what the tool loop remembers within one turn and refuses because of it.
-//! A call repeating one that already failed stops the loop; too many failures stop it; after
-//! a failed edit the file must be read again before the next edit; an edit of a file not read
-//! this turn is answered with a read-first refusal; a change the person denied is not asked
-//! again; and no later step may widen the surface captured when the turn began.
+//! A call repeating one that already failed, or one that was already refused, stops the loop;
+//! too many failures stop it; after a failed edit the file must be read again before the next
+//! edit; a change the person denied is not asked again; and no later step may widen the
+//! surface captured when the turn began. Whether a file was read this turn ([`LoopGuard::was_read`])
+//! is asked by the write flow once it has the file's bytes: an edit whose `old_string` matches
+//! exactly once runs without a prior read, a full write replacing an unread file does not.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::surface::Surface;
 use crate::tools::{ToolArgs, ToolId};
+
+/// Appended to the result of an edit of a file not read this turn (the reference's hint).
+pub const UNREAD_EDIT_HINT: &str = "\nHint: You did not read this file before editing. Call talos.read_file first to see the current content, then retry the edit with the exact text.";
 
 /// Failed calls a turn tolerates before the loop stops.
 pub const MAX_FAILURES: u32 = 4;
@@ -37,6 +42,8 @@ pub struct LoopGuard {
     needs_reread: BTreeSet<String>,
     failures: BTreeMap<String, u32>,
     denied: BTreeSet<String>,
+    /// Calls refused before approval by this guard; an identical repeat stops the loop.
+    refused: BTreeSet<String>,
     total_failures: u32,
 }
 
@@ -72,6 +79,7 @@ impl LoopGuard {
             needs_reread: BTreeSet::new(),
             failures: BTreeMap::new(),
             denied: BTreeSet::new(),
+            refused: BTreeSet::new(),
             total_failures: 0,
         }
     }
@@ -93,33 +101,48 @@ impl LoopGuard {
         }
     }
 
-    pub fn before_call(&self, tool: ToolId, args: &ToolArgs) -> Verdict {
+    /// The verdict on a call before approval. A refusal counts toward the repeat stop like a
+    /// failure: the identical call proposed again stops the loop.
+    pub fn before_call(&mut self, tool: ToolId, args: &ToolArgs) -> Verdict {
         let sig = signature(tool, args);
-        if self.denied.contains(&sig) {
-            return Verdict::Refuse(format!(
-                "The user already denied this {} call in this turn; it is not asked again. No approval was requested and no file was changed.",
-                tool.name()
-            ));
-        }
         if self.failures.get(&sig).is_some_and(|n| *n > 0) {
             return Verdict::Stop(format!(
                 "[Tool loop stopped: the model repeated a {} call that had already failed.]",
                 tool.name()
             ));
         }
-        if let ToolArgs::EditFile { path, .. } = args {
-            if self.needs_reread.contains(path) {
-                return Verdict::Refuse(format!(
-                    "The previous edit of {path} failed. Call talos.read_file on {path} to see its current content before editing it again. No approval was requested and no file was changed."
-                ));
-            }
-            if !self.read.contains(path) {
-                return Verdict::Refuse(format!(
-                    "Read {path} with talos.read_file before editing it, then retry the edit with the exact text you saw. No approval was requested and no file was changed."
-                ));
-            }
+        let refusal = self.refusal(tool, args, &sig);
+        let Some(message) = refusal else {
+            return Verdict::Proceed;
+        };
+        if !self.refused.insert(sig) {
+            return Verdict::Stop(format!(
+                "[Tool loop stopped: the model repeated a {} call that had already been refused.]",
+                tool.name()
+            ));
         }
-        Verdict::Proceed
+        Verdict::Refuse(message)
+    }
+
+    fn refusal(&self, tool: ToolId, args: &ToolArgs, sig: &str) -> Option<String> {
+        if self.denied.contains(sig) {
+            return Some(format!(
+                "The user already denied this {} call in this turn; it is not asked again. No approval was requested and no file was changed.",
+                tool.name()
+            ));
+        }
+        match args {
+            ToolArgs::EditFile { path, .. } if self.needs_reread.contains(path) => Some(format!(
+                "The previous edit of {path} failed. Call talos.read_file on {path} to see its current content before editing it again. No approval was requested and no file was changed."
+            )),
+            _ => None,
+        }
+    }
+
+    /// Whether `path` was read (or written) successfully this turn and not spoiled since by a
+    /// failed edit.
+    pub fn was_read(&self, path: &str) -> bool {
+        self.read.contains(path)
     }
 
     pub fn after_call(&mut self, tool: ToolId, args: &ToolArgs, end: CallEnd) {
@@ -216,12 +239,16 @@ mod tests {
     }
 
     #[test]
-    fn an_edit_needs_a_read_first_and_a_fresh_read_after_a_failed_edit() {
+    fn an_unread_edit_goes_on_to_the_write_flow_and_a_failed_edit_needs_a_fresh_read() {
         let mut g = guard();
-        assert!(
-            matches!(g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")), Verdict::Refuse(m) if m.starts_with("Read settings.py with talos.read_file before editing it"))
+        assert_eq!(
+            g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")),
+            Verdict::Proceed,
+            "the write flow decides on an unread edit once it has the bytes"
         );
+        assert!(!g.was_read("settings.py"));
         g.after_call(ToolId::ReadFile, &read(), CallEnd::Succeeded);
+        assert!(g.was_read("settings.py"));
         assert_eq!(
             g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")),
             Verdict::Proceed
@@ -251,6 +278,14 @@ mod tests {
         g.after_call(ToolId::EditFile, &edit("TIMEOUT = 30"), CallEnd::Denied);
         assert!(
             matches!(g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")), Verdict::Refuse(m) if m.contains("already denied"))
+        );
+        assert!(
+            matches!(g.before_call(ToolId::EditFile, &edit("TIMEOUT = 30")), Verdict::Stop(m) if m.contains("already been refused")),
+            "a refused identical call repeated stops the loop like a failed one"
+        );
+        assert!(
+            g.should_stop().is_none(),
+            "refusals do not count toward the failure cap"
         );
         for i in 0..MAX_FAILURES {
             g.after_call(

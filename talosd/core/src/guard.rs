@@ -1,56 +1,59 @@
 //! Answer guards: compare the model's final answer with the turn's records and correct it
-//! where the records disagree. The person sees what happened, not what the model hoped.
+//! where the records disagree. The person sees what happened, not what the model hoped. A
+//! contradicted claim is replaced, not annotated: the answer becomes the runtime's statement
+//! of what the records show, and only the model's sentences that do not conflict with them
+//! are kept ([`sentences`]). Mixed results are stated per file ([`per_file`]).
 
-use crate::outcome::{MutationResult, TurnFacts};
+pub mod per_file;
+pub mod sentences;
 
-const CLAIM_MARKERS: &[&str] = &[
-    "i have updated",
-    "i've updated",
-    "i updated",
-    "i have edited",
-    "i've edited",
-    "i edited",
-    "i have changed",
-    "i've changed",
-    "i changed",
-    "i have applied",
-    "i've applied",
-    "i applied",
-    "i have written",
-    "i've written",
-    "i wrote",
-    "i have created",
-    "i've created",
-    "i created",
-    "i have modified",
-    "i've modified",
-    "i modified",
-    "i have saved",
-    "i've saved",
-    "i saved",
-    "changes have been applied",
-    "changes were applied",
-    "the file has been updated",
-    "the file has been modified",
-    "the file has been edited",
-    "the file has been saved",
-    "has been updated to",
-    "has been modified to",
-];
-const NO_CHANGE_CONTEXT: &[&str] = &[
-    "changed nothing",
-    "no changes were",
-    "modified zero",
-    "did not change",
-    "didn't change",
-];
+use crate::outcome::{MutationResult, TurnFacts, target_states};
+pub use sentences::claims_no_problems;
 
-/// How the answer starts when a clean verdict is contradicted by the task verifier.
+/// How the answer starts when a clean verdict was removed because the task verifier found
+/// problems.
 pub const CLEAN_VERDICT_CONTRADICTED: &str =
-    "[Verification check: the response below says nothing is wrong, but Talos's own checks found";
+    "[Verification check: the model's verdict was removed because Talos's own checks found";
+
+/// What follows a read-only answer when the model also tried to change files.
+pub const READ_ONLY_BLOCK_NOTE: &str = "[Note: the model also tried to change files, but this turn only answers your question, so Talos blocked the change and no file was changed. Ask explicitly to edit, update, or create files if you want a change.]";
+
+const READ_ONLY_BLOCK_REPLACEMENT: &str = "[Truth check: no file was changed in this turn. The model attempted to call mutating tools, but this turn was classified as read-only, so those calls were blocked.]\nNo file changes were applied. Ask explicitly to edit, update, or create files if you want Talos to modify the workspace.";
 
 /// The answer a person sees, given the model's text and the records.
 pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
+    if let Some(replaced) = replacement(model_answer, facts) {
+        return replaced;
+    }
+    let succeeded = facts
+        .mutations
+        .iter()
+        .any(|m| matches!(m.result, MutationResult::Succeeded { .. }));
+    let mut answer = model_answer.to_string();
+    let mut after = Vec::new();
+    if facts.read_only_blocked && !succeeded {
+        // A change nobody asked for, blocked: the answer to the question stands, with a note.
+        let (kept, _) = sentences::keep(&answer, sentences::claims_change);
+        if kept.is_empty() {
+            return READ_ONLY_BLOCK_REPLACEMENT.into();
+        }
+        answer = kept;
+        after.push(READ_ONLY_BLOCK_NOTE.to_string());
+    }
+    let answer = if !facts.mutation_requested && !facts.evidence_missing.is_empty() {
+        ungrounded(&answer, &facts.evidence_missing)
+    } else if !facts.task_findings.is_empty() {
+        verdict_checked(&answer, facts.task_findings.len())
+    } else {
+        changes_checked(&answer, facts, succeeded)
+    };
+    after.insert(0, answer);
+    after.retain(|part| !part.trim().is_empty());
+    after.join("\n\n")
+}
+
+/// Answers the records replace whole (the model's text, where any of it is kept, follows).
+fn replacement(model_answer: &str, facts: &TurnFacts) -> Option<String> {
     let succeeded = facts
         .mutations
         .iter()
@@ -72,13 +75,13 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
         })
         .collect();
     if facts.cancelled {
-        return format!(
+        return Some(format!(
             "[Turn cancelled: the turn was stopped before it finished.]{}",
             summary_of_changes(facts)
-        );
+        ));
     }
     if facts.malformed_tool_call && !succeeded {
-        return "[Truth check: the model produced an invalid tool-call payload, so no action was taken.]\nNo file changes were applied. Please retry the request.".into();
+        return Some("[Truth check: the model produced an invalid tool-call payload, so no action was taken.]\nNo file changes were applied. Please retry the request.".into());
     }
     if !succeeded && !denied.is_empty() && blocked.is_empty() {
         let mut out = String::from(
@@ -88,7 +91,7 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
             out.push_str(&format!("- {p}: approval denied\n"));
         }
         out.push_str("Talos can still help in a later turn if you want to retry the edit or take a read-only approach.");
-        return out;
+        return Some(out);
     }
     if !succeeded && !blocked.is_empty() {
         let mut out = String::from(
@@ -100,55 +103,136 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
         for p in denied {
             out.push_str(&format!("- {p}: approval denied\n"));
         }
-        return out.trim_end().to_string();
+        for p in not_attempted(facts) {
+            out.push_str(&format!("- {p}: not attempted\n"));
+        }
+        return Some(out.trim_end().to_string());
     }
-    if facts.read_only_blocked && !succeeded {
-        return "[Truth check: no file was changed in this turn. The model attempted to call mutating tools, but this turn was classified as read-only, so those calls were blocked.]\nNo file changes were applied. Ask explicitly to edit, update, or create files if you want Talos to modify the workspace.".into();
+    if facts.read_only_blocked && facts.mutation_requested && !succeeded {
+        return Some(READ_ONLY_BLOCK_REPLACEMENT.into());
     }
-    if facts.tool_calls == 0 && facts.tools_offered && denies_capability(model_answer) {
-        return if facts.mutation_allowed {
-            "[Capability correction: Talos can create and edit files in the current workspace on mutation-capable turns, subject to policy and approval.]\nNo file tool was called in this turn. If you want a workspace change, ask Talos to create, edit, update, or fix the file directly.".into()
+    let denies =
+        facts.tool_calls == 0 && facts.tools_offered && sentences::denies_capability(model_answer);
+    if !succeeded && (facts.capability_denied || denies) {
+        let correction = if facts.mutation_allowed {
+            "[Capability correction: Talos can create and edit files in the current workspace on mutation-capable turns, subject to policy and approval.]\nNo file tool was called in this turn. If you want a workspace change, ask Talos to create, edit, update, or fix the file directly."
         } else {
-            "[Capability correction: Talos can inspect files in the current workspace with local read tools, but no file tool was called in this turn.]\nI can read, list, and search files in this workspace when the task calls for it. I did not inspect files in this turn, so I cannot give an evidence-backed workspace answer yet.".into()
+            "[Capability correction: Talos can inspect files in the current workspace with local read tools, but no file tool was called in this turn.]\nI can read, list, and search files in this workspace when the task calls for it. I did not inspect files in this turn, so I cannot give an evidence-backed workspace answer yet."
         };
+        let (kept, _) = sentences::keep(model_answer, |s| {
+            sentences::refuses(s) || sentences::claims_change(s)
+        });
+        return Some(join(correction, &kept));
     }
-    if !facts.mutation_requested && !facts.evidence_missing.is_empty() {
-        return format!(
-            "[Grounding check: the answer should rest on {}, but {} not read in this turn. The response below was produced without reading {}.]\n\n{model_answer}",
-            facts.evidence_missing.join(", "),
-            if facts.evidence_missing.len() == 1 {
-                "it was"
-            } else {
-                "they were"
-            },
-            if facts.evidence_missing.len() == 1 {
-                "it"
-            } else {
-                "them"
-            },
+    if facts.action_not_taken && !succeeded {
+        let targets = not_attempted(facts);
+        let what = if targets.is_empty() {
+            String::new()
+        } else {
+            format!(" to {}", targets.join(", "))
+        };
+        let statement = format!(
+            "[Action not taken: the request needs a change{what}, and the model made no change call, even after Talos asked it again. No file was changed.]"
         );
+        let (kept, _) = sentences::keep(model_answer, |s| {
+            sentences::claims_success(s) || sentences::refuses(s)
+        });
+        return Some(join(&statement, &kept));
     }
-    if !facts.task_findings.is_empty() && claims_no_problems(model_answer) {
-        let n = facts.task_findings.len();
-        return format!(
-            "{CLEAN_VERDICT_CONTRADICTED} {n} problem{}. The runtime's findings follow the response.]\n\n{model_answer}",
-            if n == 1 { "" } else { "s" }
-        );
+    None
+}
+
+fn ungrounded(answer: &str, missing: &[String]) -> String {
+    let one = missing.len() == 1;
+    format!(
+        "[Grounding check: the answer should rest on {}, but {} not read in this turn. The response below was produced without reading {}.]\n\n{answer}",
+        missing.join(", "),
+        if one { "it was" } else { "they were" },
+        if one { "it" } else { "them" },
+    )
+}
+
+/// The task verifier found problems: whatever the model's verdict, its sentences that say
+/// nothing is wrong do not reach the person (the findings follow the answer).
+fn verdict_checked(answer: &str, findings: usize) -> String {
+    let (kept, dropped) = sentences::keep(answer, sentences::clean_verdict);
+    if !dropped {
+        return answer.to_string();
     }
-    if !succeeded && claims_change(model_answer) {
-        return format!(
-            "[Truth check: the response below claims a file was changed, but no file-mutating tool succeeded in this turn. No file on disk was actually modified.]\n\n{model_answer}"
-        );
-    }
-    if facts.mutation_allowed && !facts.unmet_targets.is_empty() {
-        return format!(
-            "{model_answer}\n\n[Action obligation failed: pending expected target progress was not satisfied.] Remaining target(s): {} Talos stopped this turn deterministically.",
+    let plural = if findings == 1 { "" } else { "s" };
+    let statement = format!(
+        "{CLEAN_VERDICT_CONTRADICTED} {findings} problem{plural} (listed below); its statement that nothing is wrong does not stand.]"
+    );
+    join(&statement, &kept)
+}
+
+/// The model's account of the changes against where each target ended.
+fn changes_checked(answer: &str, facts: &TurnFacts, succeeded: bool) -> String {
+    let states = target_states(facts);
+    let unfinished = states.iter().any(|s| s.unfinished());
+    let obligation = (facts.mutation_allowed && !facts.unmet_targets.is_empty()).then(|| {
+        format!(
+            "[Action obligation failed: pending expected target progress was not satisfied.] Remaining target(s): {} Talos stopped this turn deterministically.",
             facts.unmet_targets.join(", ")
         )
-        .trim_start()
-        .to_string();
+    });
+    let per_file = per_file::statement(facts);
+    if !succeeded {
+        let (kept, dropped) = sentences::keep(answer, sentences::claims_change);
+        let body = if dropped {
+            join(
+                "[Truth check: no file was changed in this turn; the model's claim that it changed a file was removed. No file on disk was modified.]",
+                &kept,
+            )
+        } else {
+            answer.to_string()
+        };
+        return parts(&[Some(body), obligation]);
     }
-    model_answer.to_string()
+    if unfinished {
+        // Some part the request needs did not end changed: a success claim does not stand.
+        let (kept, dropped) = sentences::keep(answer, sentences::claims_success);
+        let changed = states.iter().filter(|s| s.changed() && s.needed).count();
+        let needed = states.iter().filter(|s| s.needed).count();
+        let removed = if dropped {
+            " The model's claim that the task was complete was removed."
+        } else {
+            ""
+        };
+        let statement = format!(
+            "[Truth check: the task is only partly done: {changed} of {needed} required file(s) changed.{removed}]"
+        );
+        return parts(&[Some(join(&statement, &kept)), per_file, obligation]);
+    }
+    parts(&[Some(answer.to_string()), per_file, obligation])
+}
+
+/// Expected targets no call touched.
+fn not_attempted(facts: &TurnFacts) -> Vec<String> {
+    facts
+        .unmet_targets
+        .iter()
+        .filter(|t| !facts.mutations.iter().any(|m| &m.target == *t))
+        .cloned()
+        .collect()
+}
+
+fn join(statement: &str, kept: &str) -> String {
+    if kept.trim().is_empty() {
+        statement.to_string()
+    } else {
+        format!("{statement}\n\n{}", kept.trim())
+    }
+}
+
+fn parts(parts: &[Option<String>]) -> String {
+    parts
+        .iter()
+        .flatten()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fn summary_of_changes(facts: &TurnFacts) -> String {
@@ -165,197 +249,295 @@ fn summary_of_changes(facts: &TurnFacts) -> String {
     }
 }
 
-const INCAPABLE: &[&str] = &[
-    "i can't create files",
-    "i cannot create files",
-    "i can't modify files",
-    "i cannot modify files",
-    "i can't edit files",
-    "i cannot edit files",
-    "i can't write files",
-    "i cannot write files",
-    "i don't have access to your",
-    "i do not have access to your",
-    "i can't access your",
-    "i cannot access your",
-    "i can't access files",
-    "i cannot access files",
-    "i can't read files",
-    "i cannot read files",
-    "i'm unable to access",
-    "i am unable to access",
-    "unable to modify files",
-    "as an ai language model",
-    "i don't have the ability to",
-    "i do not have the ability to",
-];
-
-/// The model says it cannot do what the turn lets it do.
-fn denies_capability(answer: &str) -> bool {
-    let lower = answer.to_lowercase().replace('’', "'");
-    INCAPABLE.iter().any(|m| lower.contains(m))
-}
-
-const CLEAN_VERDICTS: &[&str] = &[
-    "no problems",
-    "no issues",
-    "no mismatches",
-    "no mismatch",
-    "no errors",
-    "no bugs",
-    "nothing wrong",
-    "nothing is wrong",
-    "everything looks fine",
-    "everything looks good",
-    "everything looks correct",
-    "everything is fine",
-    "everything is correct",
-    "everything is working",
-    "all good",
-    "looks correct",
-    "works correctly",
-    "is working now",
-    "is working correctly",
-    "all selectors match",
-    "all ids match",
-];
-
-/// The answer gives a clean verdict: nothing wrong, everything works.
-pub fn claims_no_problems(answer: &str) -> bool {
-    let lower = answer.to_lowercase().replace('’', "'");
-    CLEAN_VERDICTS.iter().any(|m| lower.contains(m))
-}
-
-fn claims_change(answer: &str) -> bool {
-    let lower = answer.to_lowercase();
-    CLAIM_MARKERS.iter().any(|m| lower.contains(m))
-        && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::outcome::MutationRecord;
 
-    #[test]
-    fn a_claimed_change_without_a_write_is_annotated() {
-        let facts = TurnFacts {
-            mutation_requested: true,
-            mutation_allowed: true,
-            ..TurnFacts::default()
-        };
-        assert!(
-            guard_answer("I have updated settings.py.", &facts)
-                .starts_with("[Truth check: the response below claims")
-        );
-        assert_eq!(guard_answer("Nothing to do.", &facts), "Nothing to do.");
+    /// What the guarded answer must look like.
+    enum Says {
+        Exactly(&'static str),
+        /// Starts with the first, contains each of the rest, and lacks the last.
+        Shape(&'static str, &'static [&'static str], &'static str),
     }
 
-    #[test]
-    fn a_denial_replaces_the_answer() {
-        let facts = TurnFacts {
-            mutations: vec![MutationRecord {
-                target: "settings.py".into(),
-                result: MutationResult::Denied,
-            }],
-            ..TurnFacts::default()
-        };
-        let answer = guard_answer("Done! I changed it.", &facts);
-        assert!(
-            answer.contains("- settings.py: approval denied"),
-            "{answer}"
-        );
-        assert!(!answer.contains("Done!"));
+    fn m(target: &str, result: MutationResult) -> MutationRecord {
+        MutationRecord {
+            target: target.into(),
+            result,
+        }
     }
 
-    #[test]
-    fn a_verified_change_keeps_the_answer() {
-        let facts = TurnFacts {
-            mutation_requested: true,
-            mutation_allowed: true,
-            mutations: vec![MutationRecord {
-                target: "a".into(),
-                result: MutationResult::Succeeded { verified: true },
-            }],
-            ..TurnFacts::default()
-        };
-        assert_eq!(
-            guard_answer("I have updated a.", &facts),
-            "I have updated a."
-        );
-    }
-
-    #[test]
-    fn a_capability_denial_is_corrected_when_the_turn_could_act() {
-        let facts = TurnFacts {
+    fn edit(mutations: Vec<MutationRecord>, expected: &[&str], unmet: &[&str]) -> TurnFacts {
+        TurnFacts {
             mutation_requested: true,
             mutation_allowed: true,
             tools_offered: true,
+            tool_calls: mutations.len(),
+            expected_targets: expected.iter().map(|s| s.to_string()).collect(),
+            unmet_targets: unmet.iter().map(|s| s.to_string()).collect(),
+            mutations,
             ..TurnFacts::default()
-        };
-        assert!(
-            guard_answer(
-                "Sorry, as an AI language model I can't create files.",
-                &facts
-            )
-            .starts_with("[Capability correction: Talos can create and edit files")
-        );
-        let read_only = TurnFacts {
-            tools_offered: true,
-            ..TurnFacts::default()
-        };
-        assert!(
-            guard_answer("I don't have access to your files.", &read_only)
-                .starts_with("[Capability correction: Talos can inspect files")
-        );
-        let chat = TurnFacts::default();
-        assert_eq!(
-            guard_answer("I can't create files.", &chat),
-            "I can't create files.",
-            "a chat turn offers no tools"
-        );
+        }
+    }
+
+    fn check(what: &str, answer: &str, facts: &TurnFacts, says: Says) {
+        let got = guard_answer(answer, facts);
+        match says {
+            Says::Exactly(want) => assert_eq!(got, want, "{what}"),
+            Says::Shape(start, contains, lacks) => {
+                assert!(got.starts_with(start), "{what}: {got}");
+                for part in contains {
+                    assert!(got.contains(part), "{what}: {got} lacks {part:?}");
+                }
+                assert!(
+                    lacks.is_empty() || !got.contains(lacks),
+                    "{what}: {got} has {lacks:?}"
+                );
+            }
+        }
     }
 
     #[test]
-    fn a_clean_verdict_is_contradicted_by_the_runtimes_findings() {
-        let facts = TurnFacts {
+    fn every_guard_holds() {
+        let ok = || MutationResult::Succeeded { verified: true };
+        let refused = || MutationResult::Blocked {
+            reason: "Target outside expected targets before approval".into(),
+        };
+        let finding = |facts: TurnFacts| TurnFacts {
             tools_offered: true,
             tool_calls: 1,
             task_findings: vec!["app.js: #go is not in any page".into()],
-            ..TurnFacts::default()
+            ..facts
         };
-        let answer = guard_answer("Everything looks fine, no mismatches.", &facts);
-        assert!(
-            answer.starts_with("[Verification check: the response below says nothing is wrong, but Talos's own checks found 1 problem."),
-            "{answer}"
-        );
-        assert_eq!(
-            guard_answer("The button id is wrong.", &facts),
-            "The button id is wrong.",
-            "an answer that admits the problem is left alone"
-        );
-        let clean = TurnFacts {
-            tools_offered: true,
-            tool_calls: 1,
-            ..TurnFacts::default()
-        };
-        assert_eq!(
-            guard_answer("No problems found.", &clean),
-            "No problems found.",
-            "without findings a clean verdict stands"
-        );
-    }
-
-    #[test]
-    fn an_answer_without_its_evidence_is_marked_ungrounded() {
-        let facts = TurnFacts {
-            evidence_missing: vec!["app.js".into()],
-            tools_offered: true,
-            tool_calls: 1,
-            ..TurnFacts::default()
-        };
-        assert!(guard_answer("app.js is fine.", &facts).starts_with(
-            "[Grounding check: the answer should rest on app.js, but it was not read in this turn."
-        ));
+        let rows: Vec<(&str, &str, TurnFacts, Says)> = vec![
+            (
+                "a claimed change without a write is removed, not annotated",
+                "I have updated settings.py. TIMEOUT controls the wait.",
+                edit(vec![], &["settings.py"], &["settings.py"]),
+                Says::Shape(
+                    "[Truth check: no file was changed in this turn; the model's claim that it changed a file was removed.",
+                    &[
+                        "TIMEOUT controls the wait.",
+                        "Remaining target(s): settings.py",
+                    ],
+                    "I have updated",
+                ),
+            ),
+            (
+                "an answer with no claim is left alone",
+                "Nothing to do.",
+                TurnFacts {
+                    mutation_requested: true,
+                    mutation_allowed: true,
+                    ..TurnFacts::default()
+                },
+                Says::Exactly("Nothing to do."),
+            ),
+            (
+                "a denial replaces the answer",
+                "Done! I changed it.",
+                TurnFacts {
+                    mutations: vec![m("settings.py", MutationResult::Denied)],
+                    ..TurnFacts::default()
+                },
+                Says::Shape(
+                    "[Truth check: no file was changed",
+                    &["- settings.py: approval denied"],
+                    "Done!",
+                ),
+            ),
+            (
+                "a verified change keeps the answer",
+                "I have updated a.",
+                edit(vec![m("a", ok())], &["a"], &[]),
+                Says::Exactly("I have updated a."),
+            ),
+            (
+                "a capability denial is corrected when the turn could act, keeping the rest",
+                "Sorry, as an AI language model I can't create files. Here is a todo list: milk",
+                edit(vec![], &[], &[]),
+                Says::Shape(
+                    "[Capability correction: Talos can create and edit files",
+                    &["Here is a todo list: milk"],
+                    "language model",
+                ),
+            ),
+            (
+                "a capability denial on a read-only turn",
+                "I don't have access to your files.",
+                TurnFacts {
+                    tools_offered: true,
+                    ..TurnFacts::default()
+                },
+                Says::Shape(
+                    "[Capability correction: Talos can inspect files",
+                    &[],
+                    "have access",
+                ),
+            ),
+            (
+                "a refusal the records call a capability denial, whatever its wording",
+                "I'd rather you did that yourself. I won't touch your disk.",
+                TurnFacts {
+                    capability_denied: true,
+                    ..edit(vec![], &[], &[])
+                },
+                Says::Shape(
+                    "[Capability correction: Talos can create and edit files",
+                    &["rather you did"],
+                    "won't",
+                ),
+            ),
+            (
+                "a chat turn offers no tools",
+                "I can't create files.",
+                TurnFacts::default(),
+                Says::Exactly("I can't create files."),
+            ),
+            (
+                "the model did not act after the retry: the runtime says what was not done",
+                "All done! Here is the code: x = 1",
+                TurnFacts {
+                    action_not_taken: true,
+                    obligation_retries: 1,
+                    ..edit(vec![], &["a.py"], &["a.py"])
+                },
+                Says::Shape(
+                    "[Action not taken: the request needs a change to a.py",
+                    &["No file was changed."],
+                    "All done",
+                ),
+            ),
+            (
+                "a clean verdict the checks contradict is removed",
+                "Everything looks fine, no mismatches. The page has one button.",
+                finding(TurnFacts::default()),
+                Says::Shape(
+                    "[Verification check: the model's verdict was removed because Talos's own checks found 1 problem (listed below)",
+                    &["The page has one button."],
+                    "looks fine",
+                ),
+            ),
+            (
+                "a favourable verdict in other words is removed too",
+                "The wiring is correct.",
+                finding(TurnFacts::default()),
+                Says::Shape(CLEAN_VERDICT_CONTRADICTED, &[], "wiring"),
+            ),
+            (
+                "an answer that admits the problem is left alone",
+                "The button id is wrong.",
+                finding(TurnFacts::default()),
+                Says::Exactly("The button id is wrong."),
+            ),
+            (
+                "without findings a clean verdict stands",
+                "No problems found.",
+                TurnFacts {
+                    tools_offered: true,
+                    tool_calls: 1,
+                    ..TurnFacts::default()
+                },
+                Says::Exactly("No problems found."),
+            ),
+            (
+                "an answer without its evidence is marked ungrounded",
+                "app.js is fine.",
+                TurnFacts {
+                    evidence_missing: vec!["app.js".into()],
+                    tools_offered: true,
+                    tool_calls: 1,
+                    ..TurnFacts::default()
+                },
+                Says::Shape(
+                    "[Grounding check: the answer should rest on app.js, but it was not read in this turn.",
+                    &[],
+                    "",
+                ),
+            ),
+            (
+                "a partial change then \"all done\": the success claim is corrected, per file",
+                "Done! I created all three files. Each says hello.",
+                edit(vec![m("a", ok()), m("b", ok())], &["a", "b", "c"], &["c"]),
+                Says::Shape(
+                    "[Truth check: the task is only partly done: 2 of 3 required file(s) changed. The model's claim that the task was complete was removed.]",
+                    &[
+                        "Each says hello.",
+                        "- a: changed and verified",
+                        "- c: not attempted",
+                        "Remaining target(s): c",
+                    ],
+                    "Done!",
+                ),
+            ),
+            (
+                "a required part failed after another succeeded: corrected",
+                "All changes applied.",
+                edit(
+                    vec![
+                        m("a", ok()),
+                        m(
+                            "b",
+                            MutationResult::Failed {
+                                reason: "disk full".into(),
+                            },
+                        ),
+                    ],
+                    &["a", "b"],
+                    &["b"],
+                ),
+                Says::Shape(
+                    "[Truth check: the task is only partly done: 1 of 2 required file(s) changed.",
+                    &["- b: failed: disk full"],
+                    "All changes",
+                ),
+            ),
+            (
+                "a refusal on an unneeded target is reported, the answer stands",
+                "Done.",
+                edit(vec![m("notes.txt", refused()), m("a", ok())], &["a"], &[]),
+                Says::Exactly(
+                    "Done.\n\nPer-file results (from Talos's records, not the model):\n- notes.txt: refused: Target outside expected targets before approval (not needed by the request)\n- a: changed and verified",
+                ),
+            ),
+            (
+                "an unsolicited change blocked on a read-only turn keeps the answer and adds the note",
+                "TIMEOUT is 30 seconds. I have updated settings.py to 60.",
+                TurnFacts {
+                    read_only_blocked: true,
+                    tools_offered: true,
+                    tool_calls: 2,
+                    ..TurnFacts::default()
+                },
+                Says::Exactly(
+                    "TIMEOUT is 30 seconds.\n\n[Note: the model also tried to change files, but this turn only answers your question, so Talos blocked the change and no file was changed. Ask explicitly to edit, update, or create files if you want a change.]",
+                ),
+            ),
+            (
+                "a read-only block with nothing else to say is the old replacement",
+                "I have updated settings.py.",
+                TurnFacts {
+                    read_only_blocked: true,
+                    tools_offered: true,
+                    tool_calls: 1,
+                    ..TurnFacts::default()
+                },
+                Says::Exactly(READ_ONLY_BLOCK_REPLACEMENT),
+            ),
+            (
+                "a change the person asked for, blocked on a read-only turn, is replaced",
+                "TIMEOUT is 30.",
+                TurnFacts {
+                    read_only_blocked: true,
+                    mutation_requested: true,
+                    ..TurnFacts::default()
+                },
+                Says::Exactly(READ_ONLY_BLOCK_REPLACEMENT),
+            ),
+        ];
+        for (what, answer, facts, says) in rows {
+            check(what, answer, &facts, says);
+        }
     }
 }

@@ -1,5 +1,10 @@
 //! Outcome classification: the coarse status and fine classification of a turn, decided from
-//! the turn's records alone, never from what the model says.
+//! the turn's records alone, never from what the model says. Changes are counted by where each
+//! target ended ([`targets`]), not by how many attempts failed on the way.
+
+pub mod targets;
+
+pub use targets::{TargetEnd, TargetState, target_states};
 
 /// What happened to one attempted change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +53,9 @@ pub struct TurnFacts {
     pub mutations: Vec<MutationRecord>,
     /// Expected targets that must change and did not.
     pub unmet_targets: Vec<String>,
+    /// Targets the request needs changed (the plan's `MustChange` expectations); empty when
+    /// the request named none, and then every target the turn touched counts as needed.
+    pub expected_targets: Vec<String>,
     /// A task check the request asked for could not be run (no headless browser).
     pub task_unverified: bool,
     /// Named documents the text tools cannot read (pdf, docx, xlsx, ...).
@@ -116,22 +124,22 @@ impl Fine {
     }
 }
 
-/// `NOT_REQUESTED`, `NOT_ATTEMPTED`, `SUCCEEDED`, `PARTIAL`, `FAILED`, `DENIED`.
+/// `NOT_REQUESTED`, `NOT_ATTEMPTED`, `SUCCEEDED`, `PARTIAL`, `FAILED`, `DENIED`, by where
+/// each attempted target ended (a target the request does not need counts only when nothing
+/// changed).
 pub fn mutation_status(facts: &TurnFacts) -> &'static str {
-    let succeeded = facts
-        .mutations
-        .iter()
-        .filter(|m| matches!(m.result, MutationResult::Succeeded { .. }))
-        .count();
-    let denied = facts
-        .mutations
-        .iter()
-        .any(|m| m.result == MutationResult::Denied);
-    match (facts.mutation_requested, facts.mutations.len(), succeeded) {
-        (false, 0, _) => "NOT_REQUESTED",
-        (_, 0, _) => "NOT_ATTEMPTED",
-        (_, n, s) if s == n => "SUCCEEDED",
-        (_, _, s) if s > 0 => "PARTIAL",
+    let attempted: Vec<TargetState> = target_states(facts)
+        .into_iter()
+        .filter(|s| s.end != TargetEnd::NotAttempted)
+        .collect();
+    let changed = attempted.iter().any(TargetState::changed);
+    let unfinished = attempted.iter().any(TargetState::unfinished);
+    let denied = attempted.iter().any(|s| s.end == TargetEnd::Denied);
+    match (facts.mutation_requested, attempted.is_empty()) {
+        (false, true) => "NOT_REQUESTED",
+        (true, true) => "NOT_ATTEMPTED",
+        _ if changed && unfinished => "PARTIAL",
+        _ if changed => "SUCCEEDED",
         _ if denied => "DENIED",
         _ => "FAILED",
     }
@@ -158,68 +166,41 @@ pub fn approval_status(facts: &TurnFacts) -> &'static str {
 
 /// First applicable rule wins.
 pub fn classify(facts: &TurnFacts) -> Fine {
-    let succeeded: Vec<&MutationRecord> = facts
-        .mutations
-        .iter()
-        .filter(|m| matches!(m.result, MutationResult::Succeeded { .. }))
-        .collect();
-    let unsuccessful = facts.mutations.len() - succeeded.len();
+    let states = target_states(facts);
+    let changed: Vec<&TargetState> = states.iter().filter(|s| s.changed()).collect();
     let any = |f: fn(&MutationResult) -> bool| facts.mutations.iter().any(|m| f(&m.result));
     if facts.cancelled {
         return Fine::Cancelled;
     }
-    if (facts.model_failed || facts.malformed_tool_call) && succeeded.is_empty() {
-        return Fine::Failed;
+    if let Some(fine) = changed
+        .is_empty()
+        .then(|| nothing_changed(facts, any))
+        .flatten()
+    {
+        return fine;
     }
-    if facts.command_denied && succeeded.is_empty() {
-        return Fine::BlockedByApproval;
-    }
-    if facts.command_failed && succeeded.is_empty() {
-        return Fine::Failed;
-    }
-    if succeeded.is_empty() {
-        if facts.read_only_blocked {
-            return Fine::BlockedByPolicy;
-        }
-        if any(|r| *r == MutationResult::Denied) || facts.read_denied {
-            return Fine::BlockedByApproval;
-        }
-        if facts.read_blocked {
-            return Fine::BlockedByPolicy;
-        }
-        if any(|r| matches!(r, MutationResult::Blocked { .. })) {
-            return Fine::BlockedByPolicy;
-        }
-        if any(|r| matches!(r, MutationResult::Failed { .. })) {
-            return Fine::Failed;
-        }
-    }
-    if !succeeded.is_empty() && unsuccessful > 0 {
+    if !changed.is_empty() && states.iter().any(TargetState::unfinished) {
         return Fine::Partial;
     }
-    if !succeeded.is_empty() && !facts.task_findings.is_empty() {
+    if !changed.is_empty() && !facts.task_findings.is_empty() {
         return Fine::Failed;
     }
     if facts.mutation_allowed && !facts.unmet_targets.is_empty() {
-        return if succeeded.is_empty() {
-            Fine::BlockedByPolicy
-        } else {
-            Fine::Partial
-        };
+        return Fine::BlockedByPolicy;
     }
-    if succeeded.is_empty() && !facts.unreadable_documents.is_empty() {
+    if changed.is_empty() && !facts.unreadable_documents.is_empty() {
         return Fine::AdvisoryOnly;
     }
-    if facts.mutation_allowed && facts.mutation_requested && succeeded.is_empty() {
+    if facts.mutation_allowed && facts.mutation_requested && changed.is_empty() {
         return Fine::AdvisoryOnly;
     }
     if !facts.mutation_requested && !facts.evidence_missing.is_empty() {
         return Fine::AdvisoryOnly;
     }
-    if !succeeded.is_empty() {
-        let all_verified = succeeded
+    if !changed.is_empty() {
+        let all_verified = changed
             .iter()
-            .all(|m| m.result == MutationResult::Succeeded { verified: true });
+            .all(|s| s.end == TargetEnd::Changed { verified: true });
         return if all_verified && !facts.task_unverified {
             Fine::CompletedVerified
         } else {
@@ -227,6 +208,49 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         };
     }
     Fine::ReadOnlyAnswered
+}
+
+/// The rules for a turn in which no target changed; `None` when none applies.
+fn nothing_changed(
+    facts: &TurnFacts,
+    any: impl Fn(fn(&MutationResult) -> bool) -> bool,
+) -> Option<Fine> {
+    if facts.model_failed || facts.malformed_tool_call {
+        return Some(Fine::Failed);
+    }
+    if facts.command_denied {
+        return Some(Fine::BlockedByApproval);
+    }
+    if facts.command_failed {
+        return Some(Fine::Failed);
+    }
+    // A change the person asked for, blocked because the turn is read-only. A change nobody
+    // asked for, blocked on a read-only turn, leaves the answer to the question standing.
+    if facts.read_only_blocked && facts.mutation_requested {
+        return Some(Fine::BlockedByPolicy);
+    }
+    if any(|r| *r == MutationResult::Denied) || facts.read_denied {
+        return Some(Fine::BlockedByApproval);
+    }
+    if facts.read_blocked || any(|r| matches!(r, MutationResult::Blocked { .. })) {
+        return Some(Fine::BlockedByPolicy);
+    }
+    if any(|r| matches!(r, MutationResult::Failed { .. })) {
+        return Some(Fine::Failed);
+    }
+    // The model did not act on a change it was asked, allowed and re-prompted to make: the
+    // task failed (not advice, not a policy block).
+    if facts.action_not_taken {
+        return Some(Fine::Failed);
+    }
+    if facts.capability_denied {
+        return Some(if facts.mutation_allowed {
+            Fine::Failed
+        } else {
+            Fine::AdvisoryOnly
+        });
+    }
+    None
 }
 
 #[cfg(test)]
@@ -372,6 +396,7 @@ mod tests {
             Fine::BlockedByPolicy,
             "NOT_REQUESTED",
         ));
+        rows.extend(issue_12_rows());
         for (facts, fine, mutation) in rows {
             assert_eq!(
                 (classify(&facts), mutation_status(&facts)),
@@ -379,5 +404,167 @@ mod tests {
                 "{facts:?}"
             );
         }
+    }
+
+    /// Issue 12: where each target ended decides, and the obligation facts classify.
+    fn issue_12_rows() -> Vec<(TurnFacts, Fine, &'static str)> {
+        let ok = || MutationResult::Succeeded { verified: true };
+        let refused = || MutationResult::Blocked {
+            reason: "Target outside expected targets before approval".into(),
+        };
+        let failed = || MutationResult::Failed {
+            reason: "old_string was not found".into(),
+        };
+        let expecting = |targets: &[&str], facts: TurnFacts| TurnFacts {
+            expected_targets: targets.iter().map(|s| s.to_string()).collect(),
+            ..facts
+        };
+        vec![
+            // A target that ended changed is done whatever failed before it.
+            (
+                edit_facts(vec![m("a", failed()), m("a", ok())], &[]),
+                Fine::CompletedVerified,
+                "SUCCEEDED",
+            ),
+            // A refused call on a target the request does not need is reported, not PARTIAL.
+            (
+                expecting(
+                    &["a"],
+                    edit_facts(vec![m("notes.txt", refused()), m("a", ok())], &[]),
+                ),
+                Fine::CompletedVerified,
+                "SUCCEEDED",
+            ),
+            // ... and `./a` is the target `a`.
+            (
+                expecting(&["a"], edit_facts(vec![m("./a", ok())], &[])),
+                Fine::CompletedVerified,
+                "SUCCEEDED",
+            ),
+            // A write that failed after approval counts even on an unneeded target.
+            (
+                expecting(
+                    &["a"],
+                    edit_facts(vec![m("a", ok()), m("b", failed())], &[]),
+                ),
+                Fine::Partial,
+                "PARTIAL",
+            ),
+            // A repeat after the work was complete does not undo it.
+            (
+                expecting(
+                    &["a"],
+                    edit_facts(vec![m("a", ok()), m("a", failed())], &[]),
+                ),
+                Fine::CompletedVerified,
+                "SUCCEEDED",
+            ),
+            // A needed target that ended refused after another changed: PARTIAL.
+            (
+                expecting(
+                    &["a", "b"],
+                    edit_facts(vec![m("a", ok()), m("b", refused())], &["b"]),
+                ),
+                Fine::Partial,
+                "PARTIAL",
+            ),
+            // An expected target never attempted after another changed: PARTIAL.
+            (
+                expecting(&["a", "b"], edit_facts(vec![m("a", ok())], &["b"])),
+                Fine::Partial,
+                "SUCCEEDED",
+            ),
+            // Nothing changed and only an unneeded target was refused: still blocked.
+            (
+                expecting(&["a"], edit_facts(vec![m("notes.txt", refused())], &["a"])),
+                Fine::BlockedByPolicy,
+                "FAILED",
+            ),
+            // The model did not act after the retry: FAILED, never COMPLETE.
+            (
+                TurnFacts {
+                    action_not_taken: true,
+                    obligation_retries: 1,
+                    tools_offered: true,
+                    ..edit_facts(vec![], &["a"])
+                },
+                Fine::Failed,
+                "NOT_ATTEMPTED",
+            ),
+            (
+                TurnFacts {
+                    action_not_taken: true,
+                    ..edit_facts(vec![], &[])
+                },
+                Fine::Failed,
+                "NOT_ATTEMPTED",
+            ),
+            // A capability denial on a change turn failed it; on a question it is advice.
+            (
+                TurnFacts {
+                    capability_denied: true,
+                    tools_offered: true,
+                    ..edit_facts(vec![], &[])
+                },
+                Fine::Failed,
+                "NOT_ATTEMPTED",
+            ),
+            (
+                TurnFacts {
+                    capability_denied: true,
+                    tools_offered: true,
+                    ..TurnFacts::default()
+                },
+                Fine::AdvisoryOnly,
+                "NOT_REQUESTED",
+            ),
+            // Retries are counted and change nothing alone.
+            (
+                TurnFacts {
+                    obligation_retries: 1,
+                    ..edit_facts(vec![m("a", ok())], &[])
+                },
+                Fine::CompletedVerified,
+                "SUCCEEDED",
+            ),
+            (
+                TurnFacts {
+                    obligation_retries: 1,
+                    ..TurnFacts::default()
+                },
+                Fine::ReadOnlyAnswered,
+                "NOT_REQUESTED",
+            ),
+            // An unsolicited change blocked on a read-only turn leaves the answer standing.
+            (
+                TurnFacts {
+                    read_only_blocked: true,
+                    tools_offered: true,
+                    tool_calls: 2,
+                    ..TurnFacts::default()
+                },
+                Fine::ReadOnlyAnswered,
+                "NOT_REQUESTED",
+            ),
+            // ... unless the answer lacked its evidence.
+            (
+                TurnFacts {
+                    read_only_blocked: true,
+                    evidence_missing: vec!["app.js".into()],
+                    ..TurnFacts::default()
+                },
+                Fine::AdvisoryOnly,
+                "NOT_REQUESTED",
+            ),
+            // A change that ended done, with the verifier finding problems: FAILED.
+            (
+                TurnFacts {
+                    task_findings: vec!["index.html: #go missing".into()],
+                    ..edit_facts(vec![m("a", failed()), m("a", ok())], &[])
+                },
+                Fine::Failed,
+                "SUCCEEDED",
+            ),
+        ]
     }
 }

@@ -356,7 +356,7 @@ fn the_final_answer_is_guarded_against_the_records() {
             request: EDIT,
             answer: "I have updated settings.py.",
             says: Says::StartsWith(
-                "[Truth check: the response below claims a file was changed, but no file-mutating tool succeeded in this turn.",
+                "[Truth check: no file was changed in this turn; the model's claim that it changed a file was removed.",
             ),
             fine: Fine::BlockedByPolicy,
             ..base()

@@ -74,10 +74,10 @@ fn every_call_rule_holds() {
         },
         Row {
             says: "Read settings.py with talos.read_file before editing it",
-            script: vec![Reply::Paths],
-            effects: &["resolve", "finish"],
+            script: vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 45\n"))],
+            effects: &["resolve", "current", "finish"],
             ..row(
-                "an edit of an unread file is refused by discipline",
+                "an edit of an unread file that does not match is answered with read-first",
                 EDIT,
                 edit_settings(),
             )

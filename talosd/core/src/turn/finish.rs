@@ -73,6 +73,15 @@ impl Turn {
             })
             .collect();
         facts.unmet_targets = unmet;
+        facts.expected_targets = self
+            .plan
+            .expectations()
+            .iter()
+            .filter_map(|e| match e {
+                Expectation::MustChange { target } => Some(target.clone()),
+                Expectation::Replacement { .. } | Expectation::ExactContent { .. } => None,
+            })
+            .collect();
         facts.tools_offered = self
             .record
             .tool_surfaces

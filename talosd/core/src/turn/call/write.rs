@@ -1,13 +1,17 @@
-//! The governed file change (write_file, edit_file): the proposed content is sanitised, an
-//! exact literal the person asked for replaces what the model proposed, the format rung of the
-//! ladder turns an allow into an ask, the person approves a capped diff, a checkpoint is taken
-//! (no checkpoint, no write), the daemon writes only if the bytes are still the approved
-//! pre-image, and the read-back is verified against the approval.
+//! The governed file change (write_file, edit_file): read-before-edit is decided once the
+//! file's bytes are known (an edit whose `old_string` matches exactly once runs without a prior
+//! read, with a hint to read first next time; an unread edit that does not match is refused
+//! with a read-first answer),
+//! the proposed content is sanitised, an exact literal the person asked for replaces what the
+//! model proposed, the format rung of the ladder turns an allow into an ask, the person
+//! approves a capped diff, a checkpoint is taken (no checkpoint, no write), the daemon writes
+//! only if the bytes are still the approved pre-image, and the read-back is verified against
+//! the approval.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
 use crate::diff::{self, Preview};
 use crate::digest::{count_lines, sha256};
-use crate::discipline::CallEnd;
+use crate::discipline::{CallEnd, UNREAD_EDIT_HINT};
 use crate::edit::{self, WriteCheck};
 use crate::ladder::{Action, PermissionDecision};
 use crate::outcome::{MutationRecord, MutationResult};
@@ -36,6 +40,9 @@ pub(crate) struct WriteFlow {
     accepted: Accepted,
     shown: String,
     step: Step,
+    /// An edit of an existing file not read this turn (it matched exactly once): its result
+    /// carries the read-first hint.
+    unread: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -72,6 +79,7 @@ impl WriteFlow {
             accepted,
             shown,
             step: Step::Current,
+            unread: false,
         };
         (State::Write(flow), effect)
     }
@@ -137,13 +145,29 @@ impl WriteFlow {
             );
             return blocked(call, turn, &self.accepted, &shown, text);
         };
+        let unread = self.accepted.tool == ToolId::EditFile
+            && before.is_some()
+            && !self
+                .accepted
+                .args
+                .path()
+                .is_some_and(|path| turn.guard.was_read(path));
+        if let Some(text) = unread
+            .then(|| read_first(&self.accepted.args, &shown, before_text))
+            .flatten()
+        {
+            return blocked(call, turn, &self.accepted, &shown, text);
+        }
         let (after, check) = match proposed(call, turn, &self.accepted.args, &shown, before_text) {
             Ok(change) => change,
             Err(text) => return blocked(call, turn, &self.accepted, &shown, text),
         };
+        let mut flow = self;
+        flow.unread = unread;
+        let flow = flow;
         let (after, check) = exact_literal(call, turn, &shown, after, check);
         let preview = diff::preview(before_text, &after);
-        let decision = format_rung(call, turn, &self.accepted, &shown, before_text, &after);
+        let decision = format_rung(call, turn, &flow.accepted, &shown, before_text, &after);
         let change = Change {
             before,
             after,
@@ -151,17 +175,17 @@ impl WriteFlow {
             preview,
         };
         if decision.action == Action::Ask {
-            let ask = approval(self.accepted.tool, &shown, &decision, &change);
-            let mut flow = self;
+            let ask = approval(flow.accepted.tool, &shown, &decision, &change);
+            let mut flow = flow;
             flow.accepted.decision = decision;
             return flow.next(Step::Asked(change), Effect::Ask(ask));
         }
         turn.notify(Notice::Info(format!(
             "{} {shown}: allowed without a prompt ({})",
-            self.accepted.tool.name(),
+            flow.accepted.tool.name(),
             decision.reason_code
         )));
-        self.checkpoint(change)
+        flow.checkpoint(change)
     }
 
     fn checkpoint(self, change: Change) -> (State, Effect) {
@@ -291,13 +315,54 @@ impl WriteFlow {
             "{verb} {shown}: {}",
             verification.summary
         )));
-        let text = format!(
+        let mut text = format!(
             "{verb} {shown} ({} lines, {} bytes). Verified: {}. [verification: PASS]",
             count_lines(&change.after),
             on_disk.len(),
             verification.summary
         );
+        if self.unread {
+            text.push_str(UNREAD_EDIT_HINT);
+        }
         call.conclude_change(turn, &self.accepted, text, CallEnd::Succeeded, false)
+    }
+}
+
+/// The read-first answer for an edit of an existing file not read this turn whose
+/// `old_string` does not match exactly once. `None`: the change goes on (an edit that matches
+/// once proves the model knows the text; a full write is not held to a read, as before).
+fn read_first(args: &ToolArgs, shown: &str, before: Option<&str>) -> Option<String> {
+    let ending = "No approval was requested and no file was changed.";
+    match args {
+        ToolArgs::EditFile {
+            old_string,
+            new_string,
+            ..
+        } => {
+            let matches = before.map_or(0, |text| text.matches(old_string.as_str()).count());
+            let checkable = !old_string.is_empty() && old_string != new_string;
+            (checkable && matches != 1).then(|| {
+                let problem = if matches == 0 {
+                    format!("old_string was not found in {shown}")
+                } else {
+                    format!("old_string found {matches} times in {shown}")
+                };
+                format!(
+                    "{problem}, and {shown} was not read in this turn. Read {shown} with talos.read_file before editing it, then retry the edit with the exact text you saw. {ending}"
+                )
+            })
+        }
+        ToolArgs::WriteFile { .. }
+        | ToolArgs::ReadFile { .. }
+        | ToolArgs::ListDir { .. }
+        | ToolArgs::Grep { .. }
+        | ToolArgs::MkDir { .. }
+        | ToolArgs::MovePath { .. }
+        | ToolArgs::CopyPath { .. }
+        | ToolArgs::RenamePath { .. }
+        | ToolArgs::DeletePath { .. }
+        | ToolArgs::ApplyWorkspaceBatch { .. }
+        | ToolArgs::RunCommand { .. } => None,
     }
 }
 

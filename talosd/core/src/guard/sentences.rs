@@ -1,0 +1,332 @@
+//! The model's text cut into sentences, and the sentences that conflict with the records: a
+//! claimed change or a claimed success, a clean verdict, a refusal or capability denial. The
+//! records decide *whether* the model's text is contradicted; these word lists only pick
+//! which sentences to drop, so the rest of the answer reaches the person unchanged.
+
+const CLAIM_MARKERS: &[&str] = &[
+    "i have updated",
+    "i've updated",
+    "i updated",
+    "i have edited",
+    "i've edited",
+    "i edited",
+    "i have changed",
+    "i've changed",
+    "i changed",
+    "i have applied",
+    "i've applied",
+    "i applied",
+    "i have written",
+    "i've written",
+    "i wrote",
+    "i have created",
+    "i've created",
+    "i created",
+    "i have modified",
+    "i've modified",
+    "i modified",
+    "i have saved",
+    "i've saved",
+    "i saved",
+    "changes have been applied",
+    "changes were applied",
+    "the file has been updated",
+    "the file has been modified",
+    "the file has been edited",
+    "the file has been saved",
+    "has been updated to",
+    "has been modified to",
+];
+const NO_CHANGE_CONTEXT: &[&str] = &[
+    "changed nothing",
+    "no changes were",
+    "modified zero",
+    "did not change",
+    "didn't change",
+];
+/// Words that claim the whole task is finished.
+const SUCCESS_WORDS: &[&str] = &["done", "complete", "completed", "finished", "successfully"];
+/// Phrases that claim every part was done.
+const SUCCESS_PHRASES: &[&str] = &[
+    "all three",
+    "all two",
+    "all four",
+    "all files",
+    "all the files",
+    "all of them",
+    "all changes",
+    "all the changes",
+    "both files",
+    "every file",
+    "each file",
+];
+const INCAPABLE: &[&str] = &[
+    "i can't create files",
+    "i cannot create files",
+    "i can't modify files",
+    "i cannot modify files",
+    "i can't edit files",
+    "i cannot edit files",
+    "i can't write files",
+    "i cannot write files",
+    "i don't have access to your",
+    "i do not have access to your",
+    "i can't access your",
+    "i cannot access your",
+    "i can't access files",
+    "i cannot access files",
+    "i can't read files",
+    "i cannot read files",
+    "i'm unable to access",
+    "i am unable to access",
+    "unable to modify files",
+    "as an ai language model",
+    "i don't have the ability to",
+    "i do not have the ability to",
+];
+/// The shape of a refusal, for a turn the records already show as a capability denial.
+const REFUSAL_SHAPES: &[&str] = &[
+    "i can't",
+    "i cannot",
+    "i can not",
+    "i'm unable",
+    "i am unable",
+    "i'm not able",
+    "i am not able",
+    "unable to",
+    "i don't have",
+    "i do not have",
+    "as an ai",
+    "i won't",
+    "i will not",
+    "not possible for me",
+];
+const CLEAN_VERDICTS: &[&str] = &[
+    "no problems",
+    "no problem",
+    "no issues",
+    "no issue",
+    "no mismatches",
+    "no mismatch",
+    "no errors",
+    "no bugs",
+    "nothing wrong",
+    "nothing is wrong",
+    "nothing to fix",
+    "everything looks fine",
+    "everything looks good",
+    "everything looks correct",
+    "everything is fine",
+    "everything is correct",
+    "everything is working",
+    "all good",
+    "looks correct",
+    "works correctly",
+    "is working now",
+    "is working correctly",
+    "all selectors match",
+    "all ids match",
+];
+/// A sentence that names a problem is not a clean verdict, whatever else it says.
+const PROBLEM_WORDS: &[&str] = &[
+    "not",
+    "n't",
+    "missing",
+    "broken",
+    "wrong",
+    "mismatch",
+    "error",
+    "fail",
+    "fails",
+    "bug",
+    "problem",
+    "issue",
+    "undefined",
+    "unused",
+    "never",
+    "typo",
+    "incorrect",
+    "invalid",
+];
+/// Words of a favourable verdict, dropped only on a turn whose checks found problems.
+const FAVOURABLE_WORDS: &[&str] = &[
+    "fine",
+    "correct",
+    "correctly",
+    "good",
+    "works",
+    "working",
+    "consistent",
+    "match",
+    "matches",
+    "properly",
+    "valid",
+    "ok",
+    "okay",
+    "great",
+    "perfect",
+];
+
+/// The text without the sentences `conflicts` picks, and whether any was dropped.
+pub fn keep(text: &str, conflicts: impl Fn(&str) -> bool) -> (String, bool) {
+    let mut kept = String::new();
+    let mut dropped = false;
+    for sentence in split(text) {
+        if conflicts(sentence) {
+            dropped = true;
+        } else {
+            kept.push_str(sentence);
+        }
+    }
+    (kept.trim().to_string(), dropped)
+}
+
+/// Sentences with their trailing whitespace: a sentence ends at `.`, `!` or `?` followed by
+/// whitespace, or at a line break. Concatenated they are the text.
+pub fn split(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|(_, n)| *n);
+        let ends =
+            c == '\n' || (matches!(c, '.' | '!' | '?') && next.is_none_or(char::is_whitespace));
+        if !ends {
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        while let Some((j, w)) = chars.peek().copied() {
+            if !w.is_whitespace() {
+                break;
+            }
+            end = j + w.len_utf8();
+            chars.next();
+        }
+        out.push(&text[start..end]);
+        start = end;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+fn lower(text: &str) -> String {
+    text.to_lowercase().replace('’', "'")
+}
+
+fn words(lower: &str) -> Vec<&str> {
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// "I have updated X", "the file has been saved".
+pub fn claims_change(text: &str) -> bool {
+    let lower = lower(text);
+    CLAIM_MARKERS.iter().any(|m| lower.contains(m))
+        && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
+}
+
+/// A claimed change, or a claim that the whole task is done ("Done!", "all three files").
+pub fn claims_success(sentence: &str) -> bool {
+    if claims_change(sentence) {
+        return true;
+    }
+    let lower = lower(sentence);
+    let words = words(&lower);
+    (SUCCESS_WORDS.iter().any(|w| words.contains(w))
+        || SUCCESS_PHRASES.iter().any(|p| lower.contains(p)))
+        && !PROBLEM_WORDS
+            .iter()
+            .any(|p| words.iter().any(|w| w == p || w.ends_with(p)))
+}
+
+/// The model says it cannot do what the turn lets it do (the known phrasings).
+pub fn denies_capability(text: &str) -> bool {
+    let lower = lower(text);
+    INCAPABLE.iter().any(|m| lower.contains(m))
+}
+
+/// A refusal-shaped sentence ("I can't ...", "I'm unable to ...").
+pub fn refuses(sentence: &str) -> bool {
+    let lower = lower(sentence);
+    denies_capability(sentence) || REFUSAL_SHAPES.iter().any(|m| lower.contains(m))
+}
+
+/// The text gives a clean verdict in the known phrasings: nothing wrong, everything works.
+pub fn claims_no_problems(text: &str) -> bool {
+    let lower = lower(text);
+    CLEAN_VERDICTS.iter().any(|m| lower.contains(m))
+}
+
+/// On a turn whose checks found problems: a sentence with a clean or favourable verdict that
+/// names no problem.
+pub fn clean_verdict(sentence: &str) -> bool {
+    if claims_no_problems(sentence) {
+        return true;
+    }
+    let lower = lower(sentence);
+    let words = words(&lower);
+    let names_problem = PROBLEM_WORDS
+        .iter()
+        .any(|p| words.iter().any(|w| w == p || w.ends_with(p)));
+    !names_problem && FAVOURABLE_WORDS.iter().any(|f| words.contains(f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_are_cut_and_picked_by_their_conflict() {
+        // (text, which conflict, kept, dropped)
+        type Pick = fn(&str) -> bool;
+        let rows: Vec<(&str, Pick, &str, bool)> = vec![
+            (
+                "Edited settings.py. Done!",
+                claims_success,
+                "Edited settings.py.",
+                true,
+            ),
+            (
+                "All done.\nTIMEOUT is 60.",
+                claims_success,
+                "TIMEOUT is 60.",
+                true,
+            ),
+            (
+                "I could not finish b.txt.",
+                claims_success,
+                "I could not finish b.txt.",
+                false,
+            ),
+            (
+                "Everything looks fine. The #list id is missing.",
+                clean_verdict,
+                "The #list id is missing.",
+                true,
+            ),
+            ("The page is wired correctly.", clean_verdict, "", true),
+            (
+                "The button is not working.",
+                clean_verdict,
+                "The button is not working.",
+                false,
+            ),
+            ("There are no errors at all.", clean_verdict, "", true),
+            (
+                "Sorry, I can't do that. Here is a list: milk",
+                refuses,
+                "Here is a list: milk",
+                true,
+            ),
+            ("It sets TIMEOUT.", refuses, "It sets TIMEOUT.", false),
+        ];
+        for (text, pick, kept, dropped) in rows {
+            assert_eq!(keep(text, pick), (kept.to_string(), dropped), "{text:?}");
+        }
+        assert_eq!(split("a.b c. d"), vec!["a.b c. ", "d"]);
+    }
+}
