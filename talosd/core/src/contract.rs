@@ -13,6 +13,7 @@ mod cues;
 mod direct;
 /// The lexical toolkit moved to [`crate::lexical`]; the name stays here for the resolver's parts.
 pub(crate) use crate::lexical;
+mod literal;
 mod mutation;
 mod questions;
 mod read_only;
@@ -24,6 +25,7 @@ use crate::lexical::Lex;
 use crate::targets::{self, dedup};
 pub(crate) use crate::task::Legacy;
 pub use crate::task::{Reason, TaskType};
+pub use literal::exact_literal;
 pub use web::{NamedInteraction, WebRequest, web_request};
 
 /// What a static page must keep and must not grow (one of the contract's components; see
