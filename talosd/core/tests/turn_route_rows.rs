@@ -54,13 +54,13 @@ fn every_route_is_decided_before_the_model() {
             "Run pytest",
             SessionMode::Agent,
             false,
-            Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER),
+            Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER.into()),
         ),
         (
             "undo your last change",
             SessionMode::Agent,
             false,
-            Route::Fixed(route::RESTORE_ANSWER),
+            Route::Fixed(route::RESTORE_ANSWER.into()),
         ),
         (
             "Summarise report.pdf and notes.docx",
@@ -76,6 +76,36 @@ fn every_route_is_decided_before_the_model() {
         ),
         (EDIT, SessionMode::Agent, false, Route::Model),
         (CHAT, SessionMode::Agent, false, Route::Model),
+        (
+            "Who are you?",
+            SessionMode::Agent,
+            false,
+            Route::Fixed(route::ABOUT_TALOS_ANSWER.into()),
+        ),
+        (
+            "what can you do",
+            SessionMode::Ask,
+            false,
+            Route::Fixed(route::ABOUT_TALOS_ANSWER.into()),
+        ),
+        (
+            "What is Talos?",
+            SessionMode::Agent,
+            true,
+            Route::Fixed(route::ABOUT_TALOS_ANSWER.into()),
+        ),
+        (
+            "What can you do with index.html?",
+            SessionMode::Agent,
+            false,
+            Route::Model,
+        ),
+        (
+            "What is talos.run_command?",
+            SessionMode::Agent,
+            false,
+            Route::Model,
+        ),
     ];
     for (request, mode, prior, expected) in rows {
         let plan = TurnPlan::from_turn(apply(mode.posture(), resolve(request)));
