@@ -229,3 +229,14 @@ fn a_follow_up_carries_its_context_and_a_status_question_is_not_remembered() {
         assert_eq!(remembered(&resolved), remember, "{reason:?}");
     }
 }
+
+/// Proves the fixed text about Talos passes the answer guards unchanged (it claims no change,
+/// no verdict, no denial a guard would correct).
+#[test]
+fn the_fixed_text_about_talos_passes_the_guards_unchanged() {
+    let facts = talos_core::outcome::TurnFacts::default();
+    assert_eq!(
+        talos_core::guard::guard_answer(route::ABOUT_TALOS_ANSWER, &facts),
+        route::ABOUT_TALOS_ANSWER
+    );
+}
