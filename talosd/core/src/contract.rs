@@ -12,6 +12,7 @@ mod classify;
 mod commands;
 mod cues;
 mod direct;
+mod documents;
 /// The lexical toolkit moved to [`crate::lexical`]; the name stays here for the resolver's parts.
 pub(crate) use crate::lexical;
 pub use direct::asks_about_talos;
@@ -152,7 +153,7 @@ pub fn resolve(request: &str) -> TaskContract {
         request.to_string(),
         derived.reason,
         targets::required_visible_facts(&lex),
-        derived.targets,
+        documents::readable_fallback(&lex, &spans, derived.targets),
     )
 }
 

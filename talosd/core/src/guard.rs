@@ -1,6 +1,9 @@
 //! Answer guards: compare the model's final answer with the turn's records and correct it
 //! where the records disagree. The person sees what happened, not what the model hoped.
 
+mod documents;
+pub use documents::{DOCUMENT_NOTE_START, correct_document_claims, unreadable_documents};
+
 use crate::outcome::{MutationResult, TurnFacts};
 
 const CLAIM_MARKERS: &[&str] = &[

@@ -69,6 +69,12 @@ fn every_route_is_decided_before_the_model() {
             Route::UnreadableDocuments(vec!["report.pdf".into(), "notes.docx".into()]),
         ),
         (
+            "Summarize report.pdf. If PDF is unsupported, read report.md instead.",
+            SessionMode::Agent,
+            false,
+            Route::Model,
+        ),
+        (
             "Create summary.md from report.pdf",
             SessionMode::Agent,
             false,
