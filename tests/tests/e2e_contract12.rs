@@ -297,3 +297,57 @@ async fn tests_failing_after_the_change_are_not_completed_verified() {
         "{outcome:?}"
     );
 }
+
+/// A model that reads `report.md` (natively or as a fenced text call), then answers from it.
+fn reads_the_fallback(native: bool) -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
+    Arc::new(move |request: &Value| {
+        if after_tool_result(request) {
+            Reply::Text("The report says revenue grew 40% in Q3.".into())
+        } else if native {
+            Reply::ToolCalls(vec![(
+                "talos.read_file".into(),
+                json!({"path": "report.md"}).to_string(),
+            )])
+        } else {
+            Reply::Text("```json\n{\"name\": \"talos.read_file\", \"parameters\": {\"path\": \"report.md\"}}\n```".into())
+        }
+    })
+}
+
+/// Proves a request that names a readable fallback for a document the text tools cannot read
+/// goes to the model, which reads the fallback and answers from it (native and text calls),
+/// instead of ending on the capability note.
+#[tokio::test]
+async fn a_readable_fallback_for_a_pdf_is_read_and_used() {
+    for native in [true, false] {
+        let mut e = env(native, reads_the_fallback(native), false).await;
+        std::fs::write(e.ws.path().join("report.pdf"), b"%PDF-1.7\n\x00\x01binary").unwrap();
+        std::fs::write(e.ws.path().join("report.md"), "Revenue grew 40% in Q3.\n").unwrap();
+        let (outcome, _) = e
+            .turn("Summarize report.pdf. If PDF is unsupported, read report.md instead.")
+            .await;
+        let trace = e.trace();
+        let read: Vec<Option<String>> = trace
+            .tool_calls
+            .iter()
+            .map(|c| c.path_hint.clone())
+            .collect();
+        assert_eq!(
+            read,
+            [Some("report.md".to_string())],
+            "native {native}: {outcome:?}"
+        );
+        assert!(
+            e.llama.requests()[1]
+                .to_string()
+                .contains("Revenue grew 40% in Q3."),
+            "the fallback's text reached the model"
+        );
+        assert!(outcome.final_answer.contains("40%"), "{outcome:?}");
+        assert_eq!(
+            (outcome.status, outcome.classification),
+            (CompletionStatus::Complete, Classification::ReadOnlyAnswered),
+            "native {native}: {outcome:?}"
+        );
+    }
+}
