@@ -193,6 +193,16 @@ fn plain_word_commands_match_the_workspace() {
             untouched("SMALL_TALK", "non-mutating", false),
         ),
         (
+            "Why do the tests pass when parse is wrong?",
+            &cargo,
+            untouched("READ_ONLY_QA", "non-mutating", false),
+        ),
+        (
+            "I ran cargo clippy yesterday and it was fine",
+            &cargo,
+            untouched("READ_ONLY_QA", "non-mutating", false),
+        ),
+        (
             "What does settings.py configure?",
             &cargo,
             untouched("READ_ONLY_QA", "non-mutating", false),

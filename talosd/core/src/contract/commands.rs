@@ -57,7 +57,7 @@ enum Check {
 const TEST_PHRASES: &[&str] = &[
     "run the tests", "run tests", "run all tests", "run all the tests", "run my tests",
     "run the test suite", "run the unit tests", "run the test", "run cargo test",
-    "run gradle test", "cargo test", "do the tests pass", "do tests pass", "tests pass",
+    "run gradle test", "execute cargo test", "do the tests pass", "do tests pass", "tests pass",
     "tests still pass", "tests are passing", "tests passing", "test suite passes",
 ];
 
@@ -65,33 +65,34 @@ const TEST_PHRASES: &[&str] = &[
 const BUILD_PHRASES: &[&str] = &[
     "check that it builds", "check it builds", "check if it builds", "check whether it builds",
     "does it build", "does it still build", "it still builds", "so it builds", "run the build",
-    "run cargo build", "cargo build", "run gradle build", "make sure it builds",
+    "run cargo build", "execute cargo build", "run gradle build", "make sure it builds",
 ];
 
 #[rustfmt::skip]
 const COMPILE_PHRASES: &[&str] = &[
     "check that it compiles", "check it compiles", "check if it compiles", "does it compile",
     "does it still compile", "it still compiles", "so it compiles", "make sure it compiles",
-    "run cargo check", "cargo check",
+    "run cargo check", "execute cargo check",
 ];
 
 #[rustfmt::skip]
 const CLIPPY_PHRASES: &[&str] = &[
-    "pass clippy", "passes clippy", "run clippy", "run cargo clippy", "cargo clippy",
+    "pass clippy", "passes clippy", "run clippy", "run cargo clippy", "execute cargo clippy",
     "clippy clean", "clippy warnings", "clippy lints",
 ];
 
 #[rustfmt::skip]
 const FORMAT_PHRASES: &[&str] = &[
-    "cargo fmt", "run rustfmt", "check formatting", "check the formatting", "is it formatted",
+    "run cargo fmt", "run rustfmt", "check formatting", "check the formatting", "is it formatted",
     "formatted correctly",
 ];
 
-/// A question about how to run something, not a request to run it.
+/// A question about how to run something (or why it behaves as it does), not a request to
+/// run it.
 #[rustfmt::skip]
 const HOW_TO: &[&str] = &[
     "how do i", "how to", "how can i", "how should i", "how would i", "explain", "what does",
-    "what is",
+    "what is", "why",
 ];
 
 /// The contract with its command decided against the workspace's facts.
