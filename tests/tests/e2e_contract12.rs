@@ -351,3 +351,117 @@ async fn a_readable_fallback_for_a_pdf_is_read_and_used() {
         );
     }
 }
+
+/// A model that writes `content` to `path` (natively or as a fenced text call), then reports.
+fn writes(
+    native: bool,
+    path: &'static str,
+    content: &'static str,
+) -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
+    let args = json!({"path": path, "content": content});
+    Arc::new(move |request: &Value| {
+        if after_tool_result(request) {
+            Reply::Text(format!("{path} now holds the new content."))
+        } else if native {
+            Reply::ToolCalls(vec![("talos.write_file".into(), args.to_string())])
+        } else {
+            Reply::Text(format!(
+                "```json\n{{\"name\": \"talos.write_file\", \"parameters\": {args}}}\n```"
+            ))
+        }
+    })
+}
+
+/// Proves an unquoted exact literal ends at its sentence (the file holds `AFTER`, not the
+/// rest of the request), and an uncertain literal leaves the model's content as written, in
+/// both calling modes.
+#[tokio::test]
+async fn an_unquoted_literal_ends_at_its_sentence_and_an_uncertain_one_is_not_forced() {
+    let rows = [
+        (
+            "Overwrite notes.txt with exactly AFTER. Then tell me what changed.",
+            "AFTER\nand more\n",
+            "AFTER",
+            true,
+        ),
+        (
+            "Overwrite notes.txt with exactly two short lines about cats.",
+            "Cats nap.\nCats purr.\n",
+            "Cats nap.\nCats purr.\n",
+            false,
+        ),
+    ];
+    for native in [true, false] {
+        for (prompt, proposed, expected, corrected) in rows {
+            let mut e = env(native, writes(native, "notes.txt", proposed), false).await;
+            std::fs::write(e.ws.path().join("notes.txt"), "BEFORE\n").unwrap();
+            let (outcome, _) = e.turn(prompt).await;
+            assert_eq!(
+                std::fs::read_to_string(e.ws.path().join("notes.txt")).unwrap(),
+                expected,
+                "{prompt} (native {native}): {outcome:?}"
+            );
+            let warned = e
+                .trace()
+                .warnings
+                .iter()
+                .any(|w| w.code == "EXACT_LITERAL_WRITE_CORRECTED");
+            assert_eq!(warned, corrected, "{prompt} (native {native})");
+            assert_eq!(
+                outcome.classification,
+                Classification::CompletedVerified,
+                "{prompt} (native {native}): {outcome:?}"
+            );
+        }
+    }
+}
+
+/// Proves ", and update X too" inside a constraint clause makes X a target the turn may change
+/// (its write is asked and made), while the constraint's own file stays verify-only.
+#[tokio::test]
+async fn and_update_x_too_in_a_constraint_makes_x_a_change_target() {
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![(
+            "talos.write_file".into(),
+            json!({"path": "styles.css", "content": "body { color: navy; }\n"}).to_string(),
+        )]),
+        Reply::ToolCalls(vec![(
+            "talos.write_file".into(),
+            json!({"path": "script.js", "content": "console.log('updated');\n"}).to_string(),
+        )]),
+        Reply::Text("Both files are updated.".into()),
+    ]);
+    let mut e = env(true, model, false).await;
+    std::fs::write(
+        e.ws.path().join("index.html"),
+        "<!doctype html><html><head><link rel=\"stylesheet\" href=\"styles.css\"></head><body><p>hi</p><script src=\"script.js\"></script></body></html>\n",
+    )
+    .unwrap();
+    std::fs::write(e.ws.path().join("styles.css"), "body { color: black; }\n").unwrap();
+    std::fs::write(e.ws.path().join("script.js"), "console.log('old');\n").unwrap();
+    let (outcome, seen) = e
+        .turn("Rewrite styles.css so index.html still works, and update script.js too")
+        .await;
+    let asked: Vec<Option<String>> = approvals(&seen).iter().map(|a| a.target.clone()).collect();
+    assert_eq!(
+        asked,
+        [
+            Some("styles.css".to_string()),
+            Some("script.js".to_string())
+        ],
+        "{outcome:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.path().join("script.js")).unwrap(),
+        "console.log('updated');\n"
+    );
+    let trace = e.trace();
+    let mut expected = trace.task_contract.expected_targets.clone();
+    expected.sort();
+    assert_eq!(expected, ["script.js", "styles.css"]);
+    assert_eq!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
+}
