@@ -278,3 +278,31 @@ fn a_failing_check_after_the_change_is_a_finding() {
         );
     }
 }
+
+/// Proves a change turn that asked for a check offers `talos.run_command` in APPLY and VERIFY
+/// (so the run after the change is never a widened surface), and a plain change turn in
+/// neither.
+#[test]
+fn an_after_change_check_is_on_the_surface_in_both_phases() {
+    use talos_core::plan::Phase;
+    let cargo = facts(true, false, &[]);
+    let rows = [
+        (
+            "Fix the parse function in src/lib.rs so the tests pass",
+            true,
+        ),
+        ("Fix the parse function in src/lib.rs", false),
+    ];
+    for (request, offered) in rows {
+        let contract = with_workspace(resolve(request), &cargo);
+        let plan = TurnPlan::from_turn(apply(SessionMode::Agent.posture(), contract));
+        for phase in [Phase::Apply, Phase::Verify] {
+            assert_eq!(
+                plan.surface_for(phase).allows(ToolId::RunCommand),
+                offered,
+                "{request} in {phase:?}"
+            );
+        }
+        assert!(!plan.surface_for(Phase::Inspect).allows(ToolId::RunCommand));
+    }
+}
