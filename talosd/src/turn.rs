@@ -107,7 +107,9 @@ fn plan(
     mode: SessionMode,
     resolved: &talos_core::contract::TaskContract,
 ) -> TurnPlan {
-    let effective = posture::apply(mode.posture(), resolved.clone());
+    let commands = command::workspace_commands(&daemon.home.state, &session.files);
+    let with_commands = talos_core::contract::with_workspace(resolved.clone(), &commands);
+    let effective = posture::apply(mode.posture(), with_commands);
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
         pinned: request.pins.clone(),

@@ -9,10 +9,14 @@
 //! contract's target lists are always compiled back from that roleful list.
 
 mod classify;
+mod commands;
 mod cues;
 mod direct;
+mod documents;
 /// The lexical toolkit moved to [`crate::lexical`]; the name stays here for the resolver's parts.
 pub(crate) use crate::lexical;
+pub use direct::asks_about_talos;
+mod literal;
 mod mutation;
 mod questions;
 mod read_only;
@@ -24,6 +28,10 @@ use crate::lexical::Lex;
 use crate::targets::{self, dedup};
 pub(crate) use crate::task::Legacy;
 pub use crate::task::{Reason, TaskType};
+pub use commands::{
+    CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
+};
+pub use literal::exact_literal;
 pub use web::{NamedInteraction, WebRequest, web_request};
 
 /// What a static page must keep and must not grow (one of the contract's components; see
@@ -56,6 +64,9 @@ pub struct TaskContract {
     pub roleful_targets: Vec<TargetRef>,
     /// What the request says about web work, for the static web verifier (`contract/web.rs`).
     pub web: WebRequest,
+    /// The command profile the request asks for in plain words, decided against the
+    /// workspace by [`with_workspace`] (`contract/commands.rs`); `None` until then.
+    pub command: CommandAsk,
 }
 
 impl TaskContract {
@@ -111,6 +122,7 @@ impl TaskContract {
             read_only_posture: false,
             roleful_targets,
             web,
+            command: CommandAsk::None,
         }
     }
 }
@@ -141,7 +153,7 @@ pub fn resolve(request: &str) -> TaskContract {
         request.to_string(),
         derived.reason,
         targets::required_visible_facts(&lex),
-        derived.targets,
+        documents::readable_fallback(&lex, &spans, derived.targets),
     )
 }
 

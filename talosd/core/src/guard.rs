@@ -6,6 +6,8 @@
 
 pub mod per_file;
 pub mod sentences;
+mod documents;
+pub use documents::{DOCUMENT_NOTE_START, correct_document_claims, unreadable_documents};
 
 use crate::outcome::{MutationResult, TurnFacts, target_states};
 pub use sentences::claims_no_problems;

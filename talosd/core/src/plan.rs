@@ -397,30 +397,9 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
     out
 }
 
-/// The literal after "with exactly" / "to exactly" / "containing exactly": a quoted string
-/// (double quotes or backticks, kept as written), else the rest of the request after the
-/// marker, trimmed. Escapes `\n` in a quoted literal stand for newlines.
+/// The exact literal a request asks for, when Talos is sure of it (see `contract/literal.rs`).
 pub fn exact_literal(request: &str) -> Option<String> {
-    let lower = request.to_lowercase();
-    let marker = [
-        "with exactly",
-        "to exactly",
-        "containing exactly",
-        "contain exactly",
-        "content exactly",
-    ]
-    .iter()
-    .find_map(|m| lower.find(m).map(|i| i + m.len()))?;
-    let rest = request[marker..].trim_start_matches([':', ' ']);
-    let quoted = |q: char| {
-        rest.strip_prefix(q)
-            .and_then(|r| r.find(q).map(|end| r[..end].to_string()))
-    };
-    let literal = quoted('"')
-        .or_else(|| quoted('`'))
-        .map(|l| l.replace("\\n", "\n"))
-        .unwrap_or_else(|| rest.trim().to_string());
-    (!literal.is_empty()).then_some(literal)
+    crate::contract::exact_literal(request)
 }
 
 /// "change X from A to B" -> (A, B), for single-token values.

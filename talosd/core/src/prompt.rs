@@ -74,6 +74,11 @@ pub fn system_prompt(
     }
     if surface.allows(ToolId::RunCommand) {
         out.push_str("Commands: call talos.run_command with an approved profile id; raw shell commands are refused, and the user is asked before every run.\n");
+        if let crate::contract::CommandAsk::Run(profile)
+        | crate::contract::CommandAsk::AfterChange(profile) = &contract.command
+        {
+            out.push_str(&format!("command profile for this request: {profile}\n"));
+        }
     }
     match calling {
         ToolCalling::Native => out.push_str("Call tools with native tool calls.\n"),

@@ -68,6 +68,21 @@ impl Surface {
 }
 
 pub fn select(contract: &TaskContract, phase: Phase) -> Surface {
+    let mut out = select_base(contract, phase);
+    // A change turn that asked for a check to pass may run it (`contract/commands.rs`).
+    if matches!(
+        contract.command,
+        crate::contract::CommandAsk::AfterChange(_)
+    ) && contract.mutation_allowed
+        && phase != Phase::Inspect
+        && !out.tools.contains(&ToolId::RunCommand)
+    {
+        out.tools.push(ToolId::RunCommand);
+    }
+    out
+}
+
+fn select_base(contract: &TaskContract, phase: Phase) -> Surface {
     let surface = |tools: &[ToolId], reason| Surface {
         tools: tools.to_vec(),
         reason,

@@ -54,19 +54,25 @@ fn every_route_is_decided_before_the_model() {
             "Run pytest",
             SessionMode::Agent,
             false,
-            Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER),
+            Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER.into()),
         ),
         (
             "undo your last change",
             SessionMode::Agent,
             false,
-            Route::Fixed(route::RESTORE_ANSWER),
+            Route::Fixed(route::RESTORE_ANSWER.into()),
         ),
         (
             "Summarise report.pdf and notes.docx",
             SessionMode::Agent,
             false,
             Route::UnreadableDocuments(vec!["report.pdf".into(), "notes.docx".into()]),
+        ),
+        (
+            "Summarize report.pdf. If PDF is unsupported, read report.md instead.",
+            SessionMode::Agent,
+            false,
+            Route::Model,
         ),
         (
             "Create summary.md from report.pdf",
@@ -76,6 +82,36 @@ fn every_route_is_decided_before_the_model() {
         ),
         (EDIT, SessionMode::Agent, false, Route::Model),
         (CHAT, SessionMode::Agent, false, Route::Model),
+        (
+            "Who are you?",
+            SessionMode::Agent,
+            false,
+            Route::Fixed(route::ABOUT_TALOS_ANSWER.into()),
+        ),
+        (
+            "what can you do",
+            SessionMode::Ask,
+            false,
+            Route::Fixed(route::ABOUT_TALOS_ANSWER.into()),
+        ),
+        (
+            "What is Talos?",
+            SessionMode::Agent,
+            true,
+            Route::Fixed(route::ABOUT_TALOS_ANSWER.into()),
+        ),
+        (
+            "What can you do with index.html?",
+            SessionMode::Agent,
+            false,
+            Route::Model,
+        ),
+        (
+            "What is talos.run_command?",
+            SessionMode::Agent,
+            false,
+            Route::Model,
+        ),
     ];
     for (request, mode, prior, expected) in rows {
         let plan = TurnPlan::from_turn(apply(mode.posture(), resolve(request)));
@@ -198,4 +234,15 @@ fn a_follow_up_carries_its_context_and_a_status_question_is_not_remembered() {
         );
         assert_eq!(remembered(&resolved), remember, "{reason:?}");
     }
+}
+
+/// Proves the fixed text about Talos passes the answer guards unchanged (it claims no change,
+/// no verdict, no denial a guard would correct).
+#[test]
+fn the_fixed_text_about_talos_passes_the_guards_unchanged() {
+    let facts = talos_core::outcome::TurnFacts::default();
+    assert_eq!(
+        talos_core::guard::guard_answer(route::ABOUT_TALOS_ANSWER, &facts),
+        route::ABOUT_TALOS_ANSWER
+    );
 }

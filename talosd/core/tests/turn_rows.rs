@@ -540,13 +540,13 @@ fn routes_are_decided_before_any_model_call() {
             "Run pytest",
             SessionMode::Agent,
             false,
-            Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER),
+            Route::Fixed(route::UNSUPPORTED_COMMAND_ANSWER.into()),
         ),
         (
             "undo your last change",
             SessionMode::Agent,
             false,
-            Route::Fixed(route::RESTORE_ANSWER),
+            Route::Fixed(route::RESTORE_ANSWER.into()),
         ),
         (
             "did you make the changes?",

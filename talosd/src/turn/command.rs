@@ -1,4 +1,5 @@
-//! `talos.run_command`'s effects: planning a request against the workspace's current profile
+//! `talos.run_command`'s effects: the workspace's command facts a turn's contract is matched
+//! against, planning a request against the workspace's current profile
 //! registry and locating it on disk (cwd inside the workspace, the wrapper present), the
 //! containment the kernel grants, and the run through the runner with its output streamed as
 //! tool progress (redacted). What is asked, what the model sees and how the call ends are
@@ -7,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use talos_core::command::{self, CommandPlan, CommandRequest, Program};
+use talos_core::contract::WorkspaceCommands;
 use talos_core::turn::call::{CommandRun, PlannedCommand};
 use talos_protocol::event::TurnEvent;
 
@@ -15,6 +17,29 @@ use crate::contain;
 use crate::profiles::{PinStore, snapshot};
 use crate::runner::{self, RunSpec, Stream};
 use crate::workspace::{EntryKind, Workspace};
+
+/// What the workspace has for commands as the turn starts, for the contract to match plain-word
+/// requests against (`talos_core::contract::with_workspace`): a root `Cargo.toml`, a root
+/// `gradlew`, and the ids of the workspace profiles when their declaration is trusted.
+pub fn workspace_commands(home_state: &Path, workspace: &Workspace) -> WorkspaceCommands {
+    let root_file = |name: &str| {
+        let resolved = workspace.resolve(name);
+        resolved.location.is_some_and(|l| {
+            !resolved.facts.escapes && matches!(workspace.kind(&l), Ok(Some(EntryKind::File)))
+        })
+    };
+    let registry = snapshot(workspace.root(), &PinStore::new(home_state)).registry;
+    WorkspaceCommands {
+        cargo: root_file("Cargo.toml"),
+        gradle: root_file("gradlew"),
+        trusted_profiles: registry
+            .profiles()
+            .iter()
+            .map(|p| p.id().to_string())
+            .filter(|id| id.starts_with("ws:"))
+            .collect(),
+    }
+}
 
 /// Plans the request against the registry as it is now and locates it.
 pub fn plan(

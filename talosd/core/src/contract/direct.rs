@@ -1,7 +1,8 @@
 //! Direct answers: turns that get no tools. Bare small talk, the conversation boundary ("only
 //! chatting", "don't use the workspace", "without reading files", near-slash-commands, a few
 //! exact chat prompts), greetings with a chat-only hint, identity and capability questions, and
-//! explicit "without inspecting the workspace" requests for a general answer.
+//! explicit "without inspecting the workspace" requests for a general answer. Identity and
+//! capability questions are answered from a fixed runtime text ([`asks_about_talos`]).
 
 use super::cues::{DIAGNOSE, WORKSPACE, asks_for_listing};
 use crate::lexical::Lex;
@@ -60,7 +61,15 @@ const CAPABILITY: &[&str] = &[
     "what can talos help me with",
 ];
 
-/// The whole request is a greeting or a thanks, punctuation and emoji aside.
+/// Whether a request asks who Talos is or what it can do ("Who are you?", "What can you do?"):
+/// answered from a fixed runtime text, never by the model.
+pub fn asks_about_talos(request: &str) -> bool {
+    let text = crate::lexical::normalise(request);
+    let lower = text.to_ascii_lowercase();
+    let lex = Lex::new(&text, &lower);
+    identity(&lex) || lex.has_any(CAPABILITY)
+}
+
 /// Whether the turn is answered without tools (checked before listing, verify, diagnose).
 pub(crate) fn is_direct_answer(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
     no_inspection_direct_answer(lex)
@@ -69,6 +78,7 @@ pub(crate) fn is_direct_answer(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
         || (spans.is_empty() && (identity(lex) || lex.has_any(CAPABILITY)))
 }
 
+/// The whole request is a greeting or a thanks, punctuation and emoji aside.
 pub(crate) fn bare_small_talk(lower: &str) -> bool {
     let core = lower
         .trim_matches(|c: char| !c.is_alphanumeric())

@@ -1,10 +1,14 @@
 //! Clauses of a request for role derivation: split at sentence ends, `;`, newlines and before
 //! "and|but do not"; each clause cut into a mutation fragment and a constraint fragment at the
-//! first constraint marker ("Rewrite styles.css| so index.html still works").
+//! first constraint marker ("Rewrite styles.css| so index.html still works"). Inside a constraint
+//! fragment, ", and update X too" starts a new clause: X is a mutation target, not verify-only.
 
 use crate::lexical::{self, Lex};
 use crate::targets::{self, TargetSpan, dedup};
 use crate::task::Legacy;
+
+/// Words that may stand between ", and" and the verb of a new mutation ("…, and also update").
+const NEW_TARGET_FILLERS: &[&str] = &["also", "then"];
 
 /// Markers that open the constraint fragment of a clause.
 #[rustfmt::skip]
@@ -73,6 +77,7 @@ impl Clauses {
                     .map_or(end, |i| start + i);
                 Clause { start, split, end }
             })
+            .flat_map(|clause| split_new_target(lex, clause))
             .collect();
         Clauses { list }
     }
@@ -212,6 +217,47 @@ impl Clauses {
 fn is_ignored_instruction(trimmed: &str) -> bool {
     (trimmed.starts_with("ignore ") || trimmed.starts_with("disregard "))
         && trimmed.contains("instruction")
+}
+
+/// Cuts a clause where its constraint fragment turns into a new mutation: ", and [also|then]
+/// <explicit verb>" after the constraint marker ("Rewrite a.css so b.html still works, and
+/// update c.js too").
+fn split_new_target(lex: &Lex<'_>, clause: Clause) -> Vec<Clause> {
+    let cut = (1..lex.words.len()).find(|&i| {
+        let and = lex.words[i - 1];
+        if and.start < clause.split || and.end > clause.end || and.text != "and" {
+            return false;
+        }
+        let before = lex.lower[..and.start].trim_end();
+        let verb = (i..lex.words.len())
+            .find(|&k| !NEW_TARGET_FILLERS.contains(&lex.word(k)))
+            .filter(|&k| lex.words[k].end <= clause.end);
+        before.ends_with(',') && verb.is_some_and(|k| EXPLICIT_VERBS.contains(&lex.word(k)))
+    });
+    let Some(i) = cut else {
+        return vec![clause];
+    };
+    let start = lex.words[i].start;
+    let text = &lex.lower[start..clause.end];
+    let split = CONSTRAINT_MARKERS
+        .iter()
+        .filter_map(|m| text.find(m))
+        .min()
+        .map_or(clause.end, |at| start + at);
+    let mut out = vec![Clause {
+        start: clause.start,
+        split: clause.split,
+        end: lex.words[i - 1].start,
+    }];
+    out.extend(split_new_target(
+        lex,
+        Clause {
+            start,
+            split,
+            end: clause.end,
+        },
+    ));
+    out
 }
 
 fn is_negated(trimmed: &str) -> bool {

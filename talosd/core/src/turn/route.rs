@@ -1,10 +1,11 @@
 //! Which way a turn goes before any model call: the deterministic viewer (`auto` mode's `ls`,
 //! `show FILE`), a status question answered from the session's records, a fixed runtime
-//! answer (no command profile named, a checkpoint restore asked in words), a capability note
+//! answer (no command profile named, a checkpoint restore asked in words, who Talos is and what
+//! it can do), a capability note
 //! for documents the text tools cannot read, or the model. Also the context a follow-up
 //! carries and whether the turn becomes the one a later "try again" continues.
 
-use crate::contract::{Reason, TaskContract, TaskType};
+use crate::contract::{CommandAsk, Reason, TaskContract, TaskType, asks_about_talos};
 use crate::modes::{SessionMode, Structural, structural_command};
 use crate::outcome::Fine;
 use crate::plan::TurnPlan;
@@ -18,6 +19,10 @@ pub const RESTORE_ANSWER: &str = "Checkpoint restore is available through Talos'
 /// The fixed answer to a command check that names no profile.
 pub const UNSUPPORTED_COMMAND_ANSWER: &str = "I can't run that command check because no approved command profile was specified. Talos runs commands only through bounded, approved command profiles: the built-in cargo_test, cargo_check, cargo_build, cargo_clippy, cargo_fmt_check and gradle_* profiles, and workspace profiles you pinned with talos profiles trust. Name one (for example: run the cargo_test command profile).";
 
+/// The fixed answer to "Who are you?" and "What can you do?": what Talos is, from the runtime,
+/// never from the model (which would name itself).
+pub const ABOUT_TALOS_ANSWER: &str = "I'm Talos, a coding assistant that runs locally on this machine. A local model (served by llama.cpp) proposes each step; the Talos runtime decides what a turn may do, asks you before changes and commands where your session's mode requires it, and keeps a trace of every turn.\n\nIn this workspace I can:\n- list, read and search files, and explain or diagnose code from what I read;\n- create and edit files, showing you a preview first and taking a checkpoint before every change;\n- run approved command profiles (cargo_test, cargo_check, cargo_build, cargo_clippy, cargo_fmt_check, the gradle_* tasks, and workspace profiles you trusted with talos profiles trust), each only after you approve it;\n- check static web pages (HTML, CSS, JavaScript) after a change to them.\n\nI cannot:\n- run arbitrary shell commands, or touch files outside this workspace;\n- browse the internet;\n- read PDF, Word, Excel or other binary documents (export them to text first);\n- claim a change or a check that my records do not show.";
+
 /// How the turn is answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
@@ -26,7 +31,7 @@ pub enum Route {
     /// "Did you make the changes?": from the previous turn's records.
     StatusFromRecords,
     /// A runtime answer with no model call.
-    Fixed(&'static str),
+    Fixed(String),
     /// Named documents the text tools cannot read: a capability note, no reads.
     UnreadableDocuments(Vec<String>),
     /// The tool loop with the model.
@@ -51,16 +56,38 @@ pub fn route(mode: SessionMode, plan: &TurnPlan, request: &str, has_prior: bool)
     let contract = plan.contract();
     match contract.reason {
         Reason::PriorChangeStatusQuestion if has_prior => return Route::StatusFromRecords,
-        Reason::UnsupportedCommand => return Route::Fixed(UNSUPPORTED_COMMAND_ANSWER),
+        Reason::UnsupportedCommand => {
+            return Route::Fixed(unsupported_command_answer(&contract.command));
+        }
         _ => {}
     }
     if let Some(documents) = unreadable_documents(contract) {
         return Route::UnreadableDocuments(documents);
     }
     if contract.task_type == TaskType::CheckpointRestore {
-        return Route::Fixed(RESTORE_ANSWER);
+        return Route::Fixed(RESTORE_ANSWER.into());
+    }
+    if contract.task_type == TaskType::SmallTalk && asks_about_talos(&contract.original_request) {
+        return Route::Fixed(ABOUT_TALOS_ANSWER.into());
     }
     Route::Model
+}
+
+/// The fixed answer to a command no profile covers, with the profiles this workspace has when
+/// the daemon told the contract (`contract::with_workspace`).
+pub fn unsupported_command_answer(command: &CommandAsk) -> String {
+    match command {
+        CommandAsk::Unavailable(profiles) if profiles.is_empty() => format!(
+            "{UNSUPPORTED_COMMAND_ANSWER}\nNo profile applies to this workspace: it has no Cargo.toml or gradlew at its root and no trusted workspace profile."
+        ),
+        CommandAsk::Unavailable(profiles) => format!(
+            "{UNSUPPORTED_COMMAND_ANSWER}\nProfiles available in this workspace: {}.",
+            profiles.join(", ")
+        ),
+        CommandAsk::None | CommandAsk::Run(_) | CommandAsk::AfterChange(_) => {
+            UNSUPPORTED_COMMAND_ANSWER.to_string()
+        }
+    }
 }
 
 /// Named documents the text tools cannot read, on a turn that only needs to read them.

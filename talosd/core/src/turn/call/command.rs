@@ -175,6 +175,15 @@ impl CommandFlow {
         if !succeeded {
             turn.record.facts.command_failed = true;
         }
+        let facts = &mut turn.record.facts;
+        crate::contract::after_change_run(
+            turn.plan.contract(),
+            &plan.profile_id,
+            succeeded,
+            result.exit_code,
+            &facts.mutations,
+            &mut facts.task_findings,
+        );
         turn.record.commands.push(CommandRecord {
             call_id: call.id.clone(),
             profile: plan.profile_id.clone(),
