@@ -217,7 +217,11 @@ pub async fn serve<H: Handler>(
                             ),
                         );
                         let id = message.id.clone().unwrap_or(Value::Null);
-                        if peer.send(&Message::error_response(id, error)).await.is_err() {
+                        if peer
+                            .send(&Message::error_response(id, error))
+                            .await
+                            .is_err()
+                        {
                             break;
                         }
                     }

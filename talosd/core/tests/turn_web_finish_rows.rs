@@ -1,5 +1,5 @@
 //! Whether the static web verifier is due at the end of a turn, and what its report records
-//! and adds to the answer (`turn/finish.rs`), one row each over records the row builds. The
+//! and adds to the answer (`turn/web.rs`), one row each over records the row builds. The
 //! rest of the turn's end is in `turn_finish_rows.rs`.
 
 mod turn_support;
@@ -9,8 +9,8 @@ use talos_core::contract::TaskContract;
 use talos_core::ladder::Grants;
 use talos_core::modes::SessionMode;
 use talos_core::outcome::MutationResult;
-use talos_core::turn::finish::{Interaction, WebFinding, WebReport};
 use talos_core::turn::record::{CheckStatus, WarningCode};
+use talos_core::turn::web::{Interaction, WebFinding, WebReport};
 use turn_support::{EDIT, mutated, turn, turn_with, warnings};
 
 const DIAGNOSE_WEB: &str = "What is wrong with index.html?";

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use talos_core::turn::finish::{Interaction, WebFinding, WebReport};
+use talos_core::turn::web::{Interaction, WebFinding, WebReport};
 
 use super::context::TurnCtx;
 use crate::webcheck::{self, InteractionCheck};
