@@ -24,11 +24,12 @@ pub enum WarningCode {
     ToolCallIgnoredOnChatTurn,
     ToolContentSanitized,
     ToolLoopStopped,
+    WebRepairRun,
 }
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 14] = [
+    pub const ALL: [WarningCode; 15] = [
         WarningCode::CleanVerdictContradicted,
         WarningCode::DocumentNotReadable,
         WarningCode::EvidenceTargetNotRead,
@@ -43,6 +44,7 @@ impl WarningCode {
         WarningCode::ToolCallIgnoredOnChatTurn,
         WarningCode::ToolContentSanitized,
         WarningCode::ToolLoopStopped,
+        WarningCode::WebRepairRun,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +63,7 @@ impl WarningCode {
             WarningCode::ToolCallIgnoredOnChatTurn => "TOOL_CALL_IGNORED_ON_CHAT_TURN",
             WarningCode::ToolContentSanitized => "TOOL_CONTENT_SANITIZED",
             WarningCode::ToolLoopStopped => "TOOL_LOOP_STOPPED",
+            WarningCode::WebRepairRun => "WEB_REPAIR_RUN",
         }
     }
 }
