@@ -121,6 +121,19 @@ pub fn check(files: &BTreeMap<String, String>, request: &Request) -> Report {
     }
 }
 
+/// The workspace files a page loads (stylesheets, then scripts), as normalized
+/// workspace-relative paths; absolute URLs and fragments left out. The daemon uses it to give
+/// [`check`] a changed page's assets and the pages that load a changed asset.
+pub fn page_links(page: &str, content: &str) -> Vec<String> {
+    let facts = html::page_facts(content);
+    facts
+        .stylesheets
+        .iter()
+        .chain(&facts.scripts)
+        .filter_map(|href| resolve(page, href))
+        .collect()
+}
+
 /// Whether the named ids exist, and the page a browser would load.
 fn interaction_status(site: &Site<'_>, named: &Interaction) -> InteractionStatus {
     let (trigger, target) = (&named.trigger, &named.target);

@@ -577,3 +577,19 @@ fn resolve_table() {
         assert_eq!(resolve(page, href).as_deref(), *want, "{page} {href}");
     }
 }
+
+#[test]
+fn page_links_table() {
+    let rows: &[(&str, &str, &[&str])] = &[
+        ("index.html", CLEAN_HTML, &["styles.css", "scripts.js"]),
+        (
+            "site/a.html",
+            "<link rel=\"stylesheet\" href=\"../s.css\">\r\n<script src=\"https://x/y.js\"></script><script src=\"js/a.js\"></script>",
+            &["s.css", "site/js/a.js"],
+        ),
+        ("index.html", "<p>no links</p>", &[]),
+    ];
+    for (page, content, want) in rows {
+        assert_eq!(page_links(page, content), *want, "{page}");
+    }
+}
