@@ -245,6 +245,33 @@ fn interaction_rows() {
         ("click #a updates #a", None),
         ("click #a updates #A", Some(("a", "A"))),
         ("", None),
+        // The trigger first as the subject, the click word after the effect.
+        ("Make #a update #b when clicked", Some(("a", "b"))),
+        (
+            "make `#a` update `#b` when it is clicked.",
+            Some(("a", "b")),
+        ),
+        ("#go should set #out on click", Some(("go", "out"))),
+        (
+            "#plus will increment #count when pressed",
+            Some(("plus", "count")),
+        ),
+        (
+            "The #menu-btn toggles #menu when tapped",
+            Some(("menu-btn", "menu")),
+        ),
+        ("Make #a update #b. Then click save.", None),
+        ("Make #a update #b", None),
+        ("make #a blue when clicked", None),
+        // The trigger in "when #a is clicked", the effect before or after it.
+        ("When #a is clicked, update #b", Some(("a", "b"))),
+        ("update #b when #a is clicked", Some(("a", "b"))),
+        (
+            "once `#save` gets pressed, show #toast",
+            Some(("save", "toast")),
+        ),
+        ("when #a is ready, update #b", None),
+        ("when #a is clicked, update #a", None),
     ];
     for (request, want) in rows {
         let want = want.map(|(trigger, target)| NamedInteraction {
