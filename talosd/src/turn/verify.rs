@@ -13,7 +13,8 @@ use crate::webcheck::{self, InteractionCheck};
 /// Runs the static web verifier when the core says it is due. Returns the lines the runtime
 /// adds to the answer.
 pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
-    static_web_repairable(ctx).0
+    let report = web_report(ctx)?;
+    ctx.core.record_web(&report)
 }
 
 /// [`static_web`], and the repair the core decides after a failed check (at most one per turn).
