@@ -107,7 +107,8 @@ fn plan(
     mode: SessionMode,
     resolved: &talos_core::contract::TaskContract,
 ) -> TurnPlan {
-    let effective = posture::apply(mode.posture(), resolved.clone());
+    let reconciled = crate::webcheck::reconciled(&session.files, resolved.clone());
+    let effective = posture::apply(mode.posture(), reconciled);
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
         pinned: request.pins.clone(),

@@ -20,7 +20,7 @@ use std::path::Path;
 use talos_core::contract::WebRequest;
 use talos_webcheck::InteractionStatus;
 
-pub use site::site_files;
+pub use site::{reconciled, site_files};
 pub use talos_webcheck::Finding;
 
 /// What the verifier checked and found.

@@ -24,7 +24,10 @@ use crate::lexical::Lex;
 use crate::targets::{self, dedup};
 pub(crate) use crate::task::Legacy;
 pub use crate::task::{Reason, TaskType};
-pub use web::{NamedInteraction, WebRequest, web_request};
+pub use web::{
+    NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets,
+    web_request,
+};
 
 /// What a static page must keep and must not grow (one of the contract's components; see
 /// docs/decisions/0010-contract-components.md).

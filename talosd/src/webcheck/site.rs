@@ -3,11 +3,13 @@
 //! loads; a changed stylesheet or script brings the pages that load it (found by a walk that
 //! parses only pages naming the file), and their assets; an asset no page loads brings a few
 //! pages of its folder, so the verifier can say it is unused. With no focus (a diagnosis of a
-//! whole site), every web file of the workspace is read, bounded. Reads go through the
-//! workspace handle.
+//! whole site), every web file of the workspace is read, bounded. Also here: the workspace's
+//! names that the core reconciles the conventional default targets with ([`reconciled`]).
+//! Reads go through the workspace handle.
 
 use std::collections::BTreeMap;
 
+use talos_core::contract::{TaskContract, has_default_web_targets, reconcile_default_web_targets};
 use talos_core::turn::web::is_web_file;
 
 use crate::workspace::Workspace;
@@ -64,6 +66,28 @@ pub fn site_files(workspace: &Workspace, focus: &[String]) -> BTreeMap<String, S
         }
     }
     out
+}
+
+/// The contract with its default web targets (`style.css`, `script.js`) renamed to what the
+/// workspace uses (the core decides; see `reconcile_default_web_targets`): the names at the
+/// workspace's root and what its `index.html` links. Reads nothing when there is no default.
+pub fn reconciled(workspace: &Workspace, contract: TaskContract) -> TaskContract {
+    if !has_default_web_targets(&contract) {
+        return contract;
+    }
+    let existing: Vec<String> = workspace
+        .read_dir(".")
+        .map(|entries| entries.into_iter().map(|e| e.name).collect())
+        .unwrap_or_default();
+    let mut page = BTreeMap::new();
+    let linked = if read_into(workspace, "index.html", &mut page) {
+        page.get("index.html")
+            .map(|content| talos_webcheck::page_links("index.html", content))
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    reconcile_default_web_targets(contract, &existing, &linked)
 }
 
 /// Pages that load one of `assets`; for an asset none loads, a few pages of its folder.

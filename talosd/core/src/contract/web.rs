@@ -1,6 +1,7 @@
 //! The web facts of a request, for the static web verifier: whether it is static web work,
 //! whether it asks for behaviour, whether it mentions "todo", and which interaction ("clicking
-//! #a updates #b") it names.
+//! #a updates #b") it names; and the reconciliation of the conventional default targets
+//! (`style.css`, `script.js`) with the names the workspace already uses.
 //!
 //! These were four regular expressions in the daemon; they are ported here by hand, each as a
 //! list of [`Piece`]s that reads like the pattern it replaces (the pattern is quoted on each
@@ -13,6 +14,9 @@
 //! the whole run is the only way a match goes on and no backtracking is needed.
 
 use Piece::{Optional, Run, Space, Words};
+
+use super::TaskContract;
+use crate::intent::TargetSource;
 
 /// What a request says about web work.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -53,6 +57,74 @@ pub fn web_request(request: &str, targets: &[String]) -> WebRequest {
         mentions_todo: request.to_ascii_lowercase().contains("todo"),
         interaction: requested_interaction(request),
     }
+}
+
+/// The conventional default names the resolver gives a site (`style.css`, `script.js`) and,
+/// for each, the names an existing site often uses instead.
+const DEFAULT_NAMES: &[(&str, &str, &[&str])] = &[
+    ("style.css", ".css", &["styles.css"]),
+    ("script.js", ".js", &["scripts.js"]),
+];
+
+/// Whether the contract holds a runtime default web target the workspace could rename (so the
+/// daemon reads the workspace's names only then).
+pub fn has_default_web_targets(contract: &TaskContract) -> bool {
+    contract.roleful_targets.iter().any(|t| {
+        t.source == TargetSource::RuntimeDefault
+            && DEFAULT_NAMES.iter().any(|(name, _, _)| t.path == *name)
+    })
+}
+
+/// Default web targets reconciled with the workspace: a runtime default `style.css` /
+/// `script.js` that does not exist takes the name of the page's own link of that kind
+/// (`linked`: what the page, usually `index.html`, loads, as workspace paths), else of an
+/// existing `styles.css` / `scripts.js` (`existing`: the workspace's file names). Targets the
+/// person named are never renamed.
+pub fn reconcile_default_web_targets(
+    mut contract: TaskContract,
+    existing: &[String],
+    linked: &[String],
+) -> TaskContract {
+    let mut renames: Vec<(String, String)> = Vec::new();
+    for target in &contract.roleful_targets {
+        if target.source != TargetSource::RuntimeDefault || existing.contains(&target.path) {
+            continue;
+        }
+        let Some((_, extension, plurals)) = DEFAULT_NAMES
+            .iter()
+            .find(|(name, _, _)| target.path == *name)
+        else {
+            continue;
+        };
+        let page_link = linked
+            .iter()
+            .find(|l| l.to_ascii_lowercase().ends_with(extension));
+        let plural = plurals
+            .iter()
+            .map(|p| p.to_string())
+            .find(|p| existing.contains(p));
+        if let Some(name) = page_link.cloned().or(plural) {
+            renames.push((target.path.clone(), name));
+        }
+    }
+    for (from, to) in renames {
+        for target in contract
+            .roleful_targets
+            .iter_mut()
+            .filter(|t| t.path == from && t.source == TargetSource::RuntimeDefault)
+        {
+            target.path = to.clone();
+        }
+        let mut renamed: Vec<String> = Vec::new();
+        for path in contract.expected_targets.drain(..) {
+            let path = if path == from { to.clone() } else { path };
+            if !renamed.contains(&path) {
+                renamed.push(path);
+            }
+        }
+        contract.expected_targets = renamed;
+    }
+    contract
 }
 
 /// One step of a pattern.
