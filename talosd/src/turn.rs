@@ -109,7 +109,8 @@ fn plan(
 ) -> TurnPlan {
     let commands = command::workspace_commands(&daemon.home.state, &session.files);
     let with_commands = talos_core::contract::with_workspace(resolved.clone(), &commands);
-    let effective = posture::apply(mode.posture(), with_commands);
+    let reconciled = crate::webcheck::reconciled(&session.files, with_commands);
+    let effective = posture::apply(mode.posture(), reconciled);
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
         pinned: request.pins.clone(),

@@ -3,11 +3,13 @@
 //! interaction the request names ("clicking #a updates #b") in a headless browser when one is
 //! installed, deciding whether that check was not run, passed or failed.
 //!
-//! [`check`] receives the contents of every `.html`/`.htm`/`.css`/`.js` file of the workspace
-//! (the caller reads them) and the contract's web facts. Decision records:
+//! [`check`] receives the contents of the web files the turn is about ([`site_files`] reads the
+//! files the turn changed and what they link to, or the whole site for a whole-site diagnosis)
+//! and the contract's web facts. Decision records:
 //! docs/decisions/0013-static-web-verifier.md, docs/decisions/0016-webcheck-crate.md.
 
 mod browser;
+mod site;
 
 #[cfg(test)]
 mod tests;
@@ -18,6 +20,7 @@ use std::path::Path;
 use talos_core::contract::WebRequest;
 use talos_webcheck::InteractionStatus;
 
+pub use site::{reconciled, site_files};
 pub use talos_webcheck::Finding;
 
 /// What the verifier checked and found.
@@ -65,8 +68,8 @@ pub fn request(web: &WebRequest) -> talos_webcheck::Request {
 /// Check the web files of a workspace against the request, running a named interaction in
 /// the headless browser when one is installed.
 ///
-/// `files`: workspace-relative path -> content of every .html/.htm/.css/.js file of the
-/// workspace; `request`: the facts of the person's request (see [`request`]).
+/// `files`: workspace-relative path -> content of the web files to check (see
+/// [`site_files`]); `request`: the facts of the person's request (see [`request`]).
 pub fn check(files: &BTreeMap<String, String>, request: &talos_webcheck::Request) -> WebReport {
     let report = talos_webcheck::check(files, request);
     let interaction = match report.interaction {

@@ -17,6 +17,8 @@ pub(crate) struct RuleNames {
     pub ids: Vec<String>,
     /// `.class` parts.
     pub classes: Vec<String>,
+    /// Element-type parts (`p`, `card`), lowercased; `*` and pseudo-class names left out.
+    pub types: Vec<String>,
 }
 
 /// At-rules whose block holds ordinary rules.
@@ -51,6 +53,7 @@ pub(crate) fn selector_names(selector: &str) -> RuleNames {
         selector: selector.trim().to_string(),
         ids,
         classes,
+        types: types_of(&tokens),
     }
 }
 
@@ -89,6 +92,7 @@ fn rules<'i>(p: &mut Parser<'i, '_>, out: &mut Vec<RuleNames>) {
                             selector: text.to_string(),
                             ids,
                             classes,
+                            types: types_of(&prelude),
                         });
                     }
                 }
@@ -120,6 +124,21 @@ fn names_of(tokens: &[Token<'_>]) -> (Vec<String>, Vec<String>) {
         }
     }
     (ids, classes)
+}
+
+/// Top-level element-type parts: an identifier not right after a `.` (a class) or a `:` (a
+/// pseudo-class or pseudo-element), lowercased.
+fn types_of(tokens: &[Token<'_>]) -> Vec<String> {
+    let mut types = Vec::new();
+    for (i, tok) in tokens.iter().enumerate() {
+        if let Token::Ident(name) = tok {
+            let after = i.checked_sub(1).and_then(|j| tokens.get(j));
+            if !matches!(after, Some(Token::Delim('.' | '|') | Token::Colon)) {
+                push_unique(&mut types, &name.to_ascii_lowercase());
+            }
+        }
+    }
+    types
 }
 
 fn push_unique(list: &mut Vec<String>, name: &str) {
@@ -166,6 +185,25 @@ mod tests {
         ];
         for (css, want) in rows {
             assert_eq!(&names(css), want, "css: {css}");
+        }
+    }
+
+    #[test]
+    fn rule_types_table() {
+        let rows: &[(&str, Vec<Vec<String>>)] = &[
+            ("card { x: y }", vec![v(&["card"])]),
+            (
+                "P.c, Ul > li:hover::after { x: y }",
+                vec![v(&["p", "ul", "li"])],
+            ),
+            (".a #b *:not(p) [type=x] { x: y }", vec![v(&[])]),
+            ("@keyframes k { from { a: b } to { a: c } }", vec![]),
+            ("@media print { nav { x: y } }", vec![v(&["nav"])]),
+        ];
+        for (css, want) in rows {
+            let got: Vec<Vec<String>> =
+                stylesheet_rules(css).into_iter().map(|r| r.types).collect();
+            assert_eq!(&got, want, "css: {css}");
         }
     }
 

@@ -27,6 +27,8 @@ pub(crate) struct PageFacts {
     pub ids: BTreeMap<String, usize>,
     /// Every class used.
     pub classes: BTreeSet<String>,
+    /// Every element name used (lowercase), the parser's implied `html`/`head`/`body` included.
+    pub tags: BTreeSet<String>,
     /// `href`s of `<link rel="stylesheet">`, in order.
     pub stylesheets: Vec<String>,
     /// `src`s of `<script src>`, in order.
@@ -56,6 +58,7 @@ pub(crate) fn page_facts(source: &str) -> PageFacts {
         match node.value() {
             Node::Element(el) => {
                 let name = el.name();
+                facts.tags.insert(name.to_ascii_lowercase());
                 if let Some(id) = el.attr("id").filter(|id| !id.is_empty()) {
                     *facts.ids.entry(id.to_string()).or_default() += 1;
                 }

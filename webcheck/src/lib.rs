@@ -5,8 +5,11 @@
 //! [`check`] receives the contents of every `.html`/`.htm`/`.css`/`.js` file of the workspace
 //! and the facts of the person's request (a [`Request`], which the daemon takes from the task
 //! contract), and reports broken links to stylesheets and scripts, duplicate ids, selectors and
-//! lookups that match no element, requested behaviour with no script or unwired controls, stray
-//! closing tags and placeholder text. An interaction named in the request ("clicking #a updates
+//! lookups that match no element, element-type selectors that name a class or id of the markup
+//! (a missing `.` or `#`), requested behaviour with no script or unwired controls, stray and
+//! unterminated closing tags, placeholder text, and stylesheets or scripts that hold only
+//! comments or a placeholder line. A stylesheet or script is judged only against the pages that
+//! load it; one that no given page loads is reported as unused (`UNUSED_ASSET`), not as broken. An interaction named in the request ("clicking #a updates
 //! #b") needs a headless browser, which this crate never runs: it reports whether the named
 //! elements exist and which page a browser would load ([`InteractionStatus`]).
 //!
@@ -14,6 +17,7 @@
 //! `scraper` and `cssparser` only (tidy checks both). Decision records:
 //! docs/decisions/0013-static-web-verifier.md, docs/decisions/0016-webcheck-crate.md.
 
+mod assets;
 mod css;
 mod html;
 mod js;
@@ -103,6 +107,7 @@ pub fn check(files: &BTreeMap<String, String>, request: &Request) -> Report {
         check_page(&site, path, page, request, &mut findings);
         check_raw_tags(path, files, &mut findings);
     }
+    assets::check_assets(&site, &mut findings);
     check_stylesheets(&site, &mut findings);
     check_script_lookups(&site, &mut findings);
     let interaction = match &request.interaction {
@@ -114,6 +119,19 @@ pub fn check(files: &BTreeMap<String, String>, request: &Request) -> Report {
         findings,
         interaction,
     }
+}
+
+/// The workspace files a page loads (stylesheets, then scripts), as normalized
+/// workspace-relative paths; absolute URLs and fragments left out. The daemon uses it to give
+/// [`check`] a changed page's assets and the pages that load a changed asset.
+pub fn page_links(page: &str, content: &str) -> Vec<String> {
+    let facts = html::page_facts(content);
+    facts
+        .stylesheets
+        .iter()
+        .chain(&facts.scripts)
+        .filter_map(|href| resolve(page, href))
+        .collect()
 }
 
 /// Whether the named ids exist, and the page a browser would load.
@@ -148,6 +166,8 @@ struct Site<'a> {
     pages: BTreeMap<&'a str, PageFacts>,
     sheets: BTreeMap<&'a str, &'a str>,
     scripts: BTreeMap<&'a str, ScriptFacts>,
+    /// Every file given, as given.
+    sources: &'a BTreeMap<String, String>,
 }
 
 impl<'a> Site<'a> {
@@ -158,6 +178,7 @@ impl<'a> Site<'a> {
             pages: BTreeMap::new(),
             sheets: BTreeMap::new(),
             scripts: BTreeMap::new(),
+            sources: files,
         };
         for (path, content) in files {
             site.known.insert(normalize(path), path.as_str());
@@ -181,10 +202,9 @@ impl<'a> Site<'a> {
         resolve(page, href).and_then(|p| self.known.get(&p).copied())
     }
 
-    /// Pages that link `file` (as a stylesheet or a script); all pages when none does.
+    /// Pages that link `file` (as a stylesheet or a script); none for an unused file.
     fn pages_using(&self, file: &str, sheet: bool) -> Vec<&PageFacts> {
-        let linking: Vec<&PageFacts> = self
-            .pages
+        self.pages
             .iter()
             .filter(|(path, page)| {
                 let refs = if sheet {
@@ -195,12 +215,7 @@ impl<'a> Site<'a> {
                 refs.iter().any(|r| self.target(path, r) == Some(file))
             })
             .map(|(_, page)| page)
-            .collect();
-        if linking.is_empty() {
-            self.pages.values().collect()
-        } else {
-            linking
-        }
+            .collect()
     }
 
     /// Facts of the scripts a page runs: linked files that exist and inline scripts.
@@ -353,6 +368,15 @@ fn check_raw_tags(path: &str, files: &BTreeMap<String, String>, findings: &mut V
             ),
         });
     }
+    for (tag, line) in tags::unterminated_closing_tags(source) {
+        findings.push(Finding {
+            file: path.to_string(),
+            code: "UNTERMINATED_CLOSING_TAG",
+            message: format!(
+                "{path} line {line}: the closing tag </{tag} is never terminated by `>`"
+            ),
+        });
+    }
 }
 
 fn check_stylesheets(site: &Site<'_>, findings: &mut Vec<Finding>) {
@@ -397,6 +421,30 @@ fn check_stylesheets(site: &Site<'_>, findings: &mut Vec<Finding>) {
                         &format!(".{class}"),
                         &page_paths,
                     ));
+                }
+            }
+            for name in &rule.types {
+                if pages.iter().any(|p| p.tags.contains(name)) {
+                    continue;
+                }
+                let as_class = pages.iter().any(|p| p.classes.contains(name));
+                let as_id = pages.iter().any(|p| p.ids.contains_key(name));
+                let meant = match (as_class, as_id) {
+                    (true, _) => format!(".{name}"),
+                    (false, true) => format!("#{name}"),
+                    (false, false) => continue,
+                };
+                if reported.insert(format!("<{name}>")) {
+                    findings.push(Finding {
+                        file: path.to_string(),
+                        code: "TYPE_SELECTOR_WITHOUT_ELEMENT",
+                        message: format!(
+                            "{path}: selector `{}` names the element <{name}>, which no element of {} is, but the markup uses {meant} (missing `{}`?)",
+                            rule.selector,
+                            page_paths.join(", "),
+                            &meant[..1]
+                        ),
+                    });
                 }
             }
         }

@@ -4,6 +4,8 @@
 //! Written by hand (this crate has no regex dependency) with the semantics of the patterns it
 //! replaced, each named on the function that ports it: comments are dropped, the insides of
 //! `<script>` and `<style>` are emptied, then every `<name ...>` and `</name ...>` is counted.
+//! The same cleaning (keeping line breaks, so lines can be named) finds closing tags that are
+//! never terminated by `>`.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +18,7 @@ const VOID_ELEMENTS: &[&str] = &[
 /// Tag names whose closing tags outnumber their opening tags in the raw source (comments and
 /// the insides of `<script>`/`<style>` left out), with the two counts.
 pub(crate) fn unmatched_closing_tags(source: &str) -> Vec<(String, usize, usize)> {
-    let cleaned = strip_raw_text(source);
+    let cleaned = strip_raw_text(source, false);
     let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (closing, name) in tags(&cleaned) {
         let name = name.to_ascii_lowercase();
@@ -37,16 +39,54 @@ pub(crate) fn unmatched_closing_tags(source: &str) -> Vec<(String, usize, usize)
         .collect()
 }
 
-/// The source without comments and with empty `<script>`/`<style>` bodies.
-fn strip_raw_text(source: &str) -> String {
-    let without_comments = drop_comments(source);
-    let without_scripts = empty_element(&without_comments, "script");
-    empty_element(&without_scripts, "style")
+/// Closing tags (`</name` followed by `<` or the end of the file before any `>`) in the raw
+/// source, comments and the insides of `<script>`/`<style>` left out: each as (name, 1-based
+/// line).
+pub(crate) fn unterminated_closing_tags(source: &str) -> Vec<(String, usize)> {
+    let cleaned = strip_raw_text(source, true);
+    let bytes = cleaned.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = cleaned[from..].find("</").map(|i| from + i) {
+        let start = at + 2;
+        let run = bytes[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+            .count();
+        from = start;
+        if !bytes.get(start).is_some_and(u8::is_ascii_alphabetic) {
+            continue;
+        }
+        let end = start + run;
+        let terminated = cleaned[end..]
+            .find(['>', '<'])
+            .is_some_and(|i| bytes[end + i] == b'>');
+        if !terminated {
+            let line = cleaned[..at].matches('\n').count() + 1;
+            out.push((cleaned[start..end].to_ascii_lowercase(), line));
+        }
+    }
+    out
+}
+
+/// The source without comments and with empty `<script>`/`<style>` bodies; `keep_lines` keeps
+/// the line breaks of what was removed.
+fn strip_raw_text(source: &str, keep_lines: bool) -> String {
+    let without_comments = drop_comments(source, keep_lines);
+    let without_scripts = empty_element(&without_comments, "script", keep_lines);
+    empty_element(&without_scripts, "style", keep_lines)
+}
+
+/// The line breaks of removed text, when they are kept.
+fn removed_lines(out: &mut String, removed: &str, keep_lines: bool) {
+    if keep_lines {
+        out.extend(removed.chars().filter(|c| *c == '\n'));
+    }
 }
 
 /// `(?s)<!--.*?-->` replaced by nothing: each comment up to the first `-->` after its `<!--`;
 /// an unclosed comment is kept.
-fn drop_comments(text: &str) -> String {
+fn drop_comments(text: &str, keep_lines: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find("<!--") {
@@ -54,6 +94,7 @@ fn drop_comments(text: &str) -> String {
             break;
         };
         out.push_str(&rest[..open]);
+        removed_lines(&mut out, &rest[open..open + 4 + close + 3], keep_lines);
         rest = &rest[open + 4 + close + 3..];
     }
     out.push_str(rest);
@@ -62,7 +103,7 @@ fn drop_comments(text: &str) -> String {
 
 /// `(?is)(<name\b[^>]*>).*?(</name\s*>)` replaced by `$1$2`: the body of each element emptied,
 /// its opening and closing tags kept; an element that is never closed is kept whole.
-fn empty_element(text: &str, name: &str) -> String {
+fn empty_element(text: &str, name: &str, keep_lines: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     let mut from = 0;
@@ -81,6 +122,7 @@ fn empty_element(text: &str, name: &str) -> String {
             break;
         };
         out.push_str(&text[copied..open_end]);
+        removed_lines(&mut out, &text[open_end..close_start], keep_lines);
         out.push_str(&text[close_start..close_end]);
         copied = close_end;
         from = close_end;
@@ -208,6 +250,28 @@ mod tests {
                 .map(|t| t.0)
                 .collect();
             assert_eq!(got, *want, "src: {src}");
+        }
+    }
+
+    #[test]
+    fn unterminated_closing_tags_table() {
+        let rows: &[(&str, &[(&str, usize)])] = &[
+            ("<div><p>a</p></div>", &[]),
+            ("<div>a</div", &[("div", 1)]),
+            ("<div>a</div\n<p>b</p>", &[("div", 1)]),
+            ("<div>a</div\r\n</body>", &[("div", 1)]),
+            ("<p>\n<div>a</DIV</body>", &[("div", 2)]),
+            ("<div>a</div\n  >", &[]),
+            ("<div>a</div >", &[]),
+            ("<!-- </div\n --><p>a</p>\n</p", &[("p", 3)]),
+            ("<script>if (a </b) {}\n</script><p>x</p>", &[]),
+            ("<p>a < b</p>", &[]),
+            ("<p>1</2</p>", &[]),
+        ];
+        for (src, want) in rows {
+            let got = unterminated_closing_tags(src);
+            let got: Vec<(&str, usize)> = got.iter().map(|(n, l)| (n.as_str(), *l)).collect();
+            assert_eq!(got, *want, "src: {src:?}");
         }
     }
 }

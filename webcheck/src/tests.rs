@@ -181,6 +181,71 @@ fn one_row_per_finding_code() {
             PLAIN,
             "PLACEHOLDER_CONTENT",
         ),
+        (
+            vec![("index.html", page("<div>x</div"))],
+            PLAIN,
+            "UNTERMINATED_CLOSING_TAG",
+        ),
+        (
+            vec![
+                (
+                    "index.html",
+                    page(r#"<link rel="stylesheet" href="a.css"><div class="card">x</div>"#),
+                ),
+                ("a.css", "card { padding: 1rem }".to_string()),
+            ],
+            PLAIN,
+            "TYPE_SELECTOR_WITHOUT_ELEMENT",
+        ),
+        (
+            vec![
+                (
+                    "index.html",
+                    page(r#"<link rel="stylesheet" href="a.css"><p id="intro">x</p>"#),
+                ),
+                ("a.css", "intro { margin: 0 }".to_string()),
+            ],
+            PLAIN,
+            "TYPE_SELECTOR_WITHOUT_ELEMENT",
+        ),
+        (
+            vec![
+                (
+                    "index.html",
+                    page(r#"<p>x</p><script src="a.js"></script>"#),
+                ),
+                ("a.js", "// TODO\n".to_string()),
+            ],
+            PLAIN,
+            "PLACEHOLDER_ASSET",
+        ),
+        (
+            vec![
+                (
+                    "index.html",
+                    page(r#"<link rel="stylesheet" href="a.css"><p>x</p>"#),
+                ),
+                ("a.css", "/* styles here */\n".to_string()),
+            ],
+            PLAIN,
+            "PLACEHOLDER_ASSET",
+        ),
+        (
+            vec![
+                ("index.html", page("<p>x</p>")),
+                ("b.js", "// TODO\n".to_string()),
+            ],
+            PLAIN,
+            "UNUSED_ASSET",
+        ),
+        (
+            vec![
+                ("index.html", page("<p>x</p>")),
+                ("b.css", ".ghost { color: red }".to_string()),
+            ],
+            PLAIN,
+            "UNUSED_ASSET",
+        ),
     ];
     for (files, request, want) in rows {
         let lf: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
@@ -336,11 +401,60 @@ fn negative_rows_stay_quiet() {
             )],
             PLAIN,
         ),
+        (
+            "a closing tag terminated on the next line",
+            vec![("index.html", page("", "<div>x</div\n>"))],
+            PLAIN,
+        ),
+        (
+            "type selectors of elements the page has, or of names it does not use",
+            vec![
+                (
+                    "index.html",
+                    page(r#"<link rel="stylesheet" href="s.css">"#, r#"<p class="p">x</p>"#),
+                ),
+                ("s.css", "p { x: y } section { x: y } P:hover { x: y }".to_string()),
+            ],
+            PLAIN,
+        ),
+        (
+            "a script with code after its TODO comment, an empty stylesheet",
+            vec![
+                (
+                    "index.html",
+                    page(r#"<link rel="stylesheet" href="s.css">"#, r#"<p>x</p><script src="a.js"></script>"#),
+                ),
+                ("a.js", "// TODO: more\nlet x = 1;\n".to_string()),
+                ("s.css", String::new()),
+            ],
+            PLAIN,
+        ),
+        (
+            "a script of a project with no page",
+            vec![("server.js", "// TODO\n".to_string())],
+            PLAIN,
+        ),
+        (
+            "a stylesheet judged only against the page that loads it",
+            vec![
+                (
+                    "a.html",
+                    page(r#"<link rel="stylesheet" href="s.css">"#, r#"<p class="only-a">x</p>"#),
+                ),
+                ("b.html", page("", r#"<p class="only-b">x</p>"#)),
+                ("s.css", ".only-a { x: y }".to_string()),
+            ],
+            PLAIN,
+        ),
     ];
     for (name, files, request) in rows {
-        let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-        let report = check(&site(&files), &request);
+        let lf: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let report = check(&site(&lf), &request);
         assert_eq!(report.findings, vec![], "row: {name}");
+        let crlf: Vec<(&str, String)> = files.iter().map(|(p, c)| (*p, to_crlf(c))).collect();
+        let crlf: Vec<(&str, &str)> = crlf.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let report = check(&site(&crlf), &request);
+        assert_eq!(report.findings, vec![], "CRLF row: {name}");
     }
 }
 
@@ -461,5 +575,21 @@ fn resolve_table() {
     ];
     for (page, href, want) in rows {
         assert_eq!(resolve(page, href).as_deref(), *want, "{page} {href}");
+    }
+}
+
+#[test]
+fn page_links_table() {
+    let rows: &[(&str, &str, &[&str])] = &[
+        ("index.html", CLEAN_HTML, &["styles.css", "scripts.js"]),
+        (
+            "site/a.html",
+            "<link rel=\"stylesheet\" href=\"../s.css\">\r\n<script src=\"https://x/y.js\"></script><script src=\"js/a.js\"></script>",
+            &["s.css", "site/js/a.js"],
+        ),
+        ("index.html", "<p>no links</p>", &[]),
+    ];
+    for (page, content, want) in rows {
+        assert_eq!(page_links(page, content), *want, "{page}");
     }
 }

@@ -32,7 +32,10 @@ pub use commands::{
     CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
 };
 pub use literal::exact_literal;
-pub use web::{NamedInteraction, WebRequest, web_request};
+pub use web::{
+    NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets,
+    web_request,
+};
 
 /// What a static page must keep and must not grow (one of the contract's components; see
 /// docs/decisions/0010-contract-components.md).

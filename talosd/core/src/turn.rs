@@ -14,6 +14,7 @@ pub mod pins;
 pub mod record;
 pub mod route;
 pub mod view;
+pub mod web;
 
 use crate::discipline::LoopGuard;
 use crate::ladder::{Grants, PermissionDecision};

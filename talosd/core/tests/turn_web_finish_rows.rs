@@ -1,5 +1,5 @@
 //! Whether the static web verifier is due at the end of a turn, and what its report records
-//! and adds to the answer (`turn/finish.rs`), one row each over records the row builds. The
+//! and adds to the answer (`turn/web.rs`), one row each over records the row builds. The
 //! rest of the turn's end is in `turn_finish_rows.rs`.
 
 mod turn_support;
@@ -9,15 +9,16 @@ use talos_core::contract::TaskContract;
 use talos_core::ladder::Grants;
 use talos_core::modes::SessionMode;
 use talos_core::outcome::MutationResult;
-use talos_core::turn::finish::{Interaction, WebFinding, WebReport};
 use talos_core::turn::record::{CheckStatus, WarningCode};
+use talos_core::turn::web::{Interaction, WebFinding, WebReport};
 use turn_support::{EDIT, mutated, turn, turn_with, warnings};
 
 const DIAGNOSE_WEB: &str = "What is wrong with index.html?";
 const FIX_WEB: &str = "Fix the todo app in index.html";
 
-/// Proves the static web verifier is due on static web work that changed a file or asked for
-/// a diagnosis, and on nothing else.
+/// Proves the static web verifier is due on static web work that changed a web file or asked
+/// for a diagnosis, and on nothing else (due-ness from the records' own files is in
+/// `turn_web_rows.rs`).
 #[test]
 fn the_web_check_is_due_on_static_web_changes_and_diagnoses() {
     fn keep(_: &mut TaskContract) {}
@@ -27,7 +28,8 @@ fn the_web_check_is_due_on_static_web_changes_and_diagnoses() {
     fn explain_web(c: &mut TaskContract) {
         c.web.is_static_web = true;
     }
-    // (what, request, contract change, the change's result, due)
+    // (what, request, contract change, the change's result, due); the change is of
+    // index.html, or of settings.py on the request that names it.
     type Change = fn(&mut TaskContract);
     let rows: Vec<(&str, &str, Change, Option<MutationResult>, bool)> = vec![
         ("a web diagnosis", DIAGNOSE_WEB, keep, None, true),
@@ -87,7 +89,12 @@ fn the_web_check_is_due_on_static_web_changes_and_diagnoses() {
     for (what, request, change, result, due) in rows {
         let mut t = turn_with(request, change);
         if let Some(result) = result {
-            mutated(&mut t, "index.html", result);
+            let target = if request == EDIT {
+                "settings.py"
+            } else {
+                "index.html"
+            };
+            mutated(&mut t, target, result);
         }
         assert_eq!(t.web_check_due(), due, "{what}");
     }

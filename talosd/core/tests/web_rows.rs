@@ -5,7 +5,10 @@
 //! folding, and that the resolver fills the facts in.
 
 use pretty_assertions::assert_eq;
-use talos_core::contract::{NamedInteraction, WebRequest, resolve, web_request};
+use talos_core::contract::{
+    NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets, resolve,
+    web_request,
+};
 use talos_core::history::{PriorOutcome, PriorTurn, resolve_in_context};
 
 fn facts(request: &str, targets: &[&str]) -> WebRequest {
@@ -245,6 +248,33 @@ fn interaction_rows() {
         ("click #a updates #a", None),
         ("click #a updates #A", Some(("a", "A"))),
         ("", None),
+        // The trigger first as the subject, the click word after the effect.
+        ("Make #a update #b when clicked", Some(("a", "b"))),
+        (
+            "make `#a` update `#b` when it is clicked.",
+            Some(("a", "b")),
+        ),
+        ("#go should set #out on click", Some(("go", "out"))),
+        (
+            "#plus will increment #count when pressed",
+            Some(("plus", "count")),
+        ),
+        (
+            "The #menu-btn toggles #menu when tapped",
+            Some(("menu-btn", "menu")),
+        ),
+        ("Make #a update #b. Then click save.", None),
+        ("Make #a update #b", None),
+        ("make #a blue when clicked", None),
+        // The trigger in "when #a is clicked", the effect before or after it.
+        ("When #a is clicked, update #b", Some(("a", "b"))),
+        ("update #b when #a is clicked", Some(("a", "b"))),
+        (
+            "once `#save` gets pressed, show #toast",
+            Some(("save", "toast")),
+        ),
+        ("when #a is ready, update #b", None),
+        ("when #a is clicked, update #a", None),
     ];
     for (request, want) in rows {
         let want = want.map(|(trigger, target)| NamedInteraction {
@@ -301,4 +331,62 @@ fn contracts_carry_the_web_facts() {
         follow_up.web.interaction, named.web.interaction,
         "the inherited request still names the interaction"
     );
+}
+
+/// Proves the conventional default targets take the workspace's names: the page's own link of
+/// that kind first, then an existing `styles.css` / `scripts.js`; a default that exists, a
+/// name the person gave and a workspace with neither stay as they are.
+#[test]
+fn default_web_targets_are_reconciled_with_the_workspace() {
+    const SITE: &str = "Create a modern website with css and javascript";
+    let names = |items: &[&str]| -> Vec<String> { items.iter().map(|s| s.to_string()).collect() };
+    // (what, request, existing names, the page's links, expected targets after)
+    let rows: &[(&str, &str, &[&str], &[&str], &[&str])] = &[
+        (
+            "existing plural names",
+            SITE,
+            &["index.html", "styles.css", "scripts.js"],
+            &[],
+            &["index.html", "styles.css", "scripts.js"],
+        ),
+        (
+            "the names the page links",
+            SITE,
+            &["index.html", "styles.css"],
+            &["css/site.css", "js/app.js"],
+            &["index.html", "css/site.css", "js/app.js"],
+        ),
+        (
+            "a default that exists stays",
+            SITE,
+            &["style.css", "styles.css", "scripts.js"],
+            &[],
+            &["index.html", "style.css", "scripts.js"],
+        ),
+        (
+            "an empty workspace keeps the conventional names",
+            SITE,
+            &[],
+            &[],
+            &["index.html", "style.css", "script.js"],
+        ),
+        (
+            "a name the person gave is never renamed",
+            "Create style.css with a blue background",
+            &["styles.css"],
+            &["styles.css"],
+            &["style.css"],
+        ),
+    ];
+    for (what, request, existing, linked, want) in rows {
+        let contract = resolve(request);
+        let reconciled =
+            reconcile_default_web_targets(contract.clone(), &names(existing), &names(linked));
+        assert_eq!(reconciled.expected_targets, names(want), "{what}");
+        assert_eq!(
+            has_default_web_targets(&contract),
+            *request == SITE,
+            "{what}: defaults present"
+        );
+    }
 }

@@ -1,33 +1,48 @@
-//! Task verification after the turn: for static web work, the workspace's HTML, CSS and
-//! JavaScript are read from disk and checked by `webcheck` (links, ids, selectors, wiring,
-//! placeholders). The findings go into the trace and the facts; the runtime states them
-//! itself, whatever the model's answer said.
+//! Task verification after the turn: when the core says the static web check is due (the turn
+//! changed a web file, or a diagnosis read one), the files it is about and what they link to
+//! are read from disk and checked by `webcheck` (links, ids, selectors, wiring, placeholders,
+//! unused assets). The findings go into the trace and the facts; the runtime states them
+//! itself, whatever the model's answer said. After a failed check the core may decide one
+//! bounded repair ([`static_web_repairable`]); the turn loop runs it and checks again.
 
-use std::collections::BTreeMap;
-
-use talos_core::turn::finish::{Interaction, WebFinding, WebReport};
+use talos_core::turn::web::{Interaction, WebFinding, WebRepair, WebReport};
 
 use super::context::TurnCtx;
 use crate::webcheck::{self, InteractionCheck};
-use crate::workspace::Workspace;
 
-const MAX_FILES: usize = 200;
-const MAX_FILE_BYTES: usize = 256 * 1024;
-const SKIP_DIRS: &[&str] = &[".git", "node_modules", "target", "build", "dist", ".talos"];
-
-/// Runs the static web verifier when the core says it is due (static web work that changed
-/// files or asked for a diagnosis). Returns the lines the runtime adds to the answer.
+/// Runs the static web verifier when the core says it is due. Returns the lines the runtime
+/// adds to the answer.
 pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
+    let report = web_report(ctx)?;
+    ctx.core.record_web(&report)
+}
+
+/// [`static_web`], and the repair the core decides after a failed check (at most one per turn).
+/// When a repair comes back, the lines are the first check's: the caller runs the repair
+/// round (surface limited to [`WebRepair::files`], prompt [`WebRepair::prompt`]), then calls
+/// [`static_web`] again and uses its lines instead.
+#[allow(dead_code)] // the turn loop (talosd/src/turn.rs, the lead's) wires the repair round
+pub fn static_web_repairable(ctx: &mut TurnCtx) -> (Option<String>, Option<WebRepair>) {
+    let Some(report) = web_report(ctx) else {
+        return (None, None);
+    };
+    let lines = ctx.core.record_web(&report);
+    let repair = ctx.core.web_repair_due(&report);
+    (lines, repair)
+}
+
+/// The verifier's report on the turn's focus, when the check is due and there is a web file.
+fn web_report(ctx: &mut TurnCtx) -> Option<WebReport> {
     if !ctx.core.web_check_due() {
         return None;
     }
     let request = webcheck::request(&ctx.core.plan.contract().web);
-    let files = web_files(&ctx.session.files);
+    let files = webcheck::site_files(&ctx.session.files, &ctx.core.web_focus());
     if files.is_empty() {
         return None;
     }
     let report = webcheck::check(&files, &request);
-    let report = WebReport {
+    Some(WebReport {
         checked: report.checked.len(),
         findings: report
             .findings
@@ -44,31 +59,5 @@ pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
             InteractionCheck::Passed => Interaction::Passed,
             InteractionCheck::Failed(why) => Interaction::Failed(why),
         },
-    };
-    ctx.core.record_web(&report)
-}
-
-/// The workspace's .html, .htm, .css and .js files (bounded), read through the workspace
-/// handle.
-fn web_files(workspace: &Workspace) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut is_web = |location: &str| {
-        let name = location
-            .rsplit('/')
-            .next()
-            .unwrap_or(location)
-            .to_lowercase();
-        [".html", ".htm", ".css", ".js", ".mjs"]
-            .iter()
-            .any(|e| name.ends_with(e))
-    };
-    for rel in workspace.files(".", SKIP_DIRS, usize::MAX, &mut is_web) {
-        if let Ok(Some(bytes)) = workspace.read_limited(&rel, &rel, MAX_FILE_BYTES as u64) {
-            out.insert(rel, String::from_utf8_lossy(&bytes).into_owned());
-        }
-        if out.len() >= MAX_FILES {
-            break;
-        }
-    }
-    out
+    })
 }

@@ -110,3 +110,57 @@ fn request_facts_reach_the_checks() {
         assert_eq!(codes, *want, "request: {text}");
     }
 }
+
+/// Proves the verifier reads the files the turn is about and what they link to: a changed page
+/// brings its assets, a changed stylesheet the pages that load it (and their assets), an asset
+/// no page loads a few pages of its folder, no focus the whole site; never the other pages.
+#[test]
+fn site_files_follow_the_links_of_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, content: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    };
+    write(
+        "index.html",
+        r#"<link rel="stylesheet" href="s.css"><script src="a.js"></script>"#,
+    );
+    write("about.html", "<p>about</p>");
+    write("blog/post.html", r#"<link rel="stylesheet" href="../s.css">"#);
+    write("blog/other.html", "<p>other</p>");
+    write("s.css", "p {}");
+    write("a.js", "let a = 1;");
+    write("blog/lone.js", "let b = 2;");
+    let workspace = crate::workspace::Workspace::open(dir.path()).unwrap();
+    let rows: &[(&[&str], &[&str])] = &[
+        (&["index.html"], &["a.js", "index.html", "s.css"]),
+        (&["./index.html"], &["a.js", "index.html", "s.css"]),
+        (
+            &["s.css"],
+            &["a.js", "blog/post.html", "index.html", "s.css"],
+        ),
+        (
+            &["blog/lone.js"],
+            &["blog/lone.js", "blog/other.html", "blog/post.html", "s.css"],
+        ),
+        (&["notes.md", "gone.html"], &[]),
+        (
+            &[],
+            &[
+                "a.js",
+                "about.html",
+                "blog/lone.js",
+                "blog/other.html",
+                "blog/post.html",
+                "index.html",
+                "s.css",
+            ],
+        ),
+    ];
+    for (focus, want) in rows {
+        let focus: Vec<String> = focus.iter().map(|f| f.to_string()).collect();
+        let got: Vec<String> = site_files(&workspace, &focus).into_keys().collect();
+        assert_eq!(got, *want, "focus {focus:?}");
+    }
+}

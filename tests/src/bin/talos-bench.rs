@@ -155,9 +155,63 @@ fn durability(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The static web verifier on a three-file site, and the interaction check in headless
+/// The static web verifier on a three-file site, how it scales with the site around a changed
+/// page, and the interaction check in headless
 /// chromium when it is installed.
 fn web_checks() {
+    /// An edit of index.html in a site with 2,000 other pages against a 10-file site: the check
+    /// of the whole site (as before issue 12) and of the changed page and what it links (now),
+    /// reads included; medians over 21 runs.
+    fn site_scaling() {
+        let page = |title: &str| {
+            format!(
+                "<!doctype html><html><head><title>{title}</title><link rel=\"stylesheet\" href=\"s.css\"></head><body><h1 class=\"t\">{title}</h1><button id=\"go\">Go</button><p id=\"out\">idle</p><script src=\"a.js\"></script></body></html>\n"
+            )
+        };
+        let site = |others: usize| -> Option<(tempfile::TempDir, talosd::workspace::Workspace)> {
+            let dir = tempfile::tempdir().ok()?;
+            let write = |name: &str, content: &str| std::fs::write(dir.path().join(name), content);
+            write("index.html", &page("Home")).ok()?;
+            write("s.css", ".t { color: navy }\n#out { margin: 0 }\n").ok()?;
+            write("a.js", "document.getElementById('go').addEventListener('click', () => { document.getElementById('out').textContent = 'clicked'; });\n").ok()?;
+            for i in 0..others {
+                write(&format!("page-{i}.html"), &page(&format!("Page {i}"))).ok()?;
+            }
+            let workspace = talosd::workspace::Workspace::open(dir.path()).ok()?;
+            Some((dir, workspace))
+        };
+        let median = |workspace: &talosd::workspace::Workspace, focus: &[String]| {
+            let mut runs: Vec<Duration> = (0..21)
+                .map(|_| {
+                    let t = Instant::now();
+                    let files = talosd::webcheck::site_files(workspace, focus);
+                    let _ = talosd::webcheck::check(&files, &talos_webcheck::Request::default());
+                    t.elapsed()
+                })
+                .collect();
+            runs.sort();
+            runs[10]
+        };
+        let (Some((_small_dir, small)), Some((_large_dir, large))) = (site(7), site(2000)) else {
+            println!("site scaling: cannot build the sample sites, not measured");
+            return;
+        };
+        let edit = ["index.html".to_string()];
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        for (what, focus) in [
+            ("whole site (before)", &[][..]),
+            ("changed files (now)", &edit[..]),
+        ] {
+            let (s, l) = (median(&small, focus), median(&large, focus));
+            println!(
+                "web check of an index.html edit, {what}: 10-file site {:.2} ms, 2,000 other pages {:.2} ms, ratio {:.1}x",
+                ms(s),
+                ms(l),
+                l.as_secs_f64() / s.as_secs_f64().max(1e-9)
+            );
+        }
+    }
+
     let files: std::collections::BTreeMap<String, String> = [
         ("index.html", "<!doctype html><html><head><link rel=\"stylesheet\" href=\"s.css\"></head><body><button id=\"go\">Go</button><p id=\"out\">idle</p><script src=\"a.js\"></script></body></html>"),
         ("s.css", "#out { color: red }\n.btn:hover { color: blue }\n"),
@@ -184,6 +238,7 @@ fn web_checks() {
         static_runs[500].as_secs_f64() * 1e6,
         pct(&static_runs, 99).as_secs_f64() * 1e6
     );
+    site_scaling();
     if Path::new("/usr/bin/chromium").exists() {
         // The facts the contract gives "clicking #go updates #out".
         let clicking = talos_webcheck::Request {

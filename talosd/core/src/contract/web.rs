@@ -1,6 +1,7 @@
 //! The web facts of a request, for the static web verifier: whether it is static web work,
 //! whether it asks for behaviour, whether it mentions "todo", and which interaction ("clicking
-//! #a updates #b") it names.
+//! #a updates #b") it names; and the reconciliation of the conventional default targets
+//! (`style.css`, `script.js`) with the names the workspace already uses.
 //!
 //! These were four regular expressions in the daemon; they are ported here by hand, each as a
 //! list of [`Piece`]s that reads like the pattern it replaces (the pattern is quoted on each
@@ -13,6 +14,9 @@
 //! the whole run is the only way a match goes on and no backtracking is needed.
 
 use Piece::{Optional, Run, Space, Words};
+
+use super::TaskContract;
+use crate::intent::TargetSource;
 
 /// What a request says about web work.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,7 +34,8 @@ pub struct WebRequest {
 }
 
 /// "Clicking #trigger updates #target": an element id after click/tap/press and another after
-/// update/change/show/reveal/toggle/fill/set.
+/// update/change/show/reveal/toggle/fill/set/increment; also "make #trigger update #target when
+/// clicked" and "when #trigger is clicked, update #target".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamedInteraction {
     /// The id of the element clicked.
@@ -52,6 +57,74 @@ pub fn web_request(request: &str, targets: &[String]) -> WebRequest {
         mentions_todo: request.to_ascii_lowercase().contains("todo"),
         interaction: requested_interaction(request),
     }
+}
+
+/// The conventional default names the resolver gives a site (`style.css`, `script.js`) and,
+/// for each, the names an existing site often uses instead.
+const DEFAULT_NAMES: &[(&str, &str, &[&str])] = &[
+    ("style.css", ".css", &["styles.css"]),
+    ("script.js", ".js", &["scripts.js"]),
+];
+
+/// Whether the contract holds a runtime default web target the workspace could rename (so the
+/// daemon reads the workspace's names only then).
+pub fn has_default_web_targets(contract: &TaskContract) -> bool {
+    contract.roleful_targets.iter().any(|t| {
+        t.source == TargetSource::RuntimeDefault
+            && DEFAULT_NAMES.iter().any(|(name, _, _)| t.path == *name)
+    })
+}
+
+/// Default web targets reconciled with the workspace: a runtime default `style.css` /
+/// `script.js` that does not exist takes the name of the page's own link of that kind
+/// (`linked`: what the page, usually `index.html`, loads, as workspace paths), else of an
+/// existing `styles.css` / `scripts.js` (`existing`: the workspace's file names). Targets the
+/// person named are never renamed.
+pub fn reconcile_default_web_targets(
+    mut contract: TaskContract,
+    existing: &[String],
+    linked: &[String],
+) -> TaskContract {
+    let mut renames: Vec<(String, String)> = Vec::new();
+    for target in &contract.roleful_targets {
+        if target.source != TargetSource::RuntimeDefault || existing.contains(&target.path) {
+            continue;
+        }
+        let Some((_, extension, plurals)) = DEFAULT_NAMES
+            .iter()
+            .find(|(name, _, _)| target.path == *name)
+        else {
+            continue;
+        };
+        let page_link = linked
+            .iter()
+            .find(|l| l.to_ascii_lowercase().ends_with(extension));
+        let plural = plurals
+            .iter()
+            .map(|p| p.to_string())
+            .find(|p| existing.contains(p));
+        if let Some(name) = page_link.cloned().or(plural) {
+            renames.push((target.path.clone(), name));
+        }
+    }
+    for (from, to) in renames {
+        for target in contract
+            .roleful_targets
+            .iter_mut()
+            .filter(|t| t.path == from && t.source == TargetSource::RuntimeDefault)
+        {
+            target.path = to.clone();
+        }
+        let mut renamed: Vec<String> = Vec::new();
+        for path in contract.expected_targets.drain(..) {
+            let path = if path == from { to.clone() } else { path };
+            if !renamed.contains(&path) {
+                renamed.push(path);
+            }
+        }
+        contract.expected_targets = renamed;
+    }
+    contract
 }
 
 /// One step of a pattern.
@@ -116,12 +189,29 @@ const TRIGGER: &[Piece] = &[
 ];
 
 /// `\b(?:update|updates|updating|change|changes|changing|show|shows|showing|reveal|reveals|
-/// toggle|toggles|fill|fills|set|sets)\s+(?:the\s+)?(?:text\s+(?:of|in)\s+)?(?:\w+\s+)?`?#`,
+/// toggle|toggles|fill|fills|set|sets|increment|increments)\s+(?:the\s+)?(?:text\s+(?:of|in)\s+)?(?:\w+\s+)?`?#`,
 /// case-insensitive; the id (`[A-Za-z][\w-]*`) follows.
 const EFFECT: &[Piece] = &[
     Words(&[
-        "update", "updates", "updating", "change", "changes", "changing", "show", "shows",
-        "showing", "reveal", "reveals", "toggle", "toggles", "fill", "fills", "set", "sets",
+        "update",
+        "updates",
+        "updating",
+        "change",
+        "changes",
+        "changing",
+        "show",
+        "shows",
+        "showing",
+        "reveal",
+        "reveals",
+        "toggle",
+        "toggles",
+        "fill",
+        "fills",
+        "set",
+        "sets",
+        "increment",
+        "increments",
     ]),
     Space(1),
     Optional(&[Words(&["the"]), Space(1)]),
@@ -131,15 +221,107 @@ const EFFECT: &[Piece] = &[
     Words(&["#"]),
 ];
 
-/// The interaction a request names, as the first trigger id and the first effect id after it,
-/// e.g. "clicking #teaser-button updates #teaser-status"; none when the two ids are the same.
+/// `\b(?:when|once|if|after)\s+`?#`, case-insensitive; the id follows, then [`CLICKED`].
+const PASSIVE_TRIGGER: &[Piece] = &[
+    Words(&["when", "once", "if", "after"]),
+    Space(1),
+    Optional(&[Words(&["`"])]),
+    Words(&["#"]),
+];
+
+/// `` `?\s+(?:is|gets)\s+(?:clicked|tapped|pressed)\b `` right after the trigger's id.
+const CLICKED: &[Piece] = &[
+    Optional(&[Words(&["`"])]),
+    Space(1),
+    Words(&["is", "gets"]),
+    Space(1),
+    Words(&["clicked", "tapped", "pressed"]),
+];
+
+/// `` `?\s+(?:(?:should|will|must|can|to)\s+)? `` between a subject id and its effect
+/// ("make #a update #b", "#a should set #b").
+const SUBJECT: &[Piece] = &[
+    Optional(&[Words(&["`"])]),
+    Space(1),
+    Optional(&[Words(&["should", "will", "must", "can", "to"]), Space(1)]),
+];
+
+/// `\b(?:click|clicks|clicked|clicking|tap|tapped|press|pressed)\b`, case-insensitive: the
+/// click word that makes "#a updates #b" an interaction when it follows in the sentence.
+const CLICK_AFTER: &[&[Piece]] = &[&[Words(&[
+    "click", "clicks", "clicked", "clicking", "tap", "tapped", "press", "pressed",
+])]];
+
+/// The interaction a request names, in one of three shapes: the first trigger id and the first
+/// effect id after it ("clicking #teaser-button updates #teaser-status"); a trigger "when #a is
+/// clicked" and the first effect id anywhere ("when #a is clicked, update #b", "update #b when
+/// #a is clicked"); or a subject id followed by an effect and a click word later in the same
+/// sentence ("make #a update #b when clicked", "#a should set #b on click"). None when the two
+/// ids are the same.
 fn requested_interaction(request: &str) -> Option<NamedInteraction> {
+    let named = trigger_first(request)
+        .or_else(|| passive_trigger(request))
+        .or_else(|| subject_first(request))?;
+    (named.trigger != named.target).then_some(named)
+}
+
+fn trigger_first(request: &str) -> Option<NamedInteraction> {
     let (trigger, after) = Text::new(request).first_id(TRIGGER)?;
     let rest = &request[after..];
     let (target, _) = Text::new(rest).first_id(EFFECT)?;
-    let trigger = request[trigger.0..trigger.1].to_string();
-    let target = rest[target.0..target.1].to_string();
-    (trigger != target).then_some(NamedInteraction { trigger, target })
+    Some(NamedInteraction {
+        trigger: request[trigger.0..trigger.1].to_string(),
+        target: rest[target.0..target.1].to_string(),
+    })
+}
+
+fn passive_trigger(request: &str) -> Option<NamedInteraction> {
+    let text = Text::new(request);
+    let trigger = text.starts().find_map(|start| {
+        text.ends(PASSIVE_TRIGGER, start)
+            .into_iter()
+            .find_map(|hash_end| {
+                let id = text.id_at(hash_end)?;
+                let clicked = text.ends(CLICKED, id.1);
+                clicked.iter().any(|&end| text.boundary(end)).then_some(id)
+            })
+    })?;
+    let trigger = &request[trigger.0..trigger.1];
+    let mut from = 0;
+    while let Some(((start, end), after)) = Text::new(&request[from..]).first_id(EFFECT) {
+        let target = &request[from + start..from + end];
+        if target != trigger {
+            return Some(NamedInteraction {
+                trigger: trigger.to_string(),
+                target: target.to_string(),
+            });
+        }
+        from += after;
+    }
+    None
+}
+
+fn subject_first(request: &str) -> Option<NamedInteraction> {
+    let text = Text::new(request);
+    request
+        .char_indices()
+        .filter(|(_, c)| *c == '#')
+        .find_map(|(at, _)| {
+            let subject = text.id_at(at + 1)?;
+            text.ends(SUBJECT, subject.1).into_iter().find_map(|verb| {
+                text.ends(EFFECT, verb).into_iter().find_map(|hash_end| {
+                    let target = text.id_at(hash_end)?;
+                    let rest = &request[target.1..];
+                    let sentence = rest.find(['.', '!', '?', ';']).map_or(rest, |e| &rest[..e]);
+                    Text::new(sentence)
+                        .matches_any(CLICK_AFTER)
+                        .then(|| NamedInteraction {
+                            trigger: request[subject.0..subject.1].to_string(),
+                            target: request[target.0..target.1].to_string(),
+                        })
+                })
+            })
+        })
 }
 
 /// A text prepared for matching: for every byte offset, where the run of word characters, of
@@ -233,6 +415,14 @@ impl<'t> Text<'t> {
                 letter.then_some(((hash_end, end), end))
             })
         })
+    }
+
+    /// The id (`[A-Za-z][\w-]*`, the long s and the Kelvin sign counting as letters) starting
+    /// at byte `at`, as its byte range.
+    fn id_at(&self, at: usize) -> Option<(usize, usize)> {
+        let first = self.text.get(at..)?.chars().next()?;
+        let letter = first.is_ascii_alphabetic() || first == '\u{17F}' || first == '\u{212A}';
+        letter.then(|| (at, self.name_run[at]))
     }
 
     /// Byte offsets (char boundaries) where `\b` holds, in order.

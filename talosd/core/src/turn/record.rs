@@ -25,11 +25,12 @@ pub enum WarningCode {
     ToolCallIgnoredOnChatTurn,
     ToolContentSanitized,
     ToolLoopStopped,
+    WebRepairRun,
 }
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 15] = [
+    pub const ALL: [WarningCode; 16] = [
         WarningCode::CleanVerdictContradicted,
         WarningCode::DocumentNotReadable,
         WarningCode::EvidenceTargetNotRead,
@@ -45,6 +46,7 @@ impl WarningCode {
         WarningCode::ToolCallIgnoredOnChatTurn,
         WarningCode::ToolContentSanitized,
         WarningCode::ToolLoopStopped,
+        WarningCode::WebRepairRun,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +66,7 @@ impl WarningCode {
             WarningCode::ToolCallIgnoredOnChatTurn => "TOOL_CALL_IGNORED_ON_CHAT_TURN",
             WarningCode::ToolContentSanitized => "TOOL_CONTENT_SANITIZED",
             WarningCode::ToolLoopStopped => "TOOL_LOOP_STOPPED",
+            WarningCode::WebRepairRun => "WEB_REPAIR_RUN",
         }
     }
 }
