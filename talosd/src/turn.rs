@@ -119,6 +119,33 @@ fn plan(
     TurnPlan::compiled(effective, settings)
 }
 
+/// The static web checks, with the one repair round the core may decide after a failure: the
+/// verifier's lines and the model's answer (the repair round's, when one ran and answered).
+async fn web_checks(ctx: &mut TurnCtx, model_answer: String) -> (Option<String>, String) {
+    // The static checks take well under a millisecond, but an interaction check runs a headless
+    // browser for up to 30 s: let the runtime move other tasks off this worker meanwhile.
+    let can_repair = ctx.conversation.is_some() && !ctx.client_gone() && !ctx.cancel.is_cancelled();
+    if !can_repair {
+        return (
+            crate::offload::blocking(|| verify::static_web(ctx)),
+            model_answer,
+        );
+    }
+    let (diagnostics, repair) = crate::offload::blocking(|| verify::static_web_repairable(ctx));
+    let Some(repair) = repair else {
+        return (diagnostics, model_answer);
+    };
+    ctx.core.begin_repair(&repair);
+    let answer = model_loop::repair(ctx, &repair.prompt).await;
+    ctx.emit_notices().await;
+    ctx.core.settle();
+    let diagnostics = crate::offload::blocking(|| verify::static_web(ctx));
+    match answer {
+        Some(answer) if !answer.trim().is_empty() => (diagnostics, answer),
+        _ => (diagnostics, model_answer),
+    }
+}
+
 /// The answer before the guards: by the route the core chose.
 async fn answer(ctx: &mut TurnCtx, prompt: &str, prior: Option<PriorRecord>) -> String {
     let route = route::route(
@@ -155,9 +182,7 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
         ctx.core.record.facts.cancelled = true;
     }
     ctx.core.settle();
-    // The static checks take well under a millisecond, but an interaction check runs a headless
-    // browser for up to 30 s: let the runtime move other tasks off this worker meanwhile.
-    let diagnostics = crate::offload::blocking(|| verify::static_web(&mut ctx));
+    let (diagnostics, model_answer) = web_checks(&mut ctx, model_answer).await;
     let done = ctx.core.finish(&model_answer, diagnostics);
     let status = to_proto::status(done.fine.status());
     let classification = to_proto::classification(done.fine);

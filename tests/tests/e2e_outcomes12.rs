@@ -166,7 +166,9 @@ async fn an_edit_without_a_read_that_matches_once_runs_with_the_hint() {
             edit(native, "TIMEOUT = 30", "TIMEOUT = 60"),
             Reply::Text("Changed TIMEOUT to 60.".into()),
         ];
-        let r = run(ws.path(), native, "agent", steps, EDIT_REQUEST).await;
+        // Asking for an explanation keeps the model's final answer (so it reads the result).
+        let request = "In settings.py, change TIMEOUT from 30 to 60 and tell me what you changed.";
+        let r = run(ws.path(), native, "agent", steps, request).await;
         assert_eq!(
             std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
             CHANGED,

@@ -184,3 +184,96 @@ async fn default_site_targets_take_the_workspace_names() {
     );
     assert_eq!(outcome.status, CompletionStatus::Complete, "{outcome:?}");
 }
+
+/// Proves a failed check after the last change gets one bounded repair in the same turn: the
+/// model is told what failed and which files it may edit, a change of any other file is
+/// refused before approval, the check runs again, and the turn ends on the second check's
+/// result (COMPLETED_VERIFIED here), with WEB_REPAIR_RUN in the trace.
+#[tokio::test]
+async fn a_failed_check_gets_one_bounded_repair_and_is_checked_again() {
+    for native in [true, false] {
+        let ws = tempfile::tempdir().unwrap();
+        let page = "<!doctype html><html><head><title>Home</title></head>\n<body><div><h1>Helo</h1></div>\n</body></html>\n";
+        std::fs::write(ws.path().join("index.html"), page).unwrap();
+        std::fs::write(ws.path().join("about.html"), OTHER_PAGE).unwrap();
+        let steps = vec![
+            call(native, "talos.read_file", json!({"path": "index.html"})),
+            // The change breaks the closing tag: the check fails after the last target changed.
+            call(
+                native,
+                "talos.edit_file",
+                json!({"path": "index.html", "old_string": "<h1>Helo</h1></div>", "new_string": "<h1>Hello</h1></div"}),
+            ),
+            // The repair round: a change outside the repair is refused, then the fix.
+            call(
+                native,
+                "talos.write_file",
+                json!({"path": "about.html", "content": "<p>gone</p>\n"}),
+            ),
+            call(
+                native,
+                "talos.edit_file",
+                json!({"path": "index.html", "old_string": "<h1>Hello</h1></div\n", "new_string": "<h1>Hello</h1></div>\n"}),
+            ),
+            Reply::Text("unused".into()),
+        ];
+        let llama = FakeLlama::start(native, scripted(steps)).await;
+        let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, native)).await;
+        let mut client = daemon.client().await;
+        let session = client.open_session(ws.path(), "agent").await;
+        let outcome = client
+            .turn(
+                &session,
+                "Change the heading text in index.html from Helo to Hello",
+                "approve",
+            )
+            .await;
+        let trace = daemon.traces().into_iter().next().expect("a trace");
+        daemon.stop().await;
+        let disk = std::fs::read_to_string(ws.path().join("index.html")).unwrap();
+        assert_eq!(disk, page.replace("Helo", "Hello"), "native {native}");
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("about.html")).unwrap(),
+            OTHER_PAGE,
+            "native {native}: the repair may not touch another file"
+        );
+        let requests = llama.requests();
+        assert_eq!(
+            requests.len(),
+            4,
+            "native {native}: read, edit, two repair calls"
+        );
+        let repair_prompt = requests[2]["messages"].to_string();
+        assert!(
+            repair_prompt.contains("Talos checked the files you changed and found problems")
+                && repair_prompt.contains("You may edit only these files: index.html"),
+            "native {native}: {repair_prompt}"
+        );
+        assert!(
+            trace.warnings.iter().any(|w| w.code == "WEB_REPAIR_RUN"),
+            "native {native}: {:?}",
+            trace.warnings
+        );
+        assert!(
+            trace
+                .tool_calls
+                .iter()
+                .any(|c| c.stage == "rejected" && c.path_hint.as_deref() == Some("about.html")),
+            "native {native}: {:?}",
+            trace.tool_calls
+        );
+        assert_eq!(
+            (outcome.status, outcome.classification),
+            (
+                CompletionStatus::Complete,
+                talos_protocol::Classification::CompletedVerified
+            ),
+            "native {native}: {outcome:?}"
+        );
+        assert!(
+            !outcome.final_answer.contains("never terminated"),
+            "native {native}: the second check's result stands: {}",
+            outcome.final_answer
+        );
+    }
+}

@@ -4,9 +4,9 @@
 //! of what the records show, and only the model's sentences that do not conflict with them
 //! are kept ([`sentences`]). Mixed results are stated per file ([`per_file`]).
 
+mod documents;
 pub mod per_file;
 pub mod sentences;
-mod documents;
 pub use documents::{DOCUMENT_NOTE_START, correct_document_claims, unreadable_documents};
 
 use crate::outcome::{MutationResult, TurnFacts, target_states};

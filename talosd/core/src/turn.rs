@@ -64,6 +64,10 @@ pub struct Turn {
     calls: u64,
     notices: Vec<Notice>,
     retried: obligation::Retried,
+    /// During the one web repair round: the only files a change may touch.
+    repair_files: Option<Vec<String>>,
+    /// The first mutation record of the repair round.
+    repair_from: usize,
 }
 
 impl Turn {
@@ -83,6 +87,8 @@ impl Turn {
             calls: 0,
             notices: Vec::new(),
             retried: obligation::Retried::default(),
+            repair_files: None,
+            repair_from: 0,
         }
     }
 

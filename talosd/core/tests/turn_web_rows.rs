@@ -233,3 +233,62 @@ fn one_bounded_repair_of_the_changed_files_after_a_failed_check() {
         }
     }
 }
+
+/// Proves the repair round the core starts goes back to APPLY, refuses before approval a
+/// change of any file the repair does not name (even where the request named no targets), and
+/// that the work counts as done only once the repair changed a file.
+#[test]
+fn a_repair_round_changes_only_its_files_and_is_done_only_after_a_change() {
+    let mut t = turn_with("Make the site look nicer", |c| c.expected_targets.clear());
+    mutated(&mut t, "index.html", DONE);
+    t.settle();
+    let failed = report(vec![finding("index.html")], Interaction::NotRequested);
+    t.record_web(&failed);
+    let repair = t.web_repair_due(&failed).expect("a repair of index.html");
+    assert_eq!(repair.files, ["index.html"]);
+    t.begin_repair(&repair);
+    assert_eq!(t.phase, talos_core::plan::Phase::Apply);
+    let write = |path: &str| {
+        turn_support::proposal(
+            "talos.write_file",
+            &[("path", path), ("content", "<p>x</p>\n")],
+        )
+    };
+    let (seen, last) = turn_support::drive(&mut t, write("about.html"), &[]);
+    assert_eq!(seen, ["finish"], "refused before any IO or approval");
+    let talos_core::turn::call::Effect::Finish(report) = last else {
+        unreachable!()
+    };
+    assert!(
+        report
+            .text
+            .contains("not one of the files this repair may edit (index.html)"),
+        "{}",
+        report.text
+    );
+    let mut call = t.propose(write("./index.html"));
+    let effect = call.step(&mut t, talos_core::turn::call::Input::Start);
+    assert!(
+        matches!(effect, talos_core::turn::call::Effect::Resolve(_)),
+        "the repair's own file goes on to the ladder: {effect:?}"
+    );
+    // With the page as the request's target: done before the repair, not during it until
+    // the repair changed the page again.
+    let mut t = turn_with(FIX, keep);
+    mutated(&mut t, "index.html", DONE);
+    t.settle();
+    assert!(t.work_done_summary().is_some());
+    t.record_web(&failed);
+    let repair = t.web_repair_due(&failed).expect("a repair of index.html");
+    t.begin_repair(&repair);
+    assert_eq!(
+        t.work_done_summary(),
+        None,
+        "nothing changed in the repair yet"
+    );
+    mutated(&mut t, "index.html", DONE);
+    assert!(
+        t.work_done_summary().is_some(),
+        "the repair changed its file"
+    );
+}

@@ -26,6 +26,8 @@ pub struct TurnCtx {
     /// The trace header; its lists are filled from the core's record when the turn ends.
     pub trace: TraceRecord,
     pub core: Turn,
+    /// The model conversation once the loop ran, for the one repair round.
+    pub conversation: Option<super::model_loop::Conversation>,
     seq: u64,
 }
 
@@ -54,6 +56,7 @@ impl TurnCtx {
             cancel,
             trace,
             core,
+            conversation: None,
             seq: 0,
         }
     }

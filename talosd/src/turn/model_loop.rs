@@ -17,7 +17,19 @@ use super::calls;
 use super::context::TurnCtx;
 use crate::engine::{ChatReply, ChatRequest, EngineError};
 
-/// Runs the loop; returns the model's final answer (before the guards).
+/// The conversation so far, kept after the loop so that a repair round can go on with it.
+pub struct Conversation {
+    messages: Vec<Value>,
+    calling: ToolCalling,
+    /// The index of the next model call.
+    next: usize,
+}
+
+/// At most this many model calls in the one web repair round (an edit, maybe a second, an answer).
+const REPAIR_CALLS: usize = 3;
+
+/// Runs the loop; returns the model's final answer (before the guards). The conversation is
+/// kept in `ctx` for [`repair`].
 pub async fn run(ctx: &mut TurnCtx) -> String {
     let calling = match tool_calling(ctx).await {
         Ok(calling) => calling,
@@ -33,7 +45,36 @@ pub async fn run(ctx: &mut TurnCtx) -> String {
         messages.push(pinned);
     }
     messages.push(json!({"role": "user", "content": ctx.core.plan.original_request()}));
-    for index in 0..ctx.core.plan.iteration_budget() {
+    let mut conversation = Conversation {
+        messages,
+        calling,
+        next: 0,
+    };
+    let budget = ctx.core.plan.iteration_budget();
+    let answer = converse(ctx, &mut conversation, budget).await;
+    ctx.conversation = Some(conversation);
+    answer
+}
+
+/// The one repair round the core decided (`Turn::begin_repair` already ran): the repair prompt
+/// goes on the conversation, and the loop runs for at most [`REPAIR_CALLS`] more model calls.
+/// `None` when there is no conversation to go on with (the model was never asked).
+pub async fn repair(ctx: &mut TurnCtx, prompt: &str) -> Option<String> {
+    let mut conversation = ctx.conversation.take()?;
+    conversation
+        .messages
+        .push(json!({"role": "user", "content": prompt}));
+    let end = conversation.next + REPAIR_CALLS;
+    let answer = converse(ctx, &mut conversation, end).await;
+    ctx.conversation = Some(conversation);
+    Some(answer)
+}
+
+/// Model calls until the core ends the loop or call `end` is reached.
+async fn converse(ctx: &mut TurnCtx, conversation: &mut Conversation, end: usize) -> String {
+    while conversation.next < end {
+        let index = conversation.next;
+        conversation.next += 1;
         if ctx.cancel.is_cancelled() {
             ctx.core.record.facts.cancelled = true;
             break;
@@ -41,9 +82,11 @@ pub async fn run(ctx: &mut TurnCtx) -> String {
         let Some(surface) = ctx.core.begin_model_call(index) else {
             break;
         };
+        let calling = conversation.calling;
+        let messages = &mut conversation.messages;
         let system = prompt::system_prompt(&ctx.core.plan, &surface, ctx.core.phase, calling);
         messages[0] = json!({"role": "system", "content": system});
-        let body = request_body(ctx, &messages, &surface, index, calling);
+        let body = request_body(ctx, messages, &surface, index, calling);
         let reply = match stream_reply(ctx, &body).await {
             Ok(Some(reply)) => reply,
             Ok(None) => {
@@ -53,7 +96,7 @@ pub async fn run(ctx: &mut TurnCtx) -> String {
             Err(e) => return model_failed(ctx, index, &e).await,
         };
         record_reply(ctx, index, &reply);
-        if let Some(answer) = turn_on_reply(ctx, &mut messages, &surface, index, reply).await {
+        if let Some(answer) = turn_on_reply(ctx, messages, &surface, index, reply).await {
             return answer;
         }
     }

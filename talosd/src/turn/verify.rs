@@ -21,7 +21,6 @@ pub fn static_web(ctx: &mut TurnCtx) -> Option<String> {
 /// When a repair comes back, the lines are the first check's: the caller runs the repair
 /// round (surface limited to [`WebRepair::files`], prompt [`WebRepair::prompt`]), then calls
 /// [`static_web`] again and uses its lines instead.
-#[allow(dead_code)] // the turn loop (talosd/src/turn.rs, the lead's) wires the repair round
 pub fn static_web_repairable(ctx: &mut TurnCtx) -> (Option<String>, Option<WebRepair>) {
     let Some(report) = web_report(ctx) else {
         return (None, None);

@@ -127,7 +127,10 @@ fn site_files_follow_the_links_of_what_changed() {
         r#"<link rel="stylesheet" href="s.css"><script src="a.js"></script>"#,
     );
     write("about.html", "<p>about</p>");
-    write("blog/post.html", r#"<link rel="stylesheet" href="../s.css">"#);
+    write(
+        "blog/post.html",
+        r#"<link rel="stylesheet" href="../s.css">"#,
+    );
     write("blog/other.html", "<p>other</p>");
     write("s.css", "p {}");
     write("a.js", "let a = 1;");

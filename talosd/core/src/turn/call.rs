@@ -256,6 +256,13 @@ impl Call {
         );
         match checked {
             CheckOutcome::Accepted { tool, args, .. } => {
+                let outside = tool
+                    .mutates()
+                    .then(|| turn.outside_repair(&args.paths()))
+                    .flatten();
+                if let Some(message) = outside {
+                    return self.rejected(turn, &raw, Some(tool), check::Stage::Surface, message);
+                }
                 let paths = args.paths().iter().map(|p| p.to_string()).collect();
                 (State::Resolving { tool, args }, Effect::Resolve(paths))
             }

@@ -80,10 +80,13 @@ impl Turn {
             if small_talk || self.record.read_paths.iter().any(|p| p == target) {
                 continue;
             }
-            self.record.warn(
-                WarningCode::EvidenceTargetNotRead,
-                format!("{target} was named by the request but not read this turn"),
-            );
+            // Settling again after a repair round must not record it twice.
+            let message = format!("{target} was named by the request but not read this turn");
+            if self.record.warnings.iter().any(|w| w.message == message) {
+                continue;
+            }
+            self.record
+                .warn(WarningCode::EvidenceTargetNotRead, message);
             if model_answered && needs_reading && !self.record.facts.mutation_requested {
                 self.record.facts.evidence_missing.push(target.clone());
             }

@@ -224,10 +224,25 @@ impl Turn {
                 &m.target == target && m.result == MutationResult::Succeeded { verified: true }
             })
         };
-        if !targets.iter().all(verified) {
+        if !targets.iter().all(verified) || !self.repair_changed() {
             return None;
         }
-        Some(match targets.as_slice() {
+        // A change that asked for a check to pass is done when that check ran after it and passed.
+        let check = match &contract.command {
+            crate::contract::CommandAsk::AfterChange(profile) => {
+                let ran = self.record.commands.iter().any(|c| &c.profile == profile);
+                let failed = facts
+                    .task_findings
+                    .iter()
+                    .any(|f| f.starts_with(profile.as_str()));
+                if !ran || failed {
+                    return None;
+                }
+                Some(format!("\n{profile} passed after the change."))
+            }
+            _ => None,
+        };
+        let files = match targets.as_slice() {
             [one] => format!("Done: {one} was changed and read back as approved."),
             many => format!(
                 "Done: these files were changed and read back as approved:\n{}",
@@ -236,7 +251,8 @@ impl Turn {
                     .collect::<Vec<_>>()
                     .join("\n")
             ),
-        })
+        };
+        Some(files + check.as_deref().unwrap_or(""))
     }
 }
 

@@ -147,6 +147,42 @@ impl Turn {
         Some(WebRepair { prompt, files })
     }
 
+    /// Starts the repair round [`Turn::web_repair_due`] decided: the turn goes back to APPLY,
+    /// and until it ends a change may only touch [`WebRepair::files`].
+    pub fn begin_repair(&mut self, repair: &WebRepair) {
+        self.record.phase_transitions.push((
+            self.phase,
+            crate::plan::Phase::Apply,
+            "web repair: the checks failed after the last change".into(),
+        ));
+        self.phase = crate::plan::Phase::Apply;
+        self.repair_files = Some(repair.files.clone());
+        self.repair_from = self.record.facts.mutations.len();
+    }
+
+    /// During a repair round, why a change of `paths` is refused: a path outside the files the
+    /// repair may edit. `None` outside a repair, or when every path is one of them.
+    pub(crate) fn outside_repair<P: AsRef<str>>(&self, paths: &[P]) -> Option<String> {
+        let files = self.repair_files.as_ref()?;
+        let key = |p: &str| p.trim_start_matches("./").replace('\\', "/");
+        let outside = paths
+            .iter()
+            .map(|p| p.as_ref())
+            .find(|p| !files.iter().any(|f| key(f) == key(p)))?;
+        Some(format!(
+            "Target outside the repair before approval: `{outside}` is not one of the files this repair may edit ({}). No approval was requested and no file was changed.",
+            files.join(", ")
+        ))
+    }
+
+    /// During a repair round, whether it changed a file yet (the work is not done before).
+    pub(crate) fn repair_changed(&self) -> bool {
+        self.repair_files.is_none()
+            || self.record.facts.mutations[self.repair_from..]
+                .iter()
+                .any(|m| matches!(m.result, MutationResult::Succeeded { .. }))
+    }
+
     fn diagnosis(&self) -> bool {
         matches!(
             self.plan.contract().task_type,
