@@ -442,4 +442,12 @@ pub struct TraceOutcome {
     pub approval_status: String,
     /// Digest of the final answer after the answer guards.
     pub answer: TextDigest,
+    /// How many times the runtime re-prompted the model because it stopped before the turn's
+    /// action or evidence obligation was met (at most one per obligation; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub obligation_retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

@@ -6,6 +6,7 @@
 mod calls;
 mod command;
 mod context;
+mod conversation;
 mod effects;
 mod model_loop;
 mod pins;
@@ -193,6 +194,7 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
         mutation_status: done.mutation_status.into(),
         approval_status: done.approval_status.into(),
         answer: to_proto::text_digest(&done.answer),
+        obligation_retries: ctx.core.record.facts.obligation_retries,
     };
     ctx.trace.finished_at_ms = now_ms();
     let written =

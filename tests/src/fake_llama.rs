@@ -346,23 +346,23 @@ pub fn last_tool_result(request: &Value) -> String {
         .to_string()
 }
 
-/// How many tool results the request already carries.
+/// How many tool results (and runtime re-prompts) the request already carries.
 pub fn tool_results(request: &Value) -> usize {
     request["messages"].as_array().map_or(0, |messages| {
         messages
             .iter()
             .filter(|m| {
                 m["role"] == "tool"
-                    || m["content"]
-                        .as_str()
-                        .is_some_and(|c| c.starts_with("[tool_result:"))
+                    || m["content"].as_str().is_some_and(|c| {
+                        c.starts_with("[tool_result:") || c.starts_with("[Runtime:")
+                    })
             })
             .count()
     })
 }
 
 /// A model that answers its n-th request of a turn with `steps[n]` (the last step repeats),
-/// counting turns by the tool results already in the request.
+/// counting turns by the tool results (and the runtime's re-prompts) already in the request.
 pub fn scripted(steps: Vec<Reply>) -> Script {
     Arc::new(move |request: &Value| steps[tool_results(request).min(steps.len() - 1)].clone())
 }

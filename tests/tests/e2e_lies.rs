@@ -81,7 +81,7 @@ async fn two_of_three_files_written_is_partial_and_names_the_third() {
 }
 
 #[tokio::test]
-async fn no_mismatches_said_without_reading_is_marked_ungrounded() {
+async fn no_mismatches_said_without_reading_is_replaced_by_what_was_not_inspected() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("index.html"), "<p id=\"a\">x</p>\n").unwrap();
     std::fs::write(ws.path().join("styles.css"), "#b { color: red }\n").unwrap();
@@ -94,7 +94,11 @@ async fn no_mismatches_said_without_reading_is_marked_ungrounded() {
     )
     .await;
     let answer = &outcome.final_answer;
-    assert!(answer.starts_with("[Grounding check:"), "{answer}");
+    assert!(answer.starts_with("[Not inspected:"), "{answer}");
+    assert!(
+        !answer.contains("no mismatches"),
+        "the unfounded verdict is gone: {answer}"
+    );
     assert_eq!(
         outcome.status,
         CompletionStatus::AdvisoryOnly,

@@ -17,6 +17,13 @@ pub use sentences::claims_no_problems;
 pub const CLEAN_VERDICT_CONTRADICTED: &str =
     "[Verification check: the model's verdict was removed because Talos's own checks found";
 
+/// How the answer starts when a workspace question was answered without reading what it is
+/// about: the runtime's statement replaces the model's answer.
+pub const NOT_INSPECTED: &str = "[Not inspected:";
+
+/// How the runtime's own stop reason starts when it is the turn's answer.
+const LOOP_STOPPED: &str = "[Tool loop stopped";
+
 /// What follows a read-only answer when the model also tried to change files.
 pub const READ_ONLY_BLOCK_NOTE: &str = "[Note: the model also tried to change files, but this turn only answers your question, so Talos blocked the change and no file was changed. Ask explicitly to edit, update, or create files if you want a change.]";
 
@@ -43,7 +50,13 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
         after.push(READ_ONLY_BLOCK_NOTE.to_string());
     }
     let answer = if !facts.mutation_requested && !facts.evidence_missing.is_empty() {
-        ungrounded(&answer, &facts.evidence_missing)
+        let statement = ungrounded(&facts.evidence_missing, facts.obligation_retries > 0);
+        // The runtime's own stop reason (not the model's words) still says why the loop ended.
+        if answer.starts_with(LOOP_STOPPED) {
+            join(&statement, &answer)
+        } else {
+            statement
+        }
     } else if !facts.task_findings.is_empty() {
         verdict_checked(&answer, facts.task_findings.len())
     } else {
@@ -122,7 +135,7 @@ fn replacement(model_answer: &str, facts: &TurnFacts) -> Option<String> {
             "[Capability correction: Talos can inspect files in the current workspace with local read tools, but no file tool was called in this turn.]\nI can read, list, and search files in this workspace when the task calls for it. I did not inspect files in this turn, so I cannot give an evidence-backed workspace answer yet."
         };
         let (kept, _) = sentences::keep(model_answer, |s| {
-            sentences::refuses(s) || sentences::claims_change(s)
+            sentences::refuses(s) || sentences::claims_change(s) || sentences::claims_success(s)
         });
         return Some(join(correction, &kept));
     }
@@ -144,13 +157,17 @@ fn replacement(model_answer: &str, facts: &TurnFacts) -> Option<String> {
     None
 }
 
-fn ungrounded(answer: &str, missing: &[String]) -> String {
+fn ungrounded(missing: &[String], asked_again: bool) -> String {
     let one = missing.len() == 1;
     format!(
-        "[Grounding check: the answer should rest on {}, but {} not read in this turn. The response below was produced without reading {}.]\n\n{answer}",
+        "{NOT_INSPECTED} the answer had to rest on {}, but {} not read in this turn{}. The model's answer is not shown: it could not have come from the workspace. Ask again, naming the files to read.]",
         missing.join(", "),
         if one { "it was" } else { "they were" },
-        if one { "it" } else { "them" },
+        if asked_again {
+            ", even after Talos asked for it"
+        } else {
+            ""
+        },
     )
 }
 
@@ -444,7 +461,7 @@ mod tests {
                 Says::Exactly("No problems found."),
             ),
             (
-                "an answer without its evidence is marked ungrounded",
+                "an answer without its evidence is replaced by what was not inspected",
                 "app.js is fine.",
                 TurnFacts {
                     evidence_missing: vec!["app.js".into()],
@@ -453,9 +470,9 @@ mod tests {
                     ..TurnFacts::default()
                 },
                 Says::Shape(
-                    "[Grounding check: the answer should rest on app.js, but it was not read in this turn.",
+                    "[Not inspected: the answer had to rest on app.js, but it was not read in this turn. The model's answer is not shown",
                     &[],
-                    "",
+                    "app.js is fine.",
                 ),
             ),
             (

@@ -8,6 +8,7 @@
 
 pub mod call;
 pub mod finish;
+pub mod listing;
 pub mod model;
 pub mod obligation;
 pub mod pins;

@@ -420,7 +420,7 @@ fn the_final_answer_is_guarded_against_the_records() {
             setup: protected,
             answer: "The key is API_KEY=abcdefgh1234.",
             says: Says::Exactly(
-                "[Protected content check: lines of a protected file in the answer were withheld.]\n\nThe key is [protected content withheld].",
+                "[Protected content check: lines of a protected file in the answer were withheld. The file's contents are withheld from answers; `--mode private` shows it on your screen only.]\n\nThe key is [protected content withheld].",
             ),
             warned: vec![(
                 WarningCode::ProtectedContentWithheld,

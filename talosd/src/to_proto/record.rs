@@ -73,6 +73,7 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
             mutation_status: String::new(),
             approval_status: String::new(),
             answer: TextDigest::default(),
+            obligation_retries: 0,
         },
     }
 }

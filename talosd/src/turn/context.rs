@@ -27,7 +27,7 @@ pub struct TurnCtx {
     pub trace: TraceRecord,
     pub core: Turn,
     /// The model conversation once the loop ran, for the one repair round.
-    pub conversation: Option<super::model_loop::Conversation>,
+    pub conversation: Option<super::conversation::Conversation>,
     seq: u64,
 }
 

@@ -15,15 +15,8 @@ use talos_protocol::event::TurnEvent;
 
 use super::calls;
 use super::context::TurnCtx;
+use super::conversation::Conversation;
 use crate::engine::{ChatReply, ChatRequest, EngineError};
-
-/// The conversation so far, kept after the loop so that a repair round can go on with it.
-pub struct Conversation {
-    messages: Vec<Value>,
-    calling: ToolCalling,
-    /// The index of the next model call.
-    next: usize,
-}
 
 /// At most this many model calls in the one web repair round (an edit, maybe a second, an answer).
 const REPAIR_CALLS: usize = 3;

@@ -22,6 +22,9 @@ pub struct Final {
 /// What replaces a protected line the answer echoed.
 const WITHHELD: &str = "[protected content withheld]";
 
+/// How an answer starts when lines of a protected file read this turn were withheld from it.
+pub const PROTECTED_WITHHELD: &str = "[Protected content check: lines of a protected file in the answer were withheld. The file's contents are withheld from answers; `--mode private` shows it on your screen only.]";
+
 impl Turn {
     /// Settles what the records say once the loop is over: unmet targets, counts, and the
     /// evidence the request named that was not read.
@@ -98,6 +101,9 @@ impl Turn {
         let facts = &self.record.facts;
         let fine = outcome::classify(facts);
         let mut answer = crate::guard::guard_answer(model_answer, facts);
+        if let Some(listed) = self.answer_from_listing(&answer) {
+            answer = listed;
+        }
         if answer.starts_with(crate::guard::CLEAN_VERDICT_CONTRADICTED) {
             let message = format!(
                 "the answer said nothing was wrong; Talos's checks found {} problem(s)",
@@ -120,7 +126,8 @@ impl Turn {
         }
     }
 
-    /// Lines of protected files read this turn never reach the person through the answer.
+    /// Lines of protected files read this turn never reach the person through the answer; the
+    /// note says why and where the person can see them.
     fn withhold_protected(&mut self, answer: String) -> String {
         let echoed: Vec<&String> = self
             .record
@@ -139,8 +146,6 @@ impl Turn {
             WarningCode::ProtectedContentWithheld,
             "the answer echoed lines of a protected file; they were withheld",
         );
-        format!(
-            "[Protected content check: lines of a protected file in the answer were withheld.]\n\n{answer}"
-        )
+        format!("{PROTECTED_WITHHELD}\n\n{answer}")
     }
 }

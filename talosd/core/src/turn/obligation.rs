@@ -21,6 +21,9 @@ pub(crate) struct Retried {
     evidence: bool,
 }
 
+/// What the missing evidence of a listing question is called.
+pub const LISTING: &str = "a directory listing";
+
 /// What a missing file read is called when the question named no file.
 pub const UNNAMED_EVIDENCE: &str = "the workspace files the question is about";
 
@@ -43,6 +46,20 @@ impl Turn {
             self.record
                 .warn(WarningCode::ObligationRetry, format!("action: {remaining}"));
             return Some(message);
+        }
+        if self.listing_unmet() {
+            if self.retried.evidence || !surface.tools().contains(&ToolId::ListDir) {
+                return None;
+            }
+            self.retried.evidence = true;
+            self.record.facts.obligation_retries += 1;
+            self.record
+                .warn(WarningCode::ObligationRetry, format!("evidence: {LISTING}"));
+            return Some(format!(
+                "[Runtime: this question is answered from a directory listing, and nothing has \
+                 been listed this turn. Call talos.list_dir on the folder the question is about \
+                 before you answer; the tools on this turn are: {tools}.]"
+            ));
         }
         if let Some(unread) = self.evidence_unmet() {
             if self.retried.evidence || !surface.tools().contains(&ToolId::ReadFile) {
@@ -86,7 +103,8 @@ impl Turn {
                 .any(|s| !s.tools.is_empty());
             facts.capability_denied = offered && self.record.tool_calls.is_empty();
         }
-        if let Some(unread) = self.evidence_unmet() {
+        let listing = self.listing_unmet().then(|| vec![LISTING.to_string()]);
+        if let Some(unread) = listing.or_else(|| self.evidence_unmet()) {
             for target in unread {
                 if !self.record.facts.evidence_missing.contains(&target) {
                     self.record.facts.evidence_missing.push(target);
@@ -137,6 +155,15 @@ impl Turn {
             (true, true) if !any_change => Some("the change the request asks for".into()),
             (true, _) => None,
         }
+    }
+
+    /// Whether a listing question was answered with nothing listed (and no listing refused).
+    fn listing_unmet(&self) -> bool {
+        let facts = &self.record.facts;
+        self.plan.obligation() == ActionObligation::ListDirOnly
+            && self.record.listings.is_empty()
+            && !facts.read_denied
+            && !facts.read_blocked
     }
 
     /// The files the answer had to rest on and that were not read; `None` when met, when the
@@ -198,6 +225,7 @@ impl Turn {
             ActionObligation::MutatingToolRequired
                 | ActionObligation::InspectRequired
                 | ActionObligation::VerifyFromEvidence
+                | ActionObligation::ListDirOnly
         );
         let evidence = !matches!(
             self.plan.evidence_obligation(),

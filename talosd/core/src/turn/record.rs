@@ -321,6 +321,8 @@ pub struct TurnRecord {
     pub read_paths: Vec<String>,
     /// Lines of protected files read this turn: the final answer must not echo them.
     pub protected_lines: Vec<String>,
+    /// Each listing this turn returned: the folder as the call named it, and the names.
+    pub listings: Vec<(String, String)>,
 }
 
 impl TurnRecord {

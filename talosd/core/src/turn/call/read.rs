@@ -136,6 +136,10 @@ impl ReadFlow {
         };
         call.record(turn, Some(accepted.tool), path_hint.clone(), stage, None);
         turn.guard.after_call(accepted.tool, &accepted.args, end);
+        if success && accepted.tool == crate::tools::ToolId::ListDir {
+            let folder = path_hint.clone().unwrap_or_default();
+            turn.record.listings.push((folder, for_model.clone()));
+        }
         if success && let Some(p) = path_hint {
             turn.record.read_paths.push(p);
         }
