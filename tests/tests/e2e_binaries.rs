@@ -397,7 +397,11 @@ async fn talos_run_continues_the_workspace_session_and_talos_grants_lists_and_re
     let turns = Arc::new(AtomicUsize::new(0));
     let counter = turns.clone();
     let model = Arc::new(move |request: &Value| {
-        if talos_tests::fake_llama::tool_results(request) == 0 {
+        let step = talos_tests::fake_llama::tool_results(request);
+        if step == 0 {
+            // Read first: a full write may not replace a file not read this turn.
+            talos_tests::fake_llama::read_call("notes.txt")
+        } else if step == 1 {
             let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
             Reply::ToolCalls(vec![(
                 "talos.write_file".into(),

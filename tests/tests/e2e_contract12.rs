@@ -266,6 +266,10 @@ async fn tests_failing_after_the_change_are_not_completed_verified() {
     let broken = LIB.replace("s.len()", "s.len() + 1");
     let model = scripted(vec![
         Reply::ToolCalls(vec![(
+            "talos.read_file".into(),
+            json!({"path": "src/lib.rs"}).to_string(),
+        )]),
+        Reply::ToolCalls(vec![(
             "talos.write_file".into(),
             json!({"path": "src/lib.rs", "content": broken}).to_string(),
         )]),
@@ -359,14 +363,19 @@ fn writes(
     content: &'static str,
 ) -> Arc<dyn Fn(&Value) -> Reply + Send + Sync> {
     let args = json!({"path": path, "content": content});
+    let read = json!({"path": path});
+    // Read first (a full write may not replace a file not read this turn), then write.
     Arc::new(move |request: &Value| {
-        if after_tool_result(request) {
-            Reply::Text(format!("{path} now holds the new content."))
-        } else if native {
-            Reply::ToolCalls(vec![("talos.write_file".into(), args.to_string())])
+        let (name, args) = match talos_tests::fake_llama::tool_results(request) {
+            0 => ("talos.read_file", &read),
+            1 => ("talos.write_file", &args),
+            _ => return Reply::Text(format!("{path} now holds the new content.")),
+        };
+        if native {
+            Reply::ToolCalls(vec![(name.into(), args.to_string())])
         } else {
             Reply::Text(format!(
-                "```json\n{{\"name\": \"talos.write_file\", \"parameters\": {args}}}\n```"
+                "```json\n{{\"name\": \"{name}\", \"parameters\": {args}}}\n```"
             ))
         }
     })
@@ -421,6 +430,18 @@ async fn an_unquoted_literal_ends_at_its_sentence_and_an_uncertain_one_is_not_fo
 #[tokio::test]
 async fn and_update_x_too_in_a_constraint_makes_x_a_change_target() {
     let model = scripted(vec![
+        Reply::ToolCalls(vec![
+            (
+                "talos.read_file".into(),
+                json!({"path": "styles.css"}).to_string(),
+            ),
+            (
+                "talos.read_file".into(),
+                json!({"path": "script.js"}).to_string(),
+            ),
+        ]),
+        // Steps are counted by tool results: the two reads make the next request the third.
+        Reply::Text("unused".into()),
         Reply::ToolCalls(vec![(
             "talos.write_file".into(),
             json!({"path": "styles.css", "content": "body { color: navy; }\n"}).to_string(),

@@ -315,7 +315,14 @@ async fn every_mode_offers_exactly_its_surface_and_refuses_calls_outside_it() {
             } else {
                 write_text.clone()
             };
-            let mut s = setup(native, vec![step, Reply::Text("Done.".into())], mode, "").await;
+            let read = if native {
+                read_call("settings.py")
+            } else {
+                Reply::Text("```json\n{\"name\": \"talos.read_file\", \"parameters\": {\"path\": \"settings.py\"}}\n```".into())
+            };
+            // Read first: a full write may not replace a file not read this turn.
+            let steps = vec![read, step, Reply::Text("Done.".into())];
+            let mut s = setup(native, steps, mode, "").await;
             let (_, seen) = s.turn(EDIT_REQUEST, "deny").await;
             let trace = s.trace();
             let surface: Vec<String> = trace.tool_surfaces[0].tools.clone();
@@ -460,9 +467,13 @@ async fn pinned_files_are_framed_as_untrusted_reference_data_and_pins_grant_noth
 #[tokio::test]
 async fn tool_call_text_is_never_streamed_to_the_person() {
     let write_text = Reply::Text("I will write it now.\n```json\n{\"name\": \"talos.write_file\", \"parameters\": {\"path\": \"settings.py\", \"content\": \"TIMEOUT = 60\\n\"}}\n```".into());
+    let read_text = Reply::Text(
+        "```json\n{\"name\": \"talos.read_file\", \"parameters\": {\"path\": \"settings.py\"}}\n```"
+            .into(),
+    );
     let mut s = setup(
         false,
-        vec![write_text, Reply::Text("Done.".into())],
+        vec![read_text, write_text, Reply::Text("Done.".into())],
         "agent",
         "",
     )

@@ -72,17 +72,24 @@ async fn main() -> anyhow::Result<()> {
     let session = client.open_session(ws.path(), "agent").await;
     let mut per_turn = Vec::with_capacity(turns);
     for _ in 0..turns {
-        std::fs::write(&settings, "TIMEOUT = 30\nRETRIES = 3\n")?;
         let started = Instant::now();
-        let (response, _) = client.call_with("turn/start", json!({"sessionId": session, "prompt": "In settings.py, change TIMEOUT from 30 to 60."}), approve_all("approve")).await.context("turn")?;
+        edit_turn(&mut client, &session, &settings, EDIT).await?;
         per_turn.push(started.elapsed());
-        let result: TurnOutcome = serde_json::from_value(response.result.context("turn result")?)
-            .context("turn result")?;
-        if result.classification != Classification::CompletedVerified {
-            bail!("unexpected outcome {result:?}");
-        }
     }
     let busy_rss = rss_kib(daemon.id())?;
+    // Model calls per governed edit (issue 12, item 5): the runtime writes the summary once the
+    // edit is read back; a request that asks for an explanation still gets the model's answer,
+    // which is the loop every edit turn ran before.
+    let edit_calls = llama.requests().len() as f64 / turns as f64;
+    let explained = turns.min(100);
+    let before = llama.requests().len();
+    let mut per_explained = Vec::with_capacity(explained);
+    for _ in 0..explained {
+        let started = Instant::now();
+        edit_turn(&mut client, &session, &settings, EXPLAINED).await?;
+        per_explained.push(started.elapsed());
+    }
+    let explained_calls = (llama.requests().len() - before) as f64 / explained as f64;
 
     let mut per_status = Vec::with_capacity(status_calls);
     let started = Instant::now();
@@ -97,6 +104,7 @@ async fn main() -> anyhow::Result<()> {
     let _ = daemon.wait();
 
     per_turn.sort();
+    per_explained.sort();
     per_status.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let us = |d: Duration| d.as_secs_f64() * 1e6;
@@ -105,13 +113,21 @@ async fn main() -> anyhow::Result<()> {
         !cfg!(debug_assertions)
     );
     println!(
-        "edit turn (socket round trip incl. 3 model calls, a read, approval, checkpoint, write, verify, trace):"
+        "edit turn (socket round trip incl. the model calls, a read, approval, checkpoint, write, verify, trace):"
     );
     println!(
         "  p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms",
         ms(pct(&per_turn, 50)),
         ms(pct(&per_turn, 99)),
         ms(*per_turn.last().unwrap_or(&Duration::ZERO))
+    );
+    println!(
+        "model calls per governed edit: {edit_calls:.2} (runtime summary after the verified edit)   \
+         {explained_calls:.2} when the request asks for an explanation ({explained} turns; every \
+         edit turn before issue 12)   p50 {:.2} ms vs {:.2} ms against an instant fake model; \
+         on a local model each call saved is a full prompt evaluation and generation",
+        ms(pct(&per_turn, 50)),
+        ms(pct(&per_explained, 50)),
     );
     println!(
         "daemon/status: {:.0} round-trips/s   p50 {:.1} us   p99 {:.1} us",
@@ -122,6 +138,33 @@ async fn main() -> anyhow::Result<()> {
     println!("talosd RSS: idle {idle_rss} KiB   after turns {busy_rss} KiB   peak {peak} KiB");
     web_checks();
     durability(home.path())?;
+    Ok(())
+}
+
+const EDIT: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+const EXPLAINED: &str = "In settings.py, change TIMEOUT from 30 to 60 and explain what changed.";
+
+/// One governed edit turn of `settings.py`, approved; it must end COMPLETED_VERIFIED.
+async fn edit_turn(
+    client: &mut Client,
+    session: &str,
+    settings: &Path,
+    prompt: &str,
+) -> anyhow::Result<()> {
+    std::fs::write(settings, "TIMEOUT = 30\nRETRIES = 3\n")?;
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": prompt}),
+            approve_all("approve"),
+        )
+        .await
+        .context("turn")?;
+    let result: TurnOutcome =
+        serde_json::from_value(response.result.context("turn result")?).context("turn result")?;
+    if result.classification != Classification::CompletedVerified {
+        bail!("unexpected outcome {result:?}");
+    }
     Ok(())
 }
 

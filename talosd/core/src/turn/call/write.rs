@@ -1,7 +1,7 @@
 //! The governed file change (write_file, edit_file): read-before-edit is decided once the
 //! file's bytes are known (an edit whose `old_string` matches exactly once runs without a prior
-//! read, with a hint to read first next time; an unread edit that does not match is refused
-//! with a read-first answer),
+//! read, with a hint to read first next time; an unread edit that does not match, and a full
+//! write replacing an existing file not read this turn, are refused with a read-first answer),
 //! the proposed content is sanitised, an exact literal the person asked for replaces what the
 //! model proposed, the format rung of the ladder turns an allow into an ask, the person
 //! approves a capped diff, a checkpoint is taken (no checkpoint, no write), the daemon writes
@@ -40,8 +40,7 @@ pub(crate) struct WriteFlow {
     accepted: Accepted,
     shown: String,
     step: Step,
-    /// An edit of an existing file not read this turn (it matched exactly once): its result
-    /// carries the read-first hint.
+    /// The target exists and was not read this turn (an edit that matched exactly once).
     unread: bool,
 }
 
@@ -145,15 +144,14 @@ impl WriteFlow {
             );
             return blocked(call, turn, &self.accepted, &shown, text);
         };
-        let unread = self.accepted.tool == ToolId::EditFile
-            && before.is_some()
+        let unread = before.is_some()
             && !self
                 .accepted
                 .args
                 .path()
                 .is_some_and(|path| turn.guard.was_read(path));
         if let Some(text) = unread
-            .then(|| read_first(&self.accepted.args, &shown, before_text))
+            .then(|| read_first(turn, &self.accepted.args, &shown, before_text))
             .flatten()
         {
             return blocked(call, turn, &self.accepted, &shown, text);
@@ -328,12 +326,22 @@ impl WriteFlow {
     }
 }
 
-/// The read-first answer for an edit of an existing file not read this turn whose
-/// `old_string` does not match exactly once. `None`: the change goes on (an edit that matches
-/// once proves the model knows the text; a full write is not held to a read, as before).
-fn read_first(args: &ToolArgs, shown: &str, before: Option<&str>) -> Option<String> {
+/// The read-first answer for a change of an existing file not read this turn: a full write
+/// (unless the person gave its exact content), or an edit whose `old_string` does not match
+/// exactly once. `None`: the change goes on (an edit that matches once proves the model knows
+/// the text).
+fn read_first(turn: &Turn, args: &ToolArgs, shown: &str, before: Option<&str>) -> Option<String> {
     let ending = "No approval was requested and no file was changed.";
     match args {
+        ToolArgs::WriteFile { .. } => {
+            let literal = turn.plan.expectations().iter().any(|e| match e {
+                Expectation::ExactContent { target, .. } => target == shown,
+                Expectation::MustChange { .. } | Expectation::Replacement { .. } => false,
+            });
+            (!literal).then(|| format!(
+                "{shown} already exists and was not read in this turn. Read {shown} with talos.read_file before replacing it with talos.write_file, or change part of it with talos.edit_file. {ending}"
+            ))
+        }
         ToolArgs::EditFile {
             old_string,
             new_string,
@@ -352,8 +360,7 @@ fn read_first(args: &ToolArgs, shown: &str, before: Option<&str>) -> Option<Stri
                 )
             })
         }
-        ToolArgs::WriteFile { .. }
-        | ToolArgs::ReadFile { .. }
+        ToolArgs::ReadFile { .. }
         | ToolArgs::ListDir { .. }
         | ToolArgs::Grep { .. }
         | ToolArgs::MkDir { .. }
