@@ -212,6 +212,40 @@ async fn an_edit_without_a_read_that_does_not_match_is_told_to_read_first() {
     }
 }
 
+/// Proves the read-before-write rule is kept: a full write replacing an existing file not read
+/// this turn is refused before approval with read-first, and the write after the read runs.
+#[tokio::test]
+async fn a_full_write_of_an_unread_file_is_told_to_read_first() {
+    for native in [true, false] {
+        let ws = timeout_workspace();
+        let steps = vec![
+            write(native, "settings.py", CHANGED),
+            read(native, "settings.py"),
+            write(native, "settings.py", CHANGED),
+            Reply::Text("Done.".into()),
+        ];
+        let r = run(ws.path(), native, "agent", steps, EDIT_REQUEST).await;
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+            CHANGED,
+            "native={native}"
+        );
+        assert_eq!(
+            r.approvals, 1,
+            "native={native}: the unread write asked nothing"
+        );
+        has(
+            &r.requests[1]["messages"].to_string(),
+            "settings.py already exists and was not read in this turn. Read settings.py with talos.read_file before replacing it",
+        );
+        assert_eq!(
+            r.outcome.classification,
+            Classification::CompletedVerified,
+            "native={native}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_verify_turn_saying_no_problems_while_the_checks_find_some_is_replaced() {
     for native in [true, false] {
@@ -257,6 +291,35 @@ async fn a_verify_turn_saying_no_problems_while_the_checks_find_some_is_replaced
             std::fs::read_to_string(ws.path().join("styles.css")).unwrap(),
             "#missing { color: red; }\n"
         );
+    }
+}
+
+/// Proves a verdict in words no list knows ("Splendid work") that admits no problem and names
+/// no file the findings are in is still removed on a verify turn whose checks found problems.
+#[tokio::test]
+async fn a_verdict_in_other_words_is_removed_when_the_checks_find_problems() {
+    for native in [true, false] {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(
+            ws.path().join("index.html"),
+            "<html><head><link rel=\"stylesheet\" href=\"styles.css\"></head><body><p id=\"status\">x</p></body></html>\n",
+        )
+        .unwrap();
+        std::fs::write(ws.path().join("styles.css"), "#missing { color: red; }\n").unwrap();
+        let steps = vec![
+            read(native, "index.html"),
+            read(native, "styles.css"),
+            Reply::Text("Splendid work overall, ship it.".into()),
+        ];
+        let prompt = "Verify that the selectors in styles.css match the ids in index.html";
+        let r = run(ws.path(), native, "ask", steps, prompt).await;
+        let answer = &r.outcome.final_answer;
+        assert!(
+            answer.starts_with("[Verification check: the model's verdict was removed"),
+            "native={native}: {answer}"
+        );
+        lacks(answer, "Splendid");
+        has(answer, "missing");
     }
 }
 

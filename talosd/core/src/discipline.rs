@@ -44,6 +44,9 @@ pub struct LoopGuard {
     denied: BTreeSet<String>,
     /// Calls refused before approval by this guard; an identical repeat stops the loop.
     refused: BTreeSet<String>,
+    /// The failed write and edit calls of each path: a later successful read of the path
+    /// forgets them, so the call the read made possible is not a mindless repeat.
+    failed_changes: BTreeMap<String, BTreeSet<String>>,
     total_failures: u32,
 }
 
@@ -80,6 +83,7 @@ impl LoopGuard {
             failures: BTreeMap::new(),
             denied: BTreeSet::new(),
             refused: BTreeSet::new(),
+            failed_changes: BTreeMap::new(),
             total_failures: 0,
         }
     }
@@ -154,6 +158,9 @@ impl LoopGuard {
                         ToolId::ReadFile | ToolId::WriteFile | ToolId::EditFile => {
                             self.read.insert(path.to_string());
                             self.needs_reread.remove(path);
+                            for sig in self.failed_changes.remove(path).unwrap_or_default() {
+                                self.failures.remove(&sig);
+                            }
                         }
                         ToolId::ListDir
                         | ToolId::Grep
@@ -168,6 +175,12 @@ impl LoopGuard {
                 }
             }
             CallEnd::Failed => {
+                if let (ToolId::WriteFile | ToolId::EditFile, Some(path)) = (tool, args.path()) {
+                    self.failed_changes
+                        .entry(path.to_string())
+                        .or_default()
+                        .insert(sig.clone());
+                }
                 *self.failures.entry(sig).or_insert(0) += 1;
                 self.total_failures += 1;
                 if let ToolArgs::EditFile { path, .. } = args {
@@ -236,6 +249,25 @@ mod tests {
             max_lines: 500,
             offset: 1,
         }
+    }
+
+    /// Proves a write refused for want of a read, proposed again after the read, goes on (the
+    /// read is what it lacked), while the same write repeated without a read stops the loop.
+    #[test]
+    fn a_read_between_a_failed_write_and_its_repeat_lets_it_go_on() {
+        let write = ToolArgs::WriteFile {
+            path: "settings.py".into(),
+            content: "TIMEOUT = 60\n".into(),
+        };
+        let mut g = guard();
+        assert_eq!(g.before_call(ToolId::WriteFile, &write), Verdict::Proceed);
+        g.after_call(ToolId::WriteFile, &write, CallEnd::Failed);
+        assert!(matches!(
+            g.before_call(ToolId::WriteFile, &write),
+            Verdict::Stop(_)
+        ));
+        g.after_call(ToolId::ReadFile, &read(), CallEnd::Succeeded);
+        assert_eq!(g.before_call(ToolId::WriteFile, &write), Verdict::Proceed);
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
             statement
         }
     } else if !facts.task_findings.is_empty() {
-        verdict_checked(&answer, facts.task_findings.len())
+        verdict_checked(&answer, facts)
     } else {
         changes_checked(&answer, facts, succeeded)
     };
@@ -172,17 +172,40 @@ fn ungrounded(missing: &[String], asked_again: bool) -> String {
 }
 
 /// The task verifier found problems: whatever the model's verdict, its sentences that say
-/// nothing is wrong do not reach the person (the findings follow the answer).
-fn verdict_checked(answer: &str, findings: usize) -> String {
-    let (kept, dropped) = sentences::keep(answer, sentences::clean_verdict);
-    if !dropped {
-        return answer.to_string();
-    }
+/// nothing is wrong do not reach the person (the findings follow the answer). On a question
+/// turn (verify, diagnose) the answer *is* the verdict: when no sentence reads as one, and it
+/// names none of the files the findings are in and no problem at all, it is contradicted
+/// whatever its wording, and none of it is kept.
+fn verdict_checked(answer: &str, facts: &TurnFacts) -> String {
+    let findings = facts.task_findings.len();
     let plural = if findings == 1 { "" } else { "s" };
     let statement = format!(
         "{CLEAN_VERDICT_CONTRADICTED} {findings} problem{plural} (listed below); its statement that nothing is wrong does not stand.]"
     );
-    join(&statement, &kept)
+    let (kept, dropped) = sentences::keep(answer, sentences::clean_verdict);
+    if dropped {
+        return join(&statement, &kept);
+    }
+    // No sentence reads as a verdict the lists know: on a question turn, an answer that admits
+    // no problem and names none of the findings' files is the verdict, in other words.
+    let admits = names_a_finding(answer, &facts.task_findings)
+        || sentences::split(answer)
+            .iter()
+            .any(|s| sentences::names_problem(s));
+    if !facts.mutation_requested && !admits {
+        return statement;
+    }
+    answer.to_string()
+}
+
+/// Whether `answer` names a file one of the findings (`file: message`) is about.
+fn names_a_finding(answer: &str, findings: &[String]) -> bool {
+    let named = sentences::file_names(answer);
+    findings.iter().any(|f| {
+        let file = f.split_once(": ").map_or(f.as_str(), |(file, _)| file);
+        let base = file.rsplit('/').next().unwrap_or(file);
+        named.iter().any(|n| n == base) || answer.contains(file)
+    })
 }
 
 /// The model's account of the changes against where each target ended.
@@ -443,6 +466,18 @@ mod tests {
                 "The wiring is correct.",
                 finding(TurnFacts::default()),
                 Says::Shape(CLEAN_VERDICT_CONTRADICTED, &[], "wiring"),
+            ),
+            (
+                "a verdict in words no list knows, naming neither a problem nor its file, is replaced",
+                "Splendid work overall. The page has one button.",
+                finding(TurnFacts::default()),
+                Says::Shape(CLEAN_VERDICT_CONTRADICTED, &[], "Splendid"),
+            ),
+            (
+                "an answer that names the finding's file stands",
+                "Look at app.js again.",
+                finding(TurnFacts::default()),
+                Says::Exactly("Look at app.js again."),
             ),
             (
                 "an answer that admits the problem is left alone",

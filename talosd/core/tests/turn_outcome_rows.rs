@@ -108,10 +108,56 @@ fn read_before_edit_is_decided_from_the_files_bytes() {
                 edit_settings(),
             )
         },
+        Row {
+            says: "settings.py already exists and was not read in this turn. Read settings.py with talos.read_file before replacing it with talos.write_file",
+            script: vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 30\n"))],
+            effects: &["resolve", "current", "finish"],
+            ..row(
+                "a full write replacing an unread existing file is read-first",
+                "Rewrite settings.py so TIMEOUT is 60",
+                write_settings(),
+            )
+        },
+        Row {
+            says: "[verification: PASS]",
+            before: vec![read_settings()],
+            script: approved_edit(),
+            effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
+            mutated: true,
+            ..row(
+                "a full write of a file read this turn runs",
+                "Rewrite settings.py so TIMEOUT is 60",
+                write_settings(),
+            )
+        },
+        Row {
+            says: "[verification: PASS]",
+            script: vec![
+                Reply::Paths,
+                Reply::Current(None),
+                Reply::Approve,
+                Reply::Checkpoint,
+                Reply::Written,
+            ],
+            effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
+            mutated: true,
+            ..row(
+                "a full write of a new file needs no read",
+                "Rewrite settings.py so TIMEOUT is 60",
+                write_settings(),
+            )
+        },
     ];
     for r in rows {
         check(r, none);
     }
+}
+
+fn write_settings() -> talos_core::turn::call::Proposal {
+    proposal(
+        "talos.write_file",
+        &[("path", "settings.py"), ("content", "TIMEOUT = 60\n")],
+    )
 }
 
 /// What the final answer must hold.

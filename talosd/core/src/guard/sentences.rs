@@ -269,10 +269,41 @@ pub fn clean_verdict(sentence: &str) -> bool {
     }
     let lower = lower(sentence);
     let words = words(&lower);
-    let names_problem = PROBLEM_WORDS
+    !names_problem(sentence) && FAVOURABLE_WORDS.iter().any(|f| words.contains(f))
+}
+
+/// Whether a text names a problem in words ("wrong", "missing", "broken", ...); a sentence
+/// that says there is none ("no problems") does not.
+pub fn names_problem(text: &str) -> bool {
+    if claims_no_problems(text) {
+        return false;
+    }
+    let lower = lower(text);
+    let words = words(&lower);
+    PROBLEM_WORDS
         .iter()
-        .any(|p| words.iter().any(|w| w == p || w.ends_with(p)));
-    !names_problem && FAVOURABLE_WORDS.iter().any(|f| words.contains(f))
+        .any(|p| words.iter().any(|w| w == p || w.ends_with(p)))
+}
+
+/// Words of `text` shaped like file names (a stem and a short alphanumeric extension), by
+/// their last path component; URLs are not file names.
+pub fn file_names(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .filter(|w| !w.contains("://"))
+        .flat_map(|w| w.split(|c: char| ",;:()[]{}<>`\"'*|".contains(c)))
+        .map(|w| w.trim_end_matches(['.', '!', '?']).trim_start_matches("./"))
+        .filter(|w| {
+            let Some((stem, ext)) = w.rsplit_once('.') else {
+                return false;
+            };
+            let stem = stem.rsplit('/').next().unwrap_or(stem);
+            (!stem.is_empty() || w.starts_with('.'))
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        })
+        .map(|w| w.rsplit('/').next().unwrap_or(w).to_string())
+        .collect()
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ pub fn uses_listing(answer: &str, listing: &str) -> bool {
         .iter()
         .flat_map(|n| [n.to_string(), basename(n)])
         .collect();
-    let mentioned = file_names(answer);
+    let mentioned = crate::guard::sentences::file_names(answer);
     if mentioned.iter().any(|m| !known.iter().any(|k| k == m)) {
         return false;
     }
@@ -58,26 +58,6 @@ pub fn uses_listing(answer: &str, listing: &str) -> bool {
     listed
         .iter()
         .any(|n| answer.contains(*n) || answer.contains(basename(n).as_str()))
-}
-
-/// Words of `text` shaped like file names: a stem and a short alphanumeric extension.
-fn file_names(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .filter(|w| !w.contains("://"))
-        .flat_map(|w| w.split(|c: char| ",;:()[]{}<>`\"'*|".contains(c)))
-        .map(|w| w.trim_end_matches(['.', '!', '?']).trim_start_matches("./"))
-        .filter(|w| {
-            let Some((stem, ext)) = w.rsplit_once('.') else {
-                return false;
-            };
-            let stem = stem.rsplit('/').next().unwrap_or(stem);
-            (!stem.is_empty() || w.starts_with('.'))
-                && (1..=5).contains(&ext.len())
-                && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                && ext.chars().any(|c| c.is_ascii_alphabetic())
-        })
-        .map(|w| w.rsplit('/').next().unwrap_or(w).to_string())
-        .collect()
 }
 
 #[cfg(test)]
