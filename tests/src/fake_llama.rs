@@ -367,6 +367,17 @@ pub fn scripted(steps: Vec<Reply>) -> Script {
     Arc::new(move |request: &Value| steps[tool_results(request).min(steps.len() - 1)].clone())
 }
 
+/// A call of `name` with `args` as the model writes it: native `tool_calls`, or (for a model
+/// without native calling) a fenced JSON block in its text.
+pub fn call(native: bool, name: &str, args: Value) -> Reply {
+    if native {
+        Reply::ToolCalls(vec![(name.into(), args.to_string())])
+    } else {
+        let block = json!({"name": name, "parameters": args});
+        Reply::Text(format!("```json\n{block}\n```"))
+    }
+}
+
 /// A native `talos.read_file` call for `path`.
 pub fn read_call(path: &str) -> Reply {
     Reply::ToolCalls(vec![(

@@ -16,19 +16,10 @@ use serde_json::{Value, json};
 use talos_protocol::event::TurnEvent;
 use talos_protocol::trace::TraceRecord;
 use talos_protocol::{Classification, CompletionStatus, TurnOutcome};
-use talos_tests::fake_llama::{FakeLlama, Reply, scripted};
+use talos_tests::fake_llama::{FakeLlama, Reply, call, scripted};
 use talos_tests::harness::{TestDaemon, approve_all, events, timeout_workspace};
 
 const CREATE: &str = "Create notes.md containing the line hello";
-
-fn call(native: bool, name: &str, args: Value) -> Reply {
-    if native {
-        Reply::ToolCalls(vec![(name.into(), args.to_string())])
-    } else {
-        let block = json!({"name": name, "parameters": args});
-        Reply::Text(format!("```json\n{block}\n```"))
-    }
-}
 
 /// One turn: the outcome, the events in order, the trace and every model request.
 struct Run {

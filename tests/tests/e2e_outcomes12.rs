@@ -8,22 +8,12 @@
 use serde_json::{Value, json};
 use talos_protocol::trace::TraceRecord;
 use talos_protocol::{Classification, CompletionStatus, TurnOutcome};
-use talos_tests::fake_llama::{FakeLlama, Reply, scripted};
+use talos_tests::fake_llama::{FakeLlama, Reply, call, scripted};
 use talos_tests::harness::{TestDaemon, approvals, approve_all, timeout_workspace};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 const UNCHANGED: &str = "TIMEOUT = 30\nRETRIES = 3\n";
 const CHANGED: &str = "TIMEOUT = 60\nRETRIES = 3\n";
-
-/// A call as the model writes it: native `tool_calls`, or a fenced JSON block in its text.
-fn call(native: bool, name: &str, args: Value) -> Reply {
-    if native {
-        Reply::ToolCalls(vec![(name.into(), args.to_string())])
-    } else {
-        let block = json!({"name": name, "parameters": args});
-        Reply::Text(format!("```json\n{block}\n```"))
-    }
-}
 
 fn read(native: bool, path: &str) -> Reply {
     call(native, "talos.read_file", json!({"path": path}))
@@ -249,13 +239,7 @@ async fn a_full_write_of_an_unread_file_is_told_to_read_first() {
 #[tokio::test]
 async fn a_verify_turn_saying_no_problems_while_the_checks_find_some_is_replaced() {
     for native in [true, false] {
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(
-            ws.path().join("index.html"),
-            "<html><head><link rel=\"stylesheet\" href=\"styles.css\"></head><body><p id=\"status\">x</p></body></html>\n",
-        )
-        .unwrap();
-        std::fs::write(ws.path().join("styles.css"), "#missing { color: red; }\n").unwrap();
+        let ws = selector_site();
         let steps = vec![
             read(native, "index.html"),
             read(native, "styles.css"),
@@ -294,18 +278,24 @@ async fn a_verify_turn_saying_no_problems_while_the_checks_find_some_is_replaced
     }
 }
 
+/// A page whose stylesheet styles an id the page does not have.
+fn selector_site() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("index.html"),
+        "<html><head><link rel=\"stylesheet\" href=\"styles.css\"></head><body><p id=\"status\">x</p></body></html>\n",
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("styles.css"), "#missing { color: red; }\n").unwrap();
+    ws
+}
+
 /// Proves a verdict in words no list knows ("Splendid work") that admits no problem and names
 /// no file the findings are in is still removed on a verify turn whose checks found problems.
 #[tokio::test]
 async fn a_verdict_in_other_words_is_removed_when_the_checks_find_problems() {
     for native in [true, false] {
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(
-            ws.path().join("index.html"),
-            "<html><head><link rel=\"stylesheet\" href=\"styles.css\"></head><body><p id=\"status\">x</p></body></html>\n",
-        )
-        .unwrap();
-        std::fs::write(ws.path().join("styles.css"), "#missing { color: red; }\n").unwrap();
+        let ws = selector_site();
         let steps = vec![
             read(native, "index.html"),
             read(native, "styles.css"),

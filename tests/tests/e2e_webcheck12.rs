@@ -8,7 +8,7 @@
 use serde_json::json;
 use talos_protocol::trace::TraceRecord;
 use talos_protocol::{CompletionStatus, TurnOutcome};
-use talos_tests::fake_llama::{FakeLlama, Reply, scripted};
+use talos_tests::fake_llama::{FakeLlama, Reply, call, scripted};
 use talos_tests::harness::TestDaemon;
 
 /// A page whose `</div` is never closed, linking a stylesheet with a selector missing its dot.
@@ -16,18 +16,6 @@ const BROKEN_PAGE: &str = "<!doctype html><html><head><title>Home</title><link r
 const SITE_CSS: &str = "card { padding: 1rem }\n";
 /// Another page of the site with a problem of its own, which the turn never touches.
 const OTHER_PAGE: &str = "<!doctype html><html><head><title>About</title></head><body><p id=\"x\">a</p><p id=\"x\">b</p></body></html>\n";
-
-/// A tool call, native or written as text (fenced JSON) for a model without native calling.
-fn call(native: bool, name: &str, args: serde_json::Value) -> Reply {
-    if native {
-        Reply::ToolCalls(vec![(name.to_string(), args.to_string())])
-    } else {
-        Reply::Text(format!(
-            "```json\n{}\n```",
-            json!({"name": name, "parameters": args})
-        ))
-    }
-}
 
 /// One agent-mode turn in `ws` with every approval granted.
 async fn turn(
