@@ -10,6 +10,8 @@ mod approval;
 mod client;
 mod control;
 mod failure;
+mod interactive;
+mod interrupt;
 mod profiles;
 mod render;
 mod sessions;
@@ -29,8 +31,9 @@ use crate::render::Output;
 use crate::socket::{AutoStart, SocketTarget};
 use crate::turn::{Format, RunRequest};
 
-/// Talos: a local coding assistant. `talos run` sends a request to the `talosd` daemon,
-/// starting it if needed.
+/// Talos: a local coding assistant. With no command, an interactive session on the current
+/// directory's workspace; `talos run` sends one request. The `talosd` daemon is started if
+/// needed.
 #[derive(Debug, Parser)]
 #[command(name = "talos", version)]
 struct Cli {
@@ -38,8 +41,37 @@ struct Cli {
     /// $XDG_RUNTIME_DIR/talos/talosd.sock, else /tmp/talos-<uid>/talosd.sock).
     #[arg(long, global = true, value_name = "PATH")]
     socket: Option<PathBuf>,
+    #[command(flatten)]
+    interactive: InteractiveArgs,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+}
+
+/// The interactive session's options (`talos` with no command).
+#[derive(Debug, Args)]
+struct InteractiveArgs {
+    /// The workspace root (default: the current directory).
+    #[arg(long = "workspace", value_name = "DIR", id = "session_workspace")]
+    workspace: Option<PathBuf>,
+    /// The session's mode, as for `talos run` (default: agent); `/mode` changes it.
+    #[arg(long, value_enum, id = "session_mode")]
+    mode: Option<ModeArg>,
+}
+
+impl InteractiveArgs {
+    /// The session's options may not stand before another command, where they would be
+    /// silently ignored.
+    fn check_unused(&self, command: &Option<Command>) -> Result<(), Failure> {
+        let given = self.workspace.is_some() || self.mode.is_some();
+        if given && command.is_some() {
+            return Err(Failure::Usage(
+                "--workspace and --mode before a command are the interactive session's; \
+                 put them after the command (talos run --workspace DIR ...)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -171,7 +203,15 @@ fn main() -> ExitCode {
 /// Runs the chosen command and returns the exit code it earned.
 fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
     let target = SocketTarget::resolve(cli.socket.as_deref(), &socket::socket_env_from_process());
-    match cli.command {
+    cli.interactive.check_unused(&cli.command)?;
+    let Some(command) = cli.command else {
+        let start = interactive::Start {
+            workspace: workspace_or_current(cli.interactive.workspace)?,
+            mode: mode_of(cli.interactive.mode.unwrap_or(ModeArg::Agent)),
+        };
+        return interactive::run(&target, start, output);
+    };
+    match command {
         Command::Run(args) => {
             let request = run_request(args)?;
             let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
@@ -278,6 +318,17 @@ fn run_request(args: RunArgs) -> Result<RunRequest, Failure> {
     })
 }
 
+/// The given workspace, else the current directory, made canonical.
+fn workspace_or_current(dir: Option<PathBuf>) -> Result<String, Failure> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|error| {
+            Failure::Usage(format!("cannot read the current directory: {error}"))
+        })?,
+    };
+    canonical_workspace(&dir)
+}
+
 /// The workspace as an absolute path with symlinks resolved; it must be a directory.
 fn canonical_workspace(dir: &Path) -> Result<String, Failure> {
     let canonical = dir
@@ -334,7 +385,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(cli.socket, Some(PathBuf::from("/s")));
-        let Command::Run(args) = cli.command else {
+        let Some(Command::Run(args)) = cli.command else {
             panic!("not run")
         };
         assert_eq!(
@@ -342,7 +393,7 @@ mod tests {
             (ModeArg::Plan, "fix it".to_string())
         );
         let cli = Cli::try_parse_from(["talos", "status", "--json", "--socket", "/s"]).unwrap();
-        assert!(matches!(cli.command, Command::Status { json: true }));
+        assert!(matches!(cli.command, Some(Command::Status { json: true })));
         assert_eq!(cli.socket, Some(PathBuf::from("/s")));
     }
 
@@ -351,13 +402,39 @@ mod tests {
         for argv in [
             vec!["talos", "run", "--mode", "yolo", "x"],
             vec!["talos", "run"],
-            vec!["talos"],
             vec!["talos", "frobnicate"],
+            vec!["talos", "--mode", "yolo"],
         ] {
             let error = Cli::try_parse_from(&argv).unwrap_err();
             assert!(error.use_stderr(), "{argv:?}");
             assert_eq!(error.exit_code(), 2, "{argv:?}");
         }
+    }
+
+    /// Proves `talos` alone, or with the session's options, is the interactive session.
+    #[test]
+    fn no_command_is_the_interactive_session() {
+        let cli = Cli::try_parse_from(["talos"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.interactive.mode, None);
+        let cli = Cli::try_parse_from([
+            "talos",
+            "--workspace",
+            "/w",
+            "--mode",
+            "ask",
+            "--socket",
+            "/s",
+        ])
+        .unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.interactive.workspace, Some(PathBuf::from("/w")));
+        assert_eq!(cli.interactive.mode, Some(ModeArg::Ask));
+        assert_eq!(cli.socket, Some(PathBuf::from("/s")));
+        assert!(cli.interactive.check_unused(&cli.command).is_ok());
+        let cli = Cli::try_parse_from(["talos", "--workspace", "/w", "status"]).unwrap();
+        let failure = cli.interactive.check_unused(&cli.command).unwrap_err();
+        assert!(matches!(failure, Failure::Usage(_)), "{failure:?}");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 use talos_protocol::{
-    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CompletionStatus, ErrorCode, Message,
-    Mode, RpcError, TURN_EVENT, TURN_START, TurnEvent, TurnEventParams, TurnOutcome,
+    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CompletionStatus, Decision, ErrorCode,
+    Message, Mode, RpcError, TURN_EVENT, TURN_START, TurnEvent, TurnEventParams, TurnOutcome,
     TurnStartParams,
 };
 
@@ -37,10 +37,14 @@ pub struct RunRequest {
     pub format: Format,
 }
 
+/// How an approval request is answered: shown and asked on the terminal.
+pub type Asker<'a> = &'a mut dyn FnMut(&ApprovalRequestParams, &Output) -> Decision;
+
 /// Everything the turn has shown so far, so the outcome neither repeats nor loses text.
 struct TurnView<'a> {
     output: &'a Output,
     format: Format,
+    ask: Asker<'a>,
     /// All streamed text of the turn.
     streamed: String,
     /// The text of the most recent stream.
@@ -61,21 +65,33 @@ pub fn run(
         request.mode,
         request.new_session,
     )?;
-    let turn_params = TurnStartParams {
+    let turn = TurnStartParams {
         session_id,
         prompt: request.prompt.clone(),
         pins: request.pins.clone(),
     };
+    run_in(client, &turn, request.format, output, &mut approval::ask)
+}
+
+/// Runs one turn in an open session, answering its approvals with `ask`.
+pub fn run_in(
+    client: &mut Client,
+    turn_params: &TurnStartParams,
+    format: Format,
+    output: &Output,
+    ask: Asker<'_>,
+) -> Result<CompletionStatus, Failure> {
     let mut view = TurnView {
         output,
-        format: request.format,
+        format,
+        ask,
         streamed: String::new(),
         current_stream: String::new(),
         stdout_mid_line: false,
     };
     let outcome = client.call(
         TURN_START,
-        params(serde_json::to_value(&turn_params)),
+        params(serde_json::to_value(turn_params)),
         &mut |message| view.on_message(message),
     )?;
     let status = view.finish(outcome)?;
@@ -175,7 +191,7 @@ impl TurnView<'_> {
             // The prompt goes to stderr; keep it off the end of a half-printed answer line.
             self.end_line()?;
         }
-        let decision = approval::ask(&request, self.output);
+        let decision = (self.ask)(&request, self.output);
         Ok(Message::response(
             id,
             params(serde_json::to_value(ApprovalResult { decision })),

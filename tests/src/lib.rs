@@ -10,4 +10,5 @@ pub mod harness;
 pub mod load;
 pub mod managed;
 pub mod process;
+pub mod pty;
 pub mod real_llama;

@@ -26,7 +26,14 @@ const ALLOWED_DEPS: [(&str, &[&str]); 4] = [
     ("talos-webcheck", &["scraper", "cssparser"]),
     (
         "talos-cli",
-        &["talos-protocol", "serde_json", "clap", "rustix"],
+        &[
+            "talos-protocol",
+            "serde_json",
+            "clap",
+            "rustix",
+            "rustyline",
+            "signal-hook",
+        ],
     ),
 ];
 

@@ -1,0 +1,191 @@
+//! `talos` with no subcommand: an interactive session on one workspace. Requests run as turns
+//! in the workspace's session (continued as `talos run` continues it), answers stream as they
+//! arrive, approvals are asked inline, and slash commands reach the daemon's other methods.
+//! Ctrl-C cancels a running turn and keeps the session; at the prompt it clears the line;
+//! Ctrl-D leaves. The README's "The interactive session" says what a person sees.
+
+mod editor;
+mod slash;
+
+use talos_protocol::{CompletionStatus, Mode, TurnStartParams};
+
+use crate::client::Client;
+use crate::failure::Failure;
+use crate::interrupt::Interrupts;
+use crate::render::{Output, Style};
+use crate::socket::{self, AutoStart, SocketTarget};
+use crate::turn::{self, Format};
+use editor::{Answer, Editor, Read};
+use slash::Slash;
+
+/// What the interactive session starts with.
+#[derive(Debug, Clone)]
+pub struct Start {
+    /// Absolute, canonical workspace root.
+    pub workspace: String,
+    pub mode: Mode,
+}
+
+/// The session as it stands between prompts.
+struct Repl<'a> {
+    target: &'a SocketTarget,
+    output: &'a Output,
+    workspace: String,
+    mode: Mode,
+    client: Client,
+    session_id: String,
+    interrupts: Interrupts,
+    editor: Editor,
+}
+
+/// Runs the session until `/exit` or Ctrl-D; the exit code is 0.
+pub fn run(target: &SocketTarget, start: Start, output: &Output) -> Result<u8, Failure> {
+    let mut client = connect(target)?;
+    let session_id = crate::sessions::open(&mut client, &start.workspace, start.mode, false)?;
+    let mut repl = Repl {
+        target,
+        output,
+        workspace: start.workspace,
+        mode: start.mode,
+        client,
+        session_id,
+        interrupts: Interrupts::install(target, output)?,
+        editor: Editor::open()?,
+    };
+    output.err_line(&output.stderr_palette.paint(
+        Style::Dim,
+        &format!(
+            "talos: {} ({} mode). /help lists the commands; Ctrl-D leaves.",
+            repl.workspace,
+            repl.mode.as_str()
+        ),
+    ));
+    loop {
+        let line = match repl.editor.read(&editor::prompt(repl.mode))? {
+            Read::End => break,
+            Read::Cleared => continue,
+            Read::Line(line) => line,
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let done = if text.starts_with('/') {
+            repl.slash(text)
+        } else {
+            repl.turn(&line).map(|_| false)
+        };
+        match done {
+            Ok(true) => break,
+            Ok(false) => {}
+            // A broken connection (the daemon restarted, ...) is reported; the next command
+            // connects again.
+            Err(failure) => repl.report(failure)?,
+        }
+    }
+    Ok(0)
+}
+
+fn connect(target: &SocketTarget) -> Result<Client, Failure> {
+    let mut client = Client::new(socket::connect(target, AutoStart::Start)?)?;
+    client.initialize()?;
+    Ok(client)
+}
+
+impl Repl<'_> {
+    /// Runs one request as a turn in the session.
+    fn turn(&mut self, prompt: &str) -> Result<CompletionStatus, Failure> {
+        let params = TurnStartParams {
+            session_id: self.session_id.clone(),
+            prompt: prompt.to_string(),
+            pins: Vec::new(),
+        };
+        self.interrupts.arm(&self.session_id);
+        let interrupts = self.interrupts.clone();
+        let editor = &mut self.editor;
+        let mut ask =
+            |request: &talos_protocol::ApprovalRequestParams, output: &Output| match editor
+                .ask(request, output)
+            {
+                Answer::Decision(decision) => decision,
+                Answer::Interrupted => {
+                    output.err_line("· cancelling the turn (Ctrl-C)");
+                    interrupts.cancel_now(output);
+                    talos_protocol::Decision::Deny
+                }
+            };
+        let status = turn::run_in(
+            &mut self.client,
+            &params,
+            Format::Human,
+            self.output,
+            &mut ask,
+        );
+        self.interrupts.disarm();
+        status
+    }
+
+    /// Runs a slash line; `Ok(true)` when the session ends.
+    fn slash(&mut self, line: &str) -> Result<bool, Failure> {
+        let command = match slash::parse(line) {
+            Ok(command) => command,
+            Err(error) => {
+                self.output.err_line(&error.0);
+                return Ok(false);
+            }
+        };
+        let (client, output, workspace) = (&mut self.client, self.output, self.workspace.as_str());
+        match command {
+            Slash::Help => output.out(&slash::help())?,
+            Slash::Exit => return Ok(true),
+            Slash::Mode(mode) => {
+                self.session_id = crate::sessions::open(client, workspace, mode, false)?;
+                self.mode = mode;
+                output.err_line(&format!(
+                    "mode {} (session {})",
+                    mode.as_str(),
+                    self.session_id
+                ));
+            }
+            Slash::New => {
+                self.session_id = crate::sessions::open(client, workspace, self.mode, true)?;
+                output.err_line(&format!("new session {}", self.session_id));
+            }
+            Slash::Status => crate::control::status(client, false, output)?,
+            Slash::Model => crate::control::model_status(client, false, output)?,
+            Slash::Grants { revoke } => {
+                crate::sessions::grants(client, workspace, Some(self.mode), revoke, false, output)?
+            }
+            Slash::Profiles { trust: false } => {
+                crate::profiles::show(client, workspace, false, output)?
+            }
+            Slash::Profiles { trust: true } => {
+                crate::profiles::trust(client, workspace, false, output)?
+            }
+            Slash::Checkpoints
+            | Slash::CheckpointShow(_)
+            | Slash::Restore(_)
+            | Slash::Undo
+            | Slash::Trace(_) => output.err_line("not available yet"),
+        }
+        Ok(false)
+    }
+
+    /// Shows a failure; a broken connection is replaced by a new one.
+    fn report(&mut self, failure: Failure) -> Result<(), Failure> {
+        let message = failure.to_string();
+        if matches!(failure, Failure::BrokenPipe) {
+            return Err(failure);
+        }
+        self.output.err_line(&format!(
+            "{} {message}",
+            self.output.stderr_palette.paint(Style::Red, "error:")
+        ));
+        if matches!(failure, Failure::Connection(_) | Failure::NotRunning(_)) {
+            self.client = connect(self.target)?;
+            self.session_id =
+                crate::sessions::open(&mut self.client, &self.workspace, self.mode, false)?;
+        }
+        Ok(())
+    }
+}
