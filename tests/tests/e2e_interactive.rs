@@ -121,3 +121,61 @@ async fn a_conversation_on_a_terminal() {
     assert_eq!(mode & 0o077, 0, "only its owner reads the history");
     stop(home.path());
 }
+
+/// Proves Ctrl-C while a turn runs (the model's stream hangs) cancels that turn over
+/// `turn/cancel`: the outcome is CANCELLED, the prompt comes back in the same session, and the
+/// next request runs; Ctrl-C at an approval question denies it and cancels the turn, and
+/// nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_the_running_turn_and_the_session_stays() {
+    let llama = FakeLlama::start(
+        true,
+        std::sync::Arc::new(|request: &serde_json::Value| {
+            let text = request["messages"].to_string();
+            if text.contains("wait forever") {
+                Reply::Hang
+            } else if talos_tests::fake_llama::tool_results(request) == 0 {
+                read_call("settings.py")
+            } else if talos_tests::fake_llama::tool_results(request) == 1 {
+                Reply::ToolCalls(vec![(
+                    "talos.edit_file".into(),
+                    r#"{"path":"settings.py","old_string":"TIMEOUT = 30","new_string":"TIMEOUT = 60"}"#
+                        .into(),
+                )])
+            } else {
+                Reply::Text("unused".into())
+            }
+        }),
+    )
+    .await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let (screen, code) = tokio::task::spawn_blocking(move || {
+        let mut t = interactive(&home_path, &ws_path, &[]);
+        t.expect("talos (agent)> ", WAIT);
+        t.type_keys("Explain settings.py and wait forever\r");
+        // The request reached the model; then Ctrl-C.
+        std::thread::sleep(Duration::from_millis(500));
+        t.type_keys("\x03");
+        t.expect("CANCELLED", WAIT);
+        t.expect("talos (agent)> ", WAIT);
+        t.type_keys("In settings.py, change TIMEOUT from 30 to 60.\r");
+        t.expect("Allow? [y=yes, a=yes for session, N=no] ", WAIT);
+        t.type_keys("\x03");
+        t.expect("CANCELLED", WAIT);
+        t.expect("talos (agent)> ", WAIT);
+        t.type_keys("/exit\r");
+        let screen = t.screen();
+        (screen, t.wait(WAIT))
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n",
+        "a cancelled approval writes nothing"
+    );
+    stop(home.path());
+}
