@@ -150,7 +150,7 @@ async fn talos_run_starts_the_daemon_and_applies_an_approved_edit() {
     // The work was done and verified: the runtime writes the summary, with no third model call.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("Done: settings.py was changed and read back as approved."),
+        stdout.contains("settings.py was changed and read back as approved."),
         "{stdout}"
     );
     assert_eq!(llama.requests().len(), 2);

@@ -78,7 +78,7 @@ async fn a_conversation_on_a_terminal() {
         t.expect("Allow? [y=yes, a=yes for session, N=no] ", WAIT);
         t.type_keys("y\r");
         t.expect(
-            "Done: settings.py was changed and read back as approved.",
+            "settings.py was changed and read back as approved.",
             WAIT,
         );
         t.expect("COMPLETE", WAIT);

@@ -343,7 +343,7 @@ async fn no_model_call_after_the_work_is_done() {
         .await;
         assert_eq!(r.requests.len(), 2, "native {native}");
         assert_eq!(
-            r.outcome.final_answer, "Done: settings.py was changed and read back as approved.",
+            r.outcome.final_answer, "settings.py was changed and read back as approved.",
             "native {native}"
         );
         assert_eq!(r.outcome.classification, Classification::CompletedVerified);

@@ -271,9 +271,9 @@ impl Turn {
             _ => None,
         };
         let files = match targets.as_slice() {
-            [one] => format!("Done: {one} was changed and read back as approved."),
+            [one] => format!("{one} was changed and read back as approved."),
             many => format!(
-                "Done: these files were changed and read back as approved:\n{}",
+                "These files were changed and read back as approved:\n{}",
                 many.iter()
                     .map(|t| format!("- {t}"))
                     .collect::<Vec<_>>()
