@@ -276,7 +276,7 @@ pub enum CompletionStatus {
     AdvisoryOnly,
     /// The turn failed (model unreachable, model error, a change that did not hold).
     Failed,
-    /// The turn was cancelled (the daemon stopped).
+    /// The turn was cancelled (`turn/cancel`, or the daemon stopped).
     Cancelled,
 }
 
