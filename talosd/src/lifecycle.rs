@@ -21,7 +21,9 @@ use crate::sessions::{Session, Snapshot};
 /// `turn/cancel`: cancels the session's running turn. No running turn is not an error; an
 /// unknown session is.
 pub fn turn_cancel(daemon: &Daemon, p: proto::TurnCancelParams) -> Result<Value, RpcError> {
-    let session = daemon.session(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
+    let session = daemon
+        .session(&p.session_id)
+        .ok_or_else(|| not_found(&p.session_id))?;
     let cancelled = session.cancel_turn();
     tracing::info!(session = %session.id, cancelled, "turn/cancel");
     to_value(proto::TurnCancelResult { cancelled })
@@ -102,8 +104,12 @@ pub fn session_close(daemon: &Daemon, p: proto::SessionCloseParams) -> Result<Va
 
 /// Opens the snapshot's workspace again and adds the session, unless one with its id is open.
 fn reopen(daemon: &Daemon, snapshot: Snapshot) -> Result<Arc<Session>, String> {
-    let root = crate::workspace::canonical_root(&snapshot.workspace)
-        .map_err(|e| format!("workspace {} cannot be opened: {e}", snapshot.workspace.display()))?;
+    let root = crate::workspace::canonical_root(&snapshot.workspace).map_err(|e| {
+        format!(
+            "workspace {} cannot be opened: {e}",
+            snapshot.workspace.display()
+        )
+    })?;
     if root != snapshot.workspace {
         return Err(format!(
             "workspace {} now resolves to {}",
@@ -112,7 +118,10 @@ fn reopen(daemon: &Daemon, snapshot: Snapshot) -> Result<Arc<Session>, String> {
         ));
     }
     if !crate::workspace::is_directory(&root) || root == Path::new("/") {
-        return Err(format!("workspace {} is not a usable directory", root.display()));
+        return Err(format!(
+            "workspace {} is not a usable directory",
+            root.display()
+        ));
     }
     let handle = crate::workspace::Workspace::open(&root)
         .map_err(|e| format!("workspace {} cannot be opened: {e}", root.display()))?

@@ -130,8 +130,8 @@ impl SessionStore {
             return Err(skipped("the name is not a session id".into()));
         };
         let text = read_owned(&path).map_err(skipped)?;
-        let file: SessionFile = serde_json::from_str(&text)
-            .map_err(|e| skipped(format!("not a session file: {e}")))?;
+        let file: SessionFile =
+            serde_json::from_str(&text).map_err(|e| skipped(format!("not a session file: {e}")))?;
         checked(file, id).map_err(skipped)
     }
 

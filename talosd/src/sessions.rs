@@ -119,7 +119,9 @@ impl Session {
             last_findings: snapshot.last_findings,
         };
         let session = Session::with_state(snapshot.id, workspace, snapshot.mode, slot, state);
-        session.turns_started.store(snapshot.turns, Ordering::Release);
+        session
+            .turns_started
+            .store(snapshot.turns, Ordering::Release);
         session.persisted.store(true, Ordering::Release);
         session
     }
@@ -381,9 +383,15 @@ mod tests {
         drop(turn);
         assert!(!session.cancel_turn(), "the turn ended");
         let next = session.claim(&stopping).expect("free again");
-        assert!(!next.cancel_token().is_cancelled(), "a new turn starts uncancelled");
+        assert!(
+            !next.cancel_token().is_cancelled(),
+            "a new turn starts uncancelled"
+        );
         stopping.cancel();
-        assert!(next.cancel_token().is_cancelled(), "a stopping daemon cancels it");
+        assert!(
+            next.cancel_token().is_cancelled(),
+            "a stopping daemon cancels it"
+        );
     }
 
     #[test]
@@ -415,7 +423,10 @@ mod tests {
         assert_eq!(restored.mode, Mode::Ask);
         let info = restored.info();
         assert_eq!((info.turns, info.persisted, info.busy), (1, true, false));
-        assert!(!restored.grants().remember_writes, "grants are not restored");
+        assert!(
+            !restored.grants().remember_writes,
+            "grants are not restored"
+        );
         let turn = restored.claim(&CancellationToken::new()).expect("free");
         assert_eq!(turn.snapshot(), snapshot);
         let live = session.claim(&CancellationToken::new()).expect("free");

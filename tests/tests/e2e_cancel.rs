@@ -8,11 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use talos_protocol::{
-    Classification, CompletionStatus, Decision, Message, TurnCancelResult,
-    TurnEvent, TurnOutcome,
-};
 use talos_protocol::event::ApprovalSource;
+use talos_protocol::{
+    Classification, CompletionStatus, Decision, Message, TurnCancelResult, TurnEvent, TurnOutcome,
+};
 use talos_tests::fake_llama::{FakeLlama, Reply, scripted, write_call};
 use talos_tests::harness::{Answer, Client, TestDaemon, events};
 use tokio::sync::mpsc;
@@ -34,7 +33,9 @@ async fn canceller_told(
     mut told: mpsc::UnboundedReceiver<()>,
 ) -> JoinHandle<TurnCancelResult> {
     let mut other = daemon.client().await;
-    other.call("initialize", json!({"clientName": "e2e-cancel"})).await;
+    other
+        .call("initialize", json!({"clientName": "e2e-cancel"}))
+        .await;
     let session = session.to_string();
     tokio::spawn(async move {
         told.recv().await;
@@ -131,8 +132,15 @@ async fn a_cancel_during_an_approval_denies_it_as_cancelled_and_writes_nothing()
         })
         .collect();
     assert_eq!(resolved, vec![(Decision::Deny, ApprovalSource::Cancelled)]);
-    assert!(!ws.path().join("index.html").exists(), "nothing was written");
-    assert!(outcome.files.iter().all(|f| !f.changed), "{:?}", outcome.files);
+    assert!(
+        !ws.path().join("index.html").exists(),
+        "nothing was written"
+    );
+    assert!(
+        outcome.files.iter().all(|f| !f.changed),
+        "{:?}",
+        outcome.files
+    );
     assert_eq!(llama.requests().len(), 1, "no model call after the cancel");
     daemon.stop().await;
 }
@@ -219,7 +227,10 @@ async fn a_cancel_during_a_command_kills_its_process_tree() {
     let pid = watcher.await.unwrap();
     assert!(cancel.await.unwrap().cancelled);
     assert_cancelled(&outcome, &daemon);
-    assert!(daemon.traces()[0].commands[0].cancelled, "the trace says so");
+    assert!(
+        daemon.traces()[0].commands[0].cancelled,
+        "the trace says so"
+    );
     for _ in 0..200 {
         if !alive(pid) {
             break;
@@ -237,7 +248,9 @@ async fn a_cancel_after_the_turn_ended_is_answered_and_an_unknown_session_is_an_
     let ws = tempfile::tempdir().unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let first = client.turn(&session, "What is in this folder?", "deny").await;
+    let first = client
+        .turn(&session, "What is in this folder?", "deny")
+        .await;
     assert_ne!(first.status, CompletionStatus::Cancelled);
     let late: TurnCancelResult = client
         .request("turn/cancel", json!({"sessionId": session}))
@@ -253,7 +266,9 @@ async fn a_cancel_after_the_turn_ended_is_answered_and_an_unknown_session_is_an_
         .unwrap();
     assert_eq!(response.error.unwrap().code, -32001);
     // The cancel did not leak into the next turn.
-    let next = client.turn(&session, "What is in this folder?", "deny").await;
+    let next = client
+        .turn(&session, "What is in this folder?", "deny")
+        .await;
     assert_eq!(next.status, first.status);
     daemon.stop().await;
 }

@@ -12,7 +12,10 @@ fn snapshot(id: &SessionId, workspace: &Path) -> Snapshot {
         mode: Mode::Agent,
         turns: 3,
         requests: vec![
-            ("change the title in index.html".into(), PriorOutcome::Denied),
+            (
+                "change the title in index.html".into(),
+                PriorOutcome::Denied,
+            ),
             ("yes".into(), PriorOutcome::Verified),
         ],
         last_outcome: None,
