@@ -49,11 +49,13 @@ struct TurnView<'a> {
     stdout_mid_line: bool,
 }
 
-/// Runs one turn on an initialized connection and returns its completion status.
+/// Runs one turn on an initialized connection and returns its completion status. With the
+/// daemon's socket given, Ctrl-C while the turn runs cancels it (`interrupt`).
 pub fn run(
     client: &mut Client,
     request: &RunRequest,
     output: &Output,
+    cancel_through: Option<&crate::socket::SocketTarget>,
 ) -> Result<CompletionStatus, Failure> {
     let session_id = crate::sessions::open(
         client,
@@ -73,11 +75,14 @@ pub fn run(
         current_stream: String::new(),
         stdout_mid_line: false,
     };
+    let watch = cancel_through
+        .and_then(|target| crate::interrupt::watch(target, &turn_params.session_id, *output));
     let outcome = client.call(
         TURN_START,
         params(serde_json::to_value(&turn_params)),
         &mut |message| view.on_message(message),
     )?;
+    drop(watch);
     let status = view.finish(outcome)?;
     Ok(status)
 }

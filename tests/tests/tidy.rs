@@ -26,7 +26,13 @@ const ALLOWED_DEPS: [(&str, &[&str]); 4] = [
     ("talos-webcheck", &["scraper", "cssparser"]),
     (
         "talos-cli",
-        &["talos-protocol", "serde_json", "clap", "rustix"],
+        &[
+            "talos-protocol",
+            "serde_json",
+            "clap",
+            "rustix",
+            "signal-hook",
+        ],
     ),
 ];
 

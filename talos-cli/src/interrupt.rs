@@ -1,0 +1,84 @@
+//! Ctrl-C while `talos run` waits for its turn: the first one sends `turn/cancel` for the
+//! session on a second connection, so the daemon stops the turn (model request aborted, pending
+//! approval denied, command killed) and the `CANCELLED` outcome is printed as any other; if the
+//! outcome has not arrived within [`GRACE`], or on a second Ctrl-C, the process exits 130 at once.
+//!
+//! The watch is a thread blocked on `signal-hook`'s signal iterator (no `unsafe` here), started
+//! once the session is known and closed when the turn's answer is in. Not covered: while the
+//! approval prompt waits for a line on the terminal, the outcome cannot be printed (the prompt
+//! still reads), so the grace period ends the process.
+
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use signal_hook::consts::SIGINT;
+use signal_hook::iterator::{Handle, Signals};
+use talos_protocol::{TURN_CANCEL, TurnCancelParams};
+
+use crate::client::{Client, ignore_messages, params};
+use crate::render::{Output, Style};
+use crate::socket::{AutoStart, SocketTarget};
+
+/// How long after a cancel the outcome may take before the process exits anyway.
+pub const GRACE: Duration = Duration::from_secs(5);
+/// The exit code of a process ended by Ctrl-C (128 + SIGINT), as shells report it.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// A running watch; dropping it stops watching.
+pub struct Watch {
+    handle: Handle,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Watches for Ctrl-C while the session's turn runs. `None` when the handler cannot be
+/// installed: Ctrl-C then ends the process as before.
+pub fn watch(target: &SocketTarget, session_id: &str, output: Output) -> Option<Watch> {
+    let mut signals = Signals::new([SIGINT]).ok()?;
+    let handle = signals.handle();
+    let (target, session_id) = (target.clone(), session_id.to_string());
+    let thread = std::thread::spawn(move || {
+        let mut asked = false;
+        for _ in signals.forever() {
+            if asked {
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+            asked = true;
+            let palette = output.stderr_palette;
+            output.err_line(
+                &palette.paint(Style::Yellow, "cancelling the turn (Ctrl-C again to quit)"),
+            );
+            if let Err(error) = cancel(&target, &session_id) {
+                output.err_line(&format!("cannot cancel the turn: {error}"));
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+            std::thread::spawn(|| {
+                std::thread::sleep(GRACE);
+                std::process::exit(EXIT_INTERRUPTED);
+            });
+        }
+    });
+    Some(Watch {
+        handle,
+        thread: Some(thread),
+    })
+}
+
+/// `turn/cancel` for the session, on a connection of its own.
+fn cancel(target: &SocketTarget, session_id: &str) -> Result<(), crate::failure::Failure> {
+    let mut client = Client::new(crate::socket::connect(target, AutoStart::Never)?)?;
+    client.initialize()?;
+    let request = params(serde_json::to_value(TurnCancelParams {
+        session_id: session_id.to_string(),
+    }));
+    client.call(TURN_CANCEL, request, &mut ignore_messages)?;
+    Ok(())
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.handle.close();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
