@@ -32,7 +32,7 @@ pub fn turn_cancel(daemon: &Daemon, p: proto::TurnCancelParams) -> Result<Value,
 /// Restores every persisted session that passes its checks; logs each file skipped. Returns
 /// how many were restored.
 pub fn restore_at_start(daemon: &Daemon) -> usize {
-    let store = SessionStore::new(&daemon.home.state);
+    let store = SessionStore::new(daemon.home.sessions());
     let (snapshots, skipped) = store.load_all();
     for skip in skipped {
         tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "session file skipped");
@@ -61,7 +61,7 @@ pub fn session_resume(daemon: &Daemon, p: proto::SessionResumeParams) -> Result<
             loaded: false,
         });
     }
-    let store = SessionStore::new(&daemon.home.state);
+    let store = SessionStore::new(daemon.home.sessions());
     let snapshot = store.load(&p.session_id).map_err(|skip| {
         tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "session file skipped");
         RpcError::new(
@@ -88,7 +88,7 @@ pub fn session_close(daemon: &Daemon, p: proto::SessionCloseParams) -> Result<Va
         .lock()
         .map_err(internal)?
         .remove(p.session_id.as_str());
-    let store = SessionStore::new(&daemon.home.state);
+    let store = SessionStore::new(daemon.home.sessions());
     let deleted = match store.remove(&p.session_id) {
         Ok(deleted) => deleted,
         Err(e) => {

@@ -66,10 +66,9 @@ struct HistoryEntry {
 }
 
 impl SessionStore {
-    pub fn new(home_state: &Path) -> SessionStore {
-        SessionStore {
-            dir: home_state.join("sessions"),
-        }
+    /// The store in `dir` (the daemon's is `Home::sessions`).
+    pub fn new(dir: PathBuf) -> SessionStore {
+        SessionStore { dir }
     }
 
     /// Where the session `id` is kept.

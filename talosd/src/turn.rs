@@ -114,7 +114,7 @@ fn persist(daemon: &Daemon, session: &SessionTurn) {
         return;
     }
     let snapshot = session.snapshot();
-    let store = crate::session_store::SessionStore::new(&daemon.home.state);
+    let store = crate::session_store::SessionStore::new(daemon.home.sessions());
     match crate::offload::blocking(|| store.save(&snapshot, now_ms())) {
         Ok(()) => session.set_persisted(true),
         Err(e) => tracing::error!(session = %session.id, error = %e, "cannot persist the session"),

@@ -26,7 +26,7 @@ fn snapshot(id: &SessionId, workspace: &Path) -> Snapshot {
 #[test]
 fn a_saved_session_loads_back_unchanged() {
     let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(home.path());
+    let store = SessionStore::new(home.path().join("sessions"));
     let id = SessionId::new().unwrap();
     let saved = snapshot(&id, Path::new("/srv/project"));
     store.save(&saved, 1).unwrap();
@@ -45,7 +45,7 @@ fn a_saved_session_loads_back_unchanged() {
 /// the skip reason must contain.
 fn check(text: &str, reason: &str) {
     let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(home.path());
+    let store = SessionStore::new(home.path().join("sessions"));
     let id = SessionId::new().unwrap();
     std::fs::create_dir_all(&store.dir).unwrap();
     let path = store.path(id.as_str());
@@ -106,7 +106,7 @@ fn corrupt_and_foreign_files_are_skipped_with_their_reason() {
 #[test]
 fn links_other_names_and_loose_permissions_are_skipped() {
     let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(home.path());
+    let store = SessionStore::new(home.path().join("sessions"));
     std::fs::create_dir_all(&store.dir).unwrap();
     let id = SessionId::new().unwrap();
     let good = snapshot(&id, Path::new("/srv/project"));
