@@ -15,7 +15,7 @@ use talos_protocol as proto;
 use talos_protocol::{ErrorCode, RpcError};
 
 use crate::server::Daemon;
-use crate::session_store::SessionStore;
+use crate::session_store::{SessionStore, Skipped};
 use crate::sessions::{Session, Snapshot};
 
 /// `turn/cancel`: cancels the session's running turn. No running turn is not an error; an
@@ -29,28 +29,34 @@ pub fn turn_cancel(daemon: &Daemon, p: proto::TurnCancelParams) -> Result<Value,
     to_value(proto::TurnCancelResult { cancelled })
 }
 
-/// Restores every persisted session that passes its checks; logs each file skipped. Returns
-/// how many were restored.
-pub fn restore_at_start(daemon: &Daemon) -> usize {
+/// What [`restore_at_start`] did: the sessions open afterwards and the files it skipped, each
+/// with its reason (all of which are also logged).
+#[derive(Debug, Default)]
+pub struct Restored {
+    pub sessions: Vec<crate::ids::SessionId>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Restores every persisted session that passes its checks (one already open is kept as it is);
+/// logs each file skipped.
+pub fn restore_at_start(daemon: &Daemon) -> Restored {
     let store = SessionStore::new(daemon.home.sessions());
-    let (snapshots, skipped) = store.load_all();
-    for skip in skipped {
-        tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "session file skipped");
-    }
-    let mut restored = 0;
+    let (snapshots, mut skipped) = store.load_all();
+    let mut sessions = Vec::new();
     for snapshot in snapshots {
-        let (id, path) = (snapshot.id.clone(), store.path(snapshot.id.as_str()));
+        let path = store.path(snapshot.id.as_str());
         match reopen(daemon, snapshot) {
-            Ok(_) => restored += 1,
-            Err(reason) => {
-                tracing::warn!(session = %id, file = %path.display(), %reason, "session file skipped");
-            }
+            Ok(session) => sessions.push(session.id.clone()),
+            Err(reason) => skipped.push(Skipped { path, reason }),
         }
     }
-    if restored > 0 {
-        tracing::info!(restored, "persisted sessions restored");
+    for skip in &skipped {
+        tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "session file skipped");
     }
-    restored
+    if !sessions.is_empty() {
+        tracing::info!(restored = sessions.len(), "persisted sessions restored");
+    }
+    Restored { sessions, skipped }
 }
 
 /// `session/resume`: the session if it is open, else reopened from its file.

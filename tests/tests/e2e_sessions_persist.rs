@@ -225,6 +225,26 @@ async fn corrupt_and_foreign_session_files_are_skipped_and_reported() {
         vec![kept.clone()],
         "only the sound session is restored"
     );
+    // What the start logged: each skipped file with its reason (restoring again is idempotent).
+    let report = talosd::lifecycle::restore_at_start(&daemon.daemon);
+    assert_eq!(report.sessions.len(), 1);
+    let reported: Vec<String> = report
+        .skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.path.display(), s.reason))
+        .collect();
+    assert_eq!(reported.len(), 4, "{reported:#?}");
+    for (id, words) in [
+        (corrupt, "not a session file"),
+        (foreign, "schema version 99"),
+        (granted, "unknown field `grants`"),
+        (lost.as_str(), "cannot be opened"),
+    ] {
+        assert!(
+            reported.iter().any(|r| r.contains(id) && r.contains(words)),
+            "{id}: {words} not in {reported:#?}"
+        );
+    }
     for (id, reason) in [
         (corrupt, "not a session file"),
         (foreign, "schema version 99"),
