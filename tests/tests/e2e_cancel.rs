@@ -1,7 +1,8 @@
 //! `turn/cancel` through the socket: a turn cancelled from a second connection while the model
 //! streams, while an approval waits and while a command runs ends `CANCELLED` with its trace
 //! written, the model request aborted, the approval denied with source `cancelled`, nothing
-//! written and the command's process tree gone; a cancel after the turn ended is answered.
+//! written and the command's process tree gone; a cancel on the turn's own connection works too,
+//! and a cancel after the turn ended is answered.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::path::{Path, PathBuf};
@@ -270,5 +271,36 @@ async fn a_cancel_after_the_turn_ended_is_answered_and_an_unknown_session_is_an_
         .turn(&session, "What is in this folder?", "deny")
         .await;
     assert_eq!(next.status, first.status);
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_on_the_turns_own_connection_is_answered_beside_the_turn() {
+    let stall = std::sync::Arc::new(|_: &Value| Reply::Stall("Let me think".into()));
+    let llama = FakeLlama::start(true, stall).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::tempdir().unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    client.send_line(&json!({"jsonrpc": "2.0", "id": 100, "method": "turn/start", "params": {"sessionId": session, "prompt": "Add a heading to index.html"}}).to_string()).await;
+    for _ in 0..400 {
+        if !llama.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    client.send_line(&json!({"jsonrpc": "2.0", "id": 101, "method": "turn/cancel", "params": {"sessionId": session}}).to_string()).await;
+    let (mut cancel, mut outcome) = (None, None);
+    while cancel.is_none() || outcome.is_none() {
+        let m = client.read().await.expect("both answers come");
+        match m.id.as_ref().and_then(Value::as_u64) {
+            Some(101) => cancel = m.result,
+            Some(100) => outcome = m.result,
+            _ => {}
+        }
+    }
+    assert_eq!(cancel.unwrap()["cancelled"], true);
+    let outcome: TurnOutcome = serde_json::from_value(outcome.unwrap()).unwrap();
+    assert_cancelled(&outcome, &daemon);
     daemon.stop().await;
 }
