@@ -4,10 +4,11 @@
 //! outcome has not arrived within [`GRACE`], or on a second Ctrl-C, the process exits 130 at once.
 //!
 //! The watch is a thread blocked on `signal-hook`'s signal iterator (no `unsafe` here), started
-//! once the session is known and closed when the turn's answer is in. Not covered: while the
-//! approval prompt waits for a line on the terminal, the outcome cannot be printed (the prompt
-//! still reads), so the grace period ends the process.
+//! once the session is known and closed when the turn's answer is in. While the approval prompt
+//! waits for a line on the terminal the outcome cannot be printed (the prompt still reads), so a
+//! Ctrl-C there cancels the turn, says so, and exits 130 at once.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -23,6 +24,25 @@ use crate::socket::{AutoStart, SocketTarget};
 pub const GRACE: Duration = Duration::from_secs(5);
 /// The exit code of a process ended by Ctrl-C (128 + SIGINT), as shells report it.
 pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Whether the approval prompt is waiting for a line on stdin.
+static PROMPTING: AtomicBool = AtomicBool::new(false);
+
+/// Marks the approval prompt as waiting until dropped.
+pub struct Prompting(());
+
+impl Prompting {
+    pub fn begin() -> Prompting {
+        PROMPTING.store(true, Ordering::SeqCst);
+        Prompting(())
+    }
+}
+
+impl Drop for Prompting {
+    fn drop(&mut self) {
+        PROMPTING.store(false, Ordering::SeqCst);
+    }
+}
 
 /// A running watch; dropping it stops watching.
 pub struct Watch {
@@ -49,6 +69,10 @@ pub fn watch(target: &SocketTarget, session_id: &str, output: Output) -> Option<
             );
             if let Err(error) = cancel(&target, &session_id) {
                 output.err_line(&format!("cannot cancel the turn: {error}"));
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+            if PROMPTING.load(Ordering::SeqCst) {
+                output.err_line("\nturn cancelled: the approval is denied and nothing is written");
                 std::process::exit(EXIT_INTERRUPTED);
             }
             std::thread::spawn(|| {

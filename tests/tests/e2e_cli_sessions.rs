@@ -127,3 +127,86 @@ async fn talos_run_continues_the_workspaces_session_across_a_daemon_restart() {
     assert_eq!(listed.sessions[0].turns, 2);
     daemon.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_approval_prompt_cancels_the_turn_and_writes_nothing() {
+    use std::io::Read;
+    let script = Arc::new(|request: &Value| {
+        if after_tool_result(request) {
+            Reply::Text("Done.".into())
+        } else {
+            write_call("index.html", "<h1>Hello</h1>\n")
+        }
+    });
+    let llama = FakeLlama::start(true, script).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::tempdir().unwrap();
+    let mut child = Command::new(TALOS)
+        .args(["run", "--workspace"])
+        .arg(ws.path())
+        .arg("Create index.html with the heading Hello")
+        .env("TALOS_HOME", daemon.home.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Keep stdin open and unanswered: the prompt waits.
+    let _stdin = child.stdin.take();
+    let shown = Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let (shown, mut stderr) = (shown.clone(), child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                shown
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    for _ in 0..400 {
+        if shown.lock().unwrap().contains("Allow?") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        shown.lock().unwrap().contains("Allow?"),
+        "the prompt is shown"
+    );
+    let sent = Command::new("kill")
+        .arg("-INT")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    reader.join().unwrap();
+    let stderr = shown.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("turn cancelled"), "{stderr}");
+    assert!(
+        !ws.path().join("index.html").exists(),
+        "nothing was written"
+    );
+    // The daemon finished the turn on its own and wrote its trace.
+    for _ in 0..200 {
+        if !daemon.traces().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let traces = daemon.traces();
+    assert_eq!(traces.len(), 1);
+    assert_eq!(traces[0].outcome.status, CompletionStatus::Cancelled);
+    daemon.stop().await;
+}
