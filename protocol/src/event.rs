@@ -122,7 +122,7 @@ pub enum ApprovalSource {
     Disconnect,
     /// No answer within `approval.timeout_secs`: `deny`.
     Timeout,
-    /// The turn was cancelled (the daemon is stopping): `deny`.
+    /// The turn was cancelled (`turn/cancel`, or the daemon is stopping): `deny`.
     Cancelled,
     /// A session grant answered without asking; defined, not emitted today.
     Remembered,

@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod continuity;
+pub use continuity::*;
+
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
 /// What the daemon reports about itself.
@@ -35,9 +38,13 @@ pub const PROFILE_LIST: &str = "profile/list";
 pub const PROFILE_TRUST: &str = "profile/trust";
 /// The model server as the daemon sees it.
 pub const MODEL_STATUS: &str = "model/status";
+/// Cancels the turn running in a session, if one runs.
+pub const TURN_CANCEL: &str = "turn/cancel";
+/// Reopens a session a previous daemon persisted.
+pub const SESSION_RESUME: &str = "session/resume";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 15] = [
+pub const ALL_METHODS: [&str; 17] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -53,6 +60,8 @@ pub const ALL_METHODS: [&str; 15] = [
     PROFILE_LIST,
     PROFILE_TRUST,
     MODEL_STATUS,
+    TURN_CANCEL,
+    SESSION_RESUME,
 ];
 
 /// Params of `initialize`; every field is informational and may be left out.
@@ -209,6 +218,10 @@ pub struct SessionInfo {
     pub turns: u64,
     /// Whether a turn is running in it now.
     pub busy: bool,
+    /// Whether the session's state is on disk under the Talos home (after its first turn, or
+    /// when it was restored from a previous daemon), so a new daemon can resume it.
+    #[serde(default)]
+    pub persisted: bool,
 }
 
 /// The result of `session/list`.
@@ -263,7 +276,7 @@ pub enum CompletionStatus {
     AdvisoryOnly,
     /// The turn failed (model unreachable, model error, a change that did not hold).
     Failed,
-    /// The turn was cancelled (the daemon stopped).
+    /// The turn was cancelled (`turn/cancel`, or the daemon stopped).
     Cancelled,
 }
 

@@ -112,6 +112,14 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::ProfileTrustResult>,
         ),
         m::MODEL_STATUS => ignored_params(round_trip::<m::ModelStatusResult>),
+        m::TURN_CANCEL => typed_pair(
+            round_trip::<m::TurnCancelParams>,
+            round_trip::<m::TurnCancelResult>,
+        ),
+        m::SESSION_RESUME => typed_pair(
+            round_trip::<m::SessionResumeParams>,
+            round_trip::<m::SessionResumeResult>,
+        ),
         _ => return None,
     })
 }

@@ -66,7 +66,10 @@ pub fn ask(request: &ApprovalRequestParams, output: &Output) -> Decision {
     output.err(&describe(request, output.stderr_palette));
     output.err(question(request.remember_eligible));
     let mut line = String::new();
-    let answer = match io::stdin().lock().read_line(&mut line) {
+    let prompting = crate::interrupt::Prompting::begin();
+    let read = io::stdin().lock().read_line(&mut line);
+    drop(prompting);
+    let answer = match read {
         Ok(0) | Err(_) => None,
         Ok(_) => Some(line.as_str()),
     };

@@ -93,7 +93,7 @@ fn connect(target: &SocketTarget) -> Result<Client, Failure> {
 }
 
 impl Repl<'_> {
-    /// Runs one request as a turn in the session.
+    /// Runs one request as a turn in the session; a Ctrl-C meanwhile cancels it.
     fn turn(&mut self, prompt: &str) -> Result<CompletionStatus, Failure> {
         let params = TurnStartParams {
             session_id: self.session_id.clone(),

@@ -216,7 +216,7 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             let request = run_request(args)?;
             let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
             client.initialize()?;
-            let status = turn::run(&mut client, &request, output)?;
+            let status = turn::run(&mut client, &request, output, Some(&target))?;
             Ok(turn_exit_code(status))
         }
         Command::Status { json } => {

@@ -53,11 +53,13 @@ struct TurnView<'a> {
     stdout_mid_line: bool,
 }
 
-/// Runs one turn on an initialized connection and returns its completion status.
+/// Runs one turn on an initialized connection and returns its completion status. With the
+/// daemon's socket given, Ctrl-C while the turn runs cancels it (`interrupt`).
 pub fn run(
     client: &mut Client,
     request: &RunRequest,
     output: &Output,
+    cancel_through: Option<&crate::socket::SocketTarget>,
 ) -> Result<CompletionStatus, Failure> {
     let session_id = crate::sessions::open(
         client,
@@ -70,7 +72,11 @@ pub fn run(
         prompt: request.prompt.clone(),
         pins: request.pins.clone(),
     };
-    run_in(client, &turn, request.format, output, &mut approval::ask)
+    let watch = cancel_through
+        .and_then(|target| crate::interrupt::watch(target, &turn.session_id, *output));
+    let status = run_in(client, &turn, request.format, output, &mut approval::ask);
+    drop(watch);
+    status
 }
 
 /// Runs one turn in an open session, answering its approvals with `ask`.

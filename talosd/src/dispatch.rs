@@ -76,18 +76,15 @@ pub async fn handle(
         }
         proto::SESSION_CLOSE => {
             let p: proto::SessionCloseParams = parse(params)?;
-            let removed = daemon
-                .sessions
-                .lock()
-                .map_err(internal)?
-                .remove(p.session_id.as_str());
-            match removed {
-                Some(_) => to_value(proto::SessionCloseResult { closed: true }),
-                None => Err(RpcError::new(
-                    ErrorCode::SessionNotFound,
-                    format!("no session {}", p.session_id),
-                )),
-            }
+            crate::offload::blocking(|| crate::lifecycle::session_close(daemon, p))
+        }
+        proto::SESSION_RESUME => {
+            let p: proto::SessionResumeParams = parse(params)?;
+            crate::offload::blocking(|| crate::lifecycle::session_resume(daemon, p))
+        }
+        proto::TURN_CANCEL => {
+            let p: proto::TurnCancelParams = parse(params)?;
+            crate::lifecycle::turn_cancel(daemon, p)
         }
         proto::TURN_START => {
             let p: proto::TurnStartParams = parse(params)?;
@@ -322,7 +319,7 @@ async fn turn_start(
     })?;
     let turn_id = crate::ids::TurnId::new().map_err(internal)?;
     let trace_id = crate::ids::TraceId::new().map_err(internal)?;
-    let Some(claimed) = session.claim() else {
+    let Some(claimed) = session.claim(&daemon.stopping) else {
         return Err(RpcError::new(
             ErrorCode::SessionBusy,
             format!("session {} is already running a turn", p.session_id),

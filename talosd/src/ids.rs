@@ -86,6 +86,18 @@ id_type!(
     "chk"
 );
 
+impl SessionId {
+    /// A session id read back from disk: `ses-` and 32 lowercase hex digits, or `None`.
+    pub fn parse(text: &str) -> Option<SessionId> {
+        let hex = text.strip_prefix("ses-")?;
+        let well_formed = hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        well_formed.then(|| SessionId(text.to_string()))
+    }
+}
+
 /// `prefix-` followed by 32 hex characters from the kernel's random source.
 pub fn new_id(prefix: &str) -> Result<String, IdError> {
     id_from(prefix, kernel_random)
@@ -180,6 +192,22 @@ mod tests {
             id_from("ses", zeros).expect("a working source"),
             format!("ses-{}", "0".repeat(32))
         );
+    }
+
+    /// One row per text: whether it reads back as a session id (a file name is not trusted).
+    #[test]
+    fn only_well_formed_session_ids_parse() {
+        let good = format!("ses-{}", "0123456789abcdef".repeat(2));
+        for (text, parses) in [
+            (good.as_str(), true),
+            ("ses-0123", false),
+            ("trc-0123456789abcdef0123456789abcdef", false),
+            ("ses-0123456789ABCDEF0123456789abcdef", false),
+            ("ses-../../../../etc/passwd0123456789a", false),
+            ("", false),
+        ] {
+            assert_eq!(SessionId::parse(text).is_some(), parses, "{text:?}");
+        }
     }
 
     #[test]

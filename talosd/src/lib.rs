@@ -12,6 +12,7 @@ pub mod dispatch;
 pub mod durable;
 pub mod engine;
 pub mod ids;
+pub mod lifecycle;
 pub mod logging;
 pub mod offload;
 pub mod paths;
@@ -19,6 +20,7 @@ pub mod profiles;
 pub mod recovery;
 pub mod runner;
 pub mod server;
+pub mod session_store;
 pub mod sessions;
 pub mod socket;
 pub mod supervisor;
@@ -37,7 +39,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// Serves `listener` with the daemon's method table until `shutdown` resolves or a client
-/// calls `daemon/shutdown`; then cancels in-flight turns, waits for their traces, and returns.
+/// calls `daemon/shutdown`, after restoring the sessions a previous daemon persisted
+/// (`lifecycle`); then cancels in-flight turns, waits for their traces, and returns.
 /// The wiring lives here, at the crate root, so that neither the accept loop (`server`) nor a
 /// connection (`connection`) depends on the method table (`dispatch`) that depends on them.
 pub async fn run(
@@ -45,6 +48,7 @@ pub async fn run(
     listener: tokio::net::UnixListener,
     shutdown: impl Future<Output = ()>,
 ) {
+    offload::blocking(|| lifecycle::restore_at_start(&daemon));
     let handler = Arc::new(dispatch::Dispatch::new(daemon.clone()));
     server::serve(daemon, listener, shutdown, handler).await;
 }

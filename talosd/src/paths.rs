@@ -86,6 +86,10 @@ impl Home {
     pub fn pending_writes(&self) -> PathBuf {
         self.state.join("pending-writes")
     }
+    /// Persisted sessions (`session_store`).
+    pub fn sessions(&self) -> PathBuf {
+        self.state.join("sessions")
+    }
     pub fn logs(&self) -> PathBuf {
         self.state.join("logs")
     }

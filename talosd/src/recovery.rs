@@ -1,8 +1,8 @@
 //! What a start does about the last run's crash: it removes the daemon's own leftovers, and
 //! nothing else. Only files of the daemon's temporary shapes, only as regular files (a link is
 //! never followed, and a link of that name is left alone), only in the places the daemon
-//! writes: the trace folders, the checkpoint stores, the profile pins, and the workspace
-//! temporary files its pending-write entries name (`workspace::PendingLog`).
+//! writes: the trace folders, the checkpoint stores, the profile pins, the persisted sessions,
+//! and the workspace temporary files its pending-write entries name (`workspace::PendingLog`).
 //!
 //! The sweep runs under a lock on the home (`talosd.home.lock`), held for the daemon's life:
 //! a second daemon on the same home (with another socket) skips the sweep rather than remove
@@ -72,6 +72,7 @@ fn sweep_home(home: &Home) -> usize {
     let mut folders = vec![
         home.state.join("trust").join("workspace-profiles"),
         home.traces(),
+        home.sessions(),
     ];
     folders.extend(subfolders(&home.traces()));
     for store in subfolders(&home.checkpoints()) {
@@ -155,17 +156,29 @@ mod tests {
         let hex = "0123456789abcdef0123456789abcdef";
         let leftover = session.join(talos_core::pathname::temp_name("000001-trc.json", hex));
         let legacy = objects.join("ab12.tmp-77");
+        std::fs::create_dir_all(home.sessions()).unwrap();
+        let session_leftover = home
+            .sessions()
+            .join(talos_core::pathname::temp_name("ses-1.json", hex));
+        let session_file = home.sessions().join("ses-1.json");
         let kept = session.join("000001-trc.json");
         let outside = tmp.path().join("precious");
         let link = session.join(talos_core::pathname::temp_name("000002-trc.json", hex));
-        for file in [&leftover, &legacy, &kept, &outside] {
+        for file in [
+            &leftover,
+            &legacy,
+            &kept,
+            &outside,
+            &session_leftover,
+            &session_file,
+        ] {
             std::fs::write(file, b"x").unwrap();
         }
         std::os::unix::fs::symlink(&outside, &link).unwrap();
         let (_lock, swept) = sweep_at_start(&home).unwrap();
-        assert_eq!(swept.home_files, 2);
-        assert!(!leftover.exists() && !legacy.exists());
-        assert!(kept.exists() && outside.exists());
+        assert_eq!(swept.home_files, 3);
+        assert!(!leftover.exists() && !legacy.exists() && !session_leftover.exists());
+        assert!(kept.exists() && outside.exists() && session_file.exists());
         assert!(
             std::fs::symlink_metadata(&link).is_ok(),
             "a link is left alone"

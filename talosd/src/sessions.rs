@@ -6,16 +6,22 @@
 //! state but the fact that someone holds it. A second `turn/start` while one runs is refused.
 //! The remembered approvals have a lock of their own, because `grants/revoke` from another
 //! connection must take effect in the middle of a running turn (decision 0003).
+//!
+//! A claim also makes the running turn's cancellation token, a child of the daemon's, and
+//! leaves it with the session until the claim is dropped, so `turn/cancel` from any connection
+//! reaches the turn. [`SessionTurn::snapshot`] is what `session_store` persists after a turn;
+//! [`Session::restore`] rebuilds a session from it (grants are never part of it).
 
 use std::ops::Deref;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use talos_core::history::PriorTurn;
+use talos_core::history::{PriorOutcome, PriorTurn};
 use talos_core::ladder::Grants;
 use talos_protocol::{Mode, SessionInfo, TurnOutcome};
 use tokio::sync::OwnedMutexGuard;
+use tokio_util::sync::CancellationToken;
 
 /// How many earlier turns a session remembers for follow-ups.
 pub const HISTORY_TURNS: usize = 16;
@@ -42,6 +48,32 @@ pub struct Session {
     /// The number of turns started, published for `session/list` (which answers while a turn
     /// holds the state); written only by the holder of the state, in [`SessionTurn::next_turn`].
     turns_started: AtomicU64,
+    /// The running turn's cancellation token, while a claim is held.
+    running: Mutex<Option<CancellationToken>>,
+    /// Whether the session's state is on disk (written after a turn, or restored from it).
+    persisted: AtomicBool,
+}
+
+/// What a session's turns leave for the next ones, as `session_store` writes it down and a new
+/// daemon reads it back. Grants are deliberately not part of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub id: SessionId,
+    pub workspace: PathBuf,
+    pub mode: Mode,
+    pub turns: u64,
+    /// The remembered requests with how each turn ended, oldest first; the contracts are
+    /// rebuilt from them by `talos_core::history::replay`.
+    pub requests: Vec<(String, PriorOutcome)>,
+    pub last_outcome: Option<TurnOutcome>,
+    pub last_findings: Vec<String>,
+}
+
+/// One remembered turn: the request as typed, and its contract and outcome.
+#[derive(Debug, Clone)]
+struct Remembered {
+    request: String,
+    turn: PriorTurn,
 }
 
 /// What a session remembers between its turns.
@@ -49,7 +81,7 @@ pub struct Session {
 struct SessionState {
     turns: u64,
     /// The contracts and outcomes of earlier turns, oldest first (at most [`HISTORY_TURNS`]).
-    history: Vec<PriorTurn>,
+    history: Vec<Remembered>,
     /// The outcome of the last turn that was not a status question: what "did you make the
     /// changes?" is answered from.
     last_outcome: Option<TurnOutcome>,
@@ -64,29 +96,87 @@ struct SessionState {
 pub struct SessionTurn {
     session: Arc<Session>,
     state: OwnedMutexGuard<SessionState>,
+    cancel: CancellationToken,
 }
 
 impl Session {
     pub fn new(id: SessionId, workspace: Workspace, mode: Mode, slot: u32) -> Session {
+        Session::with_state(id, workspace, mode, slot, SessionState::default())
+    }
+
+    /// A session rebuilt from what a previous daemon persisted: its turn count, history and
+    /// last records, with no grants (a new daemon asks again).
+    pub fn restore(snapshot: Snapshot, workspace: Workspace, slot: u32) -> Session {
+        let history = talos_core::history::replay(&snapshot.requests)
+            .into_iter()
+            .zip(snapshot.requests)
+            .map(|(turn, (request, _))| Remembered { request, turn })
+            .collect();
+        let state = SessionState {
+            turns: snapshot.turns,
+            history,
+            last_outcome: snapshot.last_outcome,
+            last_findings: snapshot.last_findings,
+        };
+        let session = Session::with_state(snapshot.id, workspace, snapshot.mode, slot, state);
+        session
+            .turns_started
+            .store(snapshot.turns, Ordering::Release);
+        session.persisted.store(true, Ordering::Release);
+        session
+    }
+
+    fn with_state(
+        id: SessionId,
+        workspace: Workspace,
+        mode: Mode,
+        slot: u32,
+        state: SessionState,
+    ) -> Session {
         Session {
             id,
             workspace: workspace.root().to_path_buf(),
             files: Arc::new(workspace),
             mode,
             slot,
-            state: Arc::new(tokio::sync::Mutex::new(SessionState::default())),
+            state: Arc::new(tokio::sync::Mutex::new(state)),
             grants: Mutex::new(Grants::default()),
             turns_started: AtomicU64::new(0),
+            running: Mutex::new(None),
+            persisted: AtomicBool::new(false),
         }
     }
 
-    /// Claims the session for one turn, or `None` when a turn already runs.
-    pub fn claim(self: &Arc<Self>) -> Option<SessionTurn> {
+    /// Claims the session for one turn, or `None` when a turn already runs. The turn's
+    /// cancellation token is a child of `parent` (the daemon's `stopping`).
+    pub fn claim(self: &Arc<Self>, parent: &CancellationToken) -> Option<SessionTurn> {
         let state = self.state.clone().try_lock_owned().ok()?;
+        let cancel = parent.child_token();
+        if let Ok(mut running) = self.running.lock() {
+            *running = Some(cancel.clone());
+        }
         Some(SessionTurn {
             session: self.clone(),
             state,
+            cancel,
         })
+    }
+
+    /// Cancels the running turn; `false` when none runs (it ended, or never started).
+    pub fn cancel_turn(&self) -> bool {
+        let running = self.running.lock().ok().and_then(|r| r.clone());
+        match running {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records that the session's state is (or is no longer) on disk.
+    pub fn set_persisted(&self, persisted: bool) {
+        self.persisted.store(persisted, Ordering::Release);
     }
 
     /// Whether a turn holds the session.
@@ -124,6 +214,7 @@ impl Session {
             mode: self.mode,
             turns: self.turns_started.load(Ordering::Acquire),
             busy: self.busy(),
+            persisted: self.persisted.load(Ordering::Acquire),
         }
     }
 }
@@ -143,8 +234,38 @@ impl SessionTurn {
         self.state.turns
     }
 
+    /// The running turn's cancellation token (`turn/cancel` cancels it).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// The turn has its outcome: a `turn/cancel` from now on finds no turn to stop.
+    pub fn turn_ended(&self) {
+        if let Ok(mut running) = self.session.running.lock() {
+            *running = None;
+        }
+    }
+
     pub fn history(&self) -> Vec<PriorTurn> {
-        self.state.history.clone()
+        self.state.history.iter().map(|r| r.turn.clone()).collect()
+    }
+
+    /// What the session persists after a turn.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            id: self.session.id.clone(),
+            workspace: self.session.workspace.clone(),
+            mode: self.session.mode,
+            turns: self.state.turns,
+            requests: self
+                .state
+                .history
+                .iter()
+                .map(|r| (r.request.clone(), r.turn.outcome))
+                .collect(),
+            last_outcome: self.state.last_outcome.clone(),
+            last_findings: self.state.last_findings.clone(),
+        }
     }
 
     pub fn last_outcome(&self) -> Option<TurnOutcome> {
@@ -163,11 +284,17 @@ impl SessionTurn {
         self.state.last_outcome = Some(outcome.clone());
     }
 
-    pub fn remember_turn(&mut self, turn: PriorTurn) {
+    pub fn remember_turn(&mut self, request: String, turn: PriorTurn) {
         let history = &mut self.state.history;
-        history.push(turn);
+        history.push(Remembered { request, turn });
         let excess = history.len().saturating_sub(HISTORY_TURNS);
         history.drain(..excess);
+    }
+}
+
+impl Drop for SessionTurn {
+    fn drop(&mut self) {
+        self.turn_ended();
     }
 }
 
@@ -196,7 +323,7 @@ mod tests {
         let mut held = Vec::new();
         let mut got = Vec::new();
         for _ in 0..held_claims {
-            let claim = session.claim();
+            let claim = session.claim(&CancellationToken::new());
             got.push(claim.is_some());
             held.push(claim);
             assert_eq!(session.info().busy, got.iter().any(|g| *g));
@@ -222,7 +349,7 @@ mod tests {
             0,
         ));
         for expected in 1..=3 {
-            let Some(mut turn) = session.claim() else {
+            let Some(mut turn) = session.claim(&CancellationToken::new()) else {
                 panic!("the session should be free");
             };
             assert_eq!(turn.next_turn(), expected);
@@ -231,9 +358,79 @@ mod tests {
             assert_eq!(session.info().turns, expected);
         }
         assert!(!session.info().busy);
-        let Some(turn) = session.claim() else {
+        let Some(turn) = session.claim(&CancellationToken::new()) else {
             panic!("the session should be free");
         };
         assert_eq!(turn.last_findings(), vec!["finding 3".to_string()]);
+    }
+
+    #[test]
+    fn cancel_reaches_only_the_running_turn() {
+        let workspace = Workspace::open(&std::env::temp_dir()).expect("the temp dir opens");
+        let session = Arc::new(Session::new(
+            SessionId::new().expect("random ids"),
+            workspace,
+            Mode::Agent,
+            0,
+        ));
+        assert!(!session.cancel_turn(), "no turn runs yet");
+        let stopping = CancellationToken::new();
+        let turn = session.claim(&stopping).expect("free");
+        let token = turn.cancel_token();
+        assert!(session.cancel_turn());
+        assert!(token.is_cancelled());
+        assert!(!stopping.is_cancelled(), "the daemon goes on");
+        drop(turn);
+        assert!(!session.cancel_turn(), "the turn ended");
+        let next = session.claim(&stopping).expect("free again");
+        assert!(
+            !next.cancel_token().is_cancelled(),
+            "a new turn starts uncancelled"
+        );
+        stopping.cancel();
+        assert!(
+            next.cancel_token().is_cancelled(),
+            "a stopping daemon cancels it"
+        );
+    }
+
+    #[test]
+    fn a_restored_session_has_its_records_and_no_grants() {
+        let workspace = || Workspace::open(&std::env::temp_dir()).expect("the temp dir opens");
+        let session = Arc::new(Session::new(
+            SessionId::new().expect("random ids"),
+            workspace(),
+            Mode::Ask,
+            0,
+        ));
+        session.remember_writes();
+        let snapshot = {
+            let mut turn = session.claim(&CancellationToken::new()).expect("free");
+            turn.next_turn();
+            let request = "change the title in index.html to Hello";
+            turn.remember_turn(
+                request.into(),
+                PriorTurn {
+                    contract: talos_core::history::resolve_in_context(&[], request),
+                    outcome: PriorOutcome::Denied,
+                },
+            );
+            turn.remember_findings(vec!["finding".into()]);
+            turn.snapshot()
+        };
+        let restored = Arc::new(Session::restore(snapshot.clone(), workspace(), 1));
+        assert_eq!(restored.id, session.id);
+        assert_eq!(restored.mode, Mode::Ask);
+        let info = restored.info();
+        assert_eq!((info.turns, info.persisted, info.busy), (1, true, false));
+        assert!(
+            !restored.grants().remember_writes,
+            "grants are not restored"
+        );
+        let turn = restored.claim(&CancellationToken::new()).expect("free");
+        assert_eq!(turn.snapshot(), snapshot);
+        let live = session.claim(&CancellationToken::new()).expect("free");
+        assert_eq!(turn.history(), live.history());
+        assert_eq!(turn.last_findings(), vec!["finding".to_string()]);
     }
 }

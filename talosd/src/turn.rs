@@ -53,6 +53,7 @@ pub async fn run(
     request: TurnRequest,
 ) -> proto::TurnOutcome {
     let turn_number = session.next_turn();
+    let sessions = daemon.clone();
     let turn_id = request.turn_id.clone();
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
@@ -84,20 +85,40 @@ pub async fn run(
         turn_id.clone(),
         trace,
         core,
+        session.cancel_token(),
     );
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), "turn started");
     let answer = answer(&mut ctx, &request.prompt, prior).await;
     let (outcome, findings) = finish(ctx, answer).await;
+    session.turn_ended();
     if route::remembered(&resolved) {
         session.remember_outcome(&outcome);
         session.remember_findings(findings);
-        session.remember_turn(talos_core::history::PriorTurn {
-            contract: resolved,
-            outcome: PriorOutcome::of(to_proto::fine(outcome.classification)),
-        });
+        session.remember_turn(
+            request.prompt.clone(),
+            talos_core::history::PriorTurn {
+                contract: resolved,
+                outcome: PriorOutcome::of(to_proto::fine(outcome.classification)),
+            },
+        );
     }
+    persist(&sessions, &session);
     outcome
+}
+
+/// Writes the session's state after a turn, unless it was closed while the turn ran (a closed
+/// session is not brought back by a new daemon).
+fn persist(daemon: &Daemon, session: &SessionTurn) {
+    if daemon.session(session.id.as_str()).is_none() {
+        return;
+    }
+    let snapshot = session.snapshot();
+    let store = crate::session_store::SessionStore::new(daemon.home.sessions());
+    match crate::offload::blocking(|| store.save(&snapshot, now_ms())) {
+        Ok(()) => session.set_persisted(true),
+        Err(e) => tracing::error!(session = %session.id, error = %e, "cannot persist the session"),
+    }
 }
 
 /// The turn plan: the contract under the mode's posture, with the follow-up's context.

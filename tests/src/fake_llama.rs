@@ -26,6 +26,9 @@ pub enum Reply {
     Error(u16, String),
     /// Never answers (until the connection is dropped).
     Hang,
+    /// Streams this text, then neither finishes nor closes: a slow model mid-answer. The reply
+    /// ends when the client drops the connection (counted by [`FakeLlama::finished_replies`]).
+    Stall(String),
 }
 
 pub type Script = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
@@ -33,6 +36,7 @@ pub type Script = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 pub struct FakeLlama {
     pub url: String,
     requests: Arc<Mutex<Vec<Value>>>,
+    finished: Arc<std::sync::atomic::AtomicUsize>,
     task: JoinHandle<()>,
 }
 
@@ -46,6 +50,8 @@ impl FakeLlama {
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let requests: Arc<Mutex<Vec<Value>>> = Arc::default();
         let recorded = requests.clone();
+        let finished: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+        let counted = finished.clone();
         let serving = Serving {
             native,
             on_request: Some(Arc::new(move |request: &Value| {
@@ -53,14 +59,23 @@ impl FakeLlama {
                     r.push(request.clone());
                 }
             })),
+            after_reply: Some(Arc::new(move || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })),
             ..Serving::default()
         };
         let task = tokio::spawn(serve(listener, serving, script));
         FakeLlama {
             url,
             requests,
+            finished,
             task,
         }
+    }
+
+    /// How many chat replies have ended (written in full, or a stalled one whose client hung up).
+    pub fn finished_replies(&self) -> usize {
+        self.finished.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Every chat request body received so far, in order.
@@ -239,6 +254,15 @@ async fn stream_reply(stream: &mut TcpStream, reply: Reply, usage: Usage) -> std
             stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n").await?;
             return std::future::pending().await;
         }
+        Reply::Stall(text) => {
+            stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n").await?;
+            event(stream, chunk(json!({"content": text}), None)).await?;
+            stream.flush().await?;
+            // Until the client hangs up: a read returns 0 (or fails) only then.
+            let mut byte = [0u8; 1];
+            while matches!(stream.read(&mut byte).await, Ok(n) if n > 0) {}
+            return Ok(());
+        }
         Reply::Text(_) | Reply::ToolCalls(_) | Reply::TruncatedToolCall(..) => {}
     }
     stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n").await?;
@@ -278,7 +302,7 @@ async fn stream_reply(stream: &mut TcpStream, reply: Reply, usage: Usage) -> std
             event(stream, chunk(json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function", "function": {"name": name, "arguments": partial}}]}), None)).await?;
             "length"
         }
-        Reply::Error(..) | Reply::Hang => "stop",
+        Reply::Error(..) | Reply::Hang | Reply::Stall(_) => "stop",
     };
     let mut last = chunk(json!({}), Some(finish));
     let mut usage_chunk = json!({"object": "chat.completion.chunk", "choices": [], "usage": {

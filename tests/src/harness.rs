@@ -39,6 +39,19 @@ impl TestDaemon {
             .tempdir_in("/tmp")
             .unwrap();
         std::fs::write(home.path().join("config.yaml"), config).unwrap();
+        TestDaemon::start_in(home).await
+    }
+
+    /// Stops this daemon and starts a new one on the same home (its `config.yaml` and state),
+    /// as a person restarting `talosd` would.
+    pub async fn restart(mut self) -> TestDaemon {
+        self.shut_down().await;
+        let home = self.home;
+        TestDaemon::start_in(home).await
+    }
+
+    /// Starts a daemon on an existing home holding its `config.yaml`.
+    async fn start_in(home: tempfile::TempDir) -> TestDaemon {
         // The containment shim is a real talosd: the one built beside the test binaries.
         if let Some(shim) = std::env::current_exe()
             .ok()
@@ -136,6 +149,10 @@ impl TestDaemon {
 
     /// Stops through the injected shutdown signal and waits for the daemon to finish.
     pub async fn stop(mut self) {
+        self.shut_down().await;
+    }
+
+    async fn shut_down(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

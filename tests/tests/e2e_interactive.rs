@@ -77,10 +77,7 @@ async fn a_conversation_on_a_terminal() {
         t.expect("-TIMEOUT = 30", WAIT);
         t.expect("Allow? [y=yes, a=yes for session, N=no] ", WAIT);
         t.type_keys("y\r");
-        t.expect(
-            "settings.py was changed and read back as approved.",
-            WAIT,
-        );
+        t.expect("settings.py was changed and read back as approved.", WAIT);
         t.expect("COMPLETE", WAIT);
         t.expect("talos (agent)> ", WAIT);
         t.type_keys("/undp\r");

@@ -42,6 +42,22 @@ impl PriorOutcome {
         }
     }
 
+    /// Every outcome, for parsers and tables.
+    pub const ALL: [PriorOutcome; 7] = [
+        PriorOutcome::Verified,
+        PriorOutcome::Unverified,
+        PriorOutcome::Incomplete,
+        PriorOutcome::Denied,
+        PriorOutcome::Blocked,
+        PriorOutcome::Failed,
+        PriorOutcome::ReadOnly,
+    ];
+
+    /// The outcome [`PriorOutcome::as_str`] wrote, or `None` for any other text.
+    pub fn parse(text: &str) -> Option<PriorOutcome> {
+        PriorOutcome::ALL.into_iter().find(|o| o.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             PriorOutcome::Verified => "VERIFIED",
@@ -84,6 +100,23 @@ impl PriorOutcome {
 pub struct PriorTurn {
     pub contract: TaskContract,
     pub outcome: PriorOutcome,
+}
+
+/// Rebuilds a session's history from its remembered requests, oldest first, with how each
+/// turn ended: each request is resolved in the context of the ones before it, as the live
+/// session resolved it, so a persisted session needs only its requests and outcomes. A request
+/// resolved with a predecessor that is no longer in the list (the window is bounded) is resolved
+/// without it.
+pub fn replay(requests: &[(String, PriorOutcome)]) -> Vec<PriorTurn> {
+    let mut history: Vec<PriorTurn> = Vec::with_capacity(requests.len());
+    for (request, outcome) in requests {
+        let contract = resolve_in_context(&history, request);
+        history.push(PriorTurn {
+            contract,
+            outcome: *outcome,
+        });
+    }
+    history
 }
 
 const CONFIRMATIONS: &[&str] = &[

@@ -22,6 +22,7 @@ pub struct TurnCtx {
     pub session: Arc<Session>,
     pub peer: Arc<Peer>,
     pub turn_id: TurnId,
+    /// The claim's token: cancelled by `turn/cancel` or when the daemon stops.
     pub cancel: CancellationToken,
     /// The trace header; its lists are filled from the core's record when the turn ends.
     pub trace: TraceRecord,
@@ -46,8 +47,8 @@ impl TurnCtx {
         turn_id: TurnId,
         trace: TraceRecord,
         core: Turn,
+        cancel: CancellationToken,
     ) -> TurnCtx {
-        let cancel = daemon.stopping.child_token();
         TurnCtx {
             daemon,
             session,

@@ -1,0 +1,256 @@
+//! Sessions on disk: `<home>/sessions/<sessionId>.json`, one file per session, written with
+//! `durable::replace` after every turn and read back when a new daemon starts or a client calls
+//! `session/resume`. The file holds the session's id, workspace, mode, turn count, remembered
+//! requests with their outcomes, last outcome and last findings; never its grants.
+//!
+//! Nothing in a file is trusted until it is checked: the name must be a well-formed session id,
+//! the file a regular file (not a link) owned by the daemon's user and writable by nobody else,
+//! at most [`MAX_FILE_BYTES`], of this kind and schema version, naming the same id, an absolute
+//! workspace, known outcomes and at most `HISTORY_TURNS` requests. Anything else is a
+//! [`Skipped`] with its reason, which the caller logs.
+// std::fs here: the session files live under the Talos home, never in a workspace.
+#![allow(clippy::disallowed_methods)]
+
+use std::fs::OpenOptions;
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use talos_core::history::PriorOutcome;
+use talos_protocol::{Mode, TurnOutcome};
+
+use crate::ids::SessionId;
+use crate::sessions::{HISTORY_TURNS, Snapshot};
+
+/// The schema this daemon writes and the only one it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+/// What the `kind` field of a session file says.
+pub const KIND: &str = "talos-session";
+/// A larger file is not read.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// The session files under `<home>/sessions/`.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+/// A session file that was not loaded, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SessionFile {
+    kind: String,
+    schema_version: u32,
+    session_id: String,
+    workspace: String,
+    mode: Mode,
+    turns: u64,
+    history: Vec<HistoryEntry>,
+    last_outcome: Option<TurnOutcome>,
+    last_findings: Vec<String>,
+    saved_at_ms: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HistoryEntry {
+    request: String,
+    outcome: String,
+}
+
+impl SessionStore {
+    /// The store in `dir` (the daemon's is `Home::sessions`).
+    pub fn new(dir: PathBuf) -> SessionStore {
+        SessionStore { dir }
+    }
+
+    /// Where the session `id` is kept.
+    pub fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// Writes the session's state durably, replacing the previous file.
+    pub fn save(&self, snapshot: &Snapshot, now_ms: u64) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)?;
+        let file = SessionFile {
+            kind: KIND.into(),
+            schema_version: SCHEMA_VERSION,
+            session_id: snapshot.id.to_string(),
+            workspace: snapshot.workspace.display().to_string(),
+            mode: snapshot.mode,
+            turns: snapshot.turns,
+            history: snapshot
+                .requests
+                .iter()
+                .map(|(request, outcome)| HistoryEntry {
+                    request: request.clone(),
+                    outcome: outcome.as_str().into(),
+                })
+                .collect(),
+            last_outcome: snapshot.last_outcome.clone(),
+            last_findings: snapshot.last_findings.clone(),
+            saved_at_ms: now_ms,
+        };
+        let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
+        crate::durable::replace(&self.path(snapshot.id.as_str()), &json)
+    }
+
+    /// Deletes the session's file; `false` when there was none.
+    pub fn remove(&self, id: &str) -> std::io::Result<bool> {
+        if SessionId::parse(id).is_none() {
+            return Ok(false);
+        }
+        match std::fs::remove_file(self.path(id)) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The session `id` from its file, checked (see the module docs).
+    pub fn load(&self, id: &str) -> Result<Snapshot, Skipped> {
+        let path = self.path(id);
+        let skipped = |reason: String| Skipped {
+            path: path.clone(),
+            reason,
+        };
+        let Some(id) = SessionId::parse(id) else {
+            return Err(skipped("the name is not a session id".into()));
+        };
+        let text = read_owned(&path).map_err(skipped)?;
+        let file: SessionFile =
+            serde_json::from_str(&text).map_err(|e| skipped(format!("not a session file: {e}")))?;
+        checked(file, id).map_err(skipped)
+    }
+
+    /// Every session file in the folder, checked: the sessions, and the files skipped. Names
+    /// that are not `<id>.json` (such as a crashed write's temporary file) are skipped too.
+    pub fn load_all(&self) -> (Vec<Snapshot>, Vec<Skipped>) {
+        let mut loaded = Vec::new();
+        let mut skipped = Vec::new();
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (loaded, skipped),
+            Err(e) => {
+                skipped.push(Skipped {
+                    path: self.dir.clone(),
+                    reason: format!("cannot list the folder: {e}"),
+                });
+                return (loaded, skipped);
+            }
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            if name.starts_with('.') {
+                // A temporary file of an interrupted write: `recovery` removes those.
+                continue;
+            }
+            let Some(id) = name.strip_suffix(".json") else {
+                skipped.push(Skipped {
+                    path: self.dir.join(&name),
+                    reason: "not a session file name".into(),
+                });
+                continue;
+            };
+            match self.load(id) {
+                Ok(snapshot) => loaded.push(snapshot),
+                Err(skip) => skipped.push(skip),
+            }
+        }
+        (loaded, skipped)
+    }
+}
+
+/// The file's text: a regular file, not a link, owned by this user, writable by no one else,
+/// and not larger than [`MAX_FILE_BYTES`].
+fn read_owned(path: &Path) -> Result<String, String> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .map_err(|e| format!("cannot open: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("cannot stat: {e}"))?;
+    if !meta.file_type().is_file() {
+        return Err("not a regular file".into());
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!("owned by uid {}, not by uid {me}", meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "writable by other users (mode {:o})",
+            meta.mode() & 0o777
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    Ok(text)
+}
+
+/// The snapshot a parsed file describes, when every field is one this daemon wrote.
+fn checked(file: SessionFile, id: SessionId) -> Result<Snapshot, String> {
+    if file.kind != KIND {
+        return Err(format!("kind {:?} is not {KIND:?}", file.kind));
+    }
+    if file.schema_version != SCHEMA_VERSION {
+        return Err(format!(
+            "schema version {} is not {SCHEMA_VERSION}",
+            file.schema_version
+        ));
+    }
+    if file.session_id != id.as_str() {
+        return Err(format!("it names another session ({})", file.session_id));
+    }
+    let workspace = PathBuf::from(&file.workspace);
+    if !workspace.is_absolute() || workspace == Path::new("/") {
+        return Err(format!("workspace {:?} is not usable", file.workspace));
+    }
+    if file.history.len() > HISTORY_TURNS {
+        return Err(format!(
+            "{} remembered turns, more than {HISTORY_TURNS}",
+            file.history.len()
+        ));
+    }
+    if file.turns < file.history.len() as u64 {
+        return Err("fewer turns than remembered turns".into());
+    }
+    let mut requests = Vec::with_capacity(file.history.len());
+    for entry in file.history {
+        let outcome = PriorOutcome::parse(&entry.outcome)
+            .ok_or_else(|| format!("unknown outcome {:?}", entry.outcome))?;
+        requests.push((entry.request, outcome));
+    }
+    Ok(Snapshot {
+        id,
+        workspace,
+        mode: file.mode,
+        turns: file.turns,
+        requests,
+        last_outcome: file.last_outcome,
+        last_findings: file.last_findings,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,286 @@
+//! Sessions that survive the daemon, through the socket: a restart between two turns of one
+//! session, with the follow-ups ("did you make the change?", "yes") answered from the persisted
+//! records; grants not restored; corrupt and foreign session files skipped and reported;
+//! `session/resume`; `session/close` deleting the file.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use talos_protocol::{
+    CompletionStatus, GrantsListResult, SessionInfo, SessionListResult, SessionResumeResult,
+};
+
+use talos_tests::fake_llama::{FakeLlama, Reply, Script, after_tool_result, write_call};
+use talos_tests::harness::{Answer, Client, TestDaemon, approvals, approve_all};
+
+const CHANGE: &str = "Create index.html with the heading Hello";
+const OTHER: &str = "Create about.html with the heading About";
+
+/// Writes the page the request names, then answers.
+fn steps() -> Script {
+    Arc::new(|request: &Value| {
+        if after_tool_result(request) {
+            Reply::Text("I created the page.".into())
+        } else if request.to_string().contains("about.html") {
+            write_call("about.html", "<h1>About</h1>\n")
+        } else {
+            write_call("index.html", "<h1>Hello</h1>\n")
+        }
+    })
+}
+
+fn workspace() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+async fn listed(client: &mut Client) -> Vec<SessionInfo> {
+    let result: SessionListResult = client.request("session/list", json!({})).await;
+    result.sessions
+}
+
+async fn initialized(daemon: &TestDaemon) -> Client {
+    let mut client = daemon.client().await;
+    client
+        .call("initialize", json!({"clientName": "e2e"}))
+        .await;
+    client
+}
+
+/// The error code and message of a call that must fail.
+async fn error_of(client: &mut Client, method: &str, params: Value) -> (i64, String) {
+    let (response, _) = client
+        .call_with(method, params, |_| Answer::Ignore)
+        .await
+        .unwrap();
+    let error = response.error.expect("an error response");
+    (error.code, error.message)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_daemon_answers_the_follow_up_from_the_persisted_records() {
+    let llama = FakeLlama::start(true, steps()).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let first = client.turn(&session, CHANGE, "approve").await;
+    assert_eq!(first.status, CompletionStatus::Complete, "{first:?}");
+    assert!(listed(&mut client).await[0].persisted);
+    drop(client);
+    let model_calls = llama.requests().len();
+
+    let daemon = daemon.restart().await;
+    let mut client = initialized(&daemon).await;
+    let sessions = listed(&mut client).await;
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let restored = &sessions[0];
+    assert_eq!(restored.session_id, session);
+    assert_eq!((restored.turns, restored.persisted), (1, true));
+    assert_eq!(
+        restored.workspace,
+        ws.path().canonicalize().unwrap().display().to_string()
+    );
+    let status = client
+        .turn(&session, "Did you make the change?", "deny")
+        .await;
+    assert!(
+        status.final_answer.contains(&format!(
+            "From Talos's records of the previous turn (trace {})",
+            first.trace_id
+        )),
+        "{}",
+        status.final_answer
+    );
+    assert!(
+        status.final_answer.contains("index.html"),
+        "{}",
+        status.final_answer
+    );
+    assert_eq!(
+        llama.requests().len(),
+        model_calls,
+        "answered without the model"
+    );
+    let resumed: SessionResumeResult = client
+        .request("session/resume", json!({"sessionId": session}))
+        .await;
+    assert!(!resumed.loaded, "already open: nothing read");
+    assert_eq!(resumed.session.turns, 2);
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmation_after_a_restart_inherits_the_denied_change() {
+    let llama = FakeLlama::start(true, steps()).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let denied = client.turn(&session, CHANGE, "deny").await;
+    assert_eq!(denied.status, CompletionStatus::Blocked, "{denied:?}");
+    drop(client);
+
+    let daemon = daemon.restart().await;
+    let mut client = initialized(&daemon).await;
+    let yes = client.turn(&session, "yes", "approve").await;
+    assert_eq!(yes.status, CompletionStatus::Complete, "{yes:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("index.html")).unwrap(),
+        "<h1>Hello</h1>\n"
+    );
+    let trace = daemon
+        .traces()
+        .into_iter()
+        .max_by_key(|t| t.turn_number)
+        .unwrap();
+    assert_eq!(trace.turn_number, 2, "the turn count carried over");
+    assert_eq!(
+        trace.task_contract.classification_reason,
+        "confirmation-follow-up-inherited"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_are_not_restored_and_a_new_daemon_asks_again() {
+    let llama = FakeLlama::start(true, steps()).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let (_, seen) = client
+        .turn_with(&session, OTHER, approve_all("approveForSession"))
+        .await;
+    assert_eq!(approvals(&seen).len(), 1);
+    let grants: GrantsListResult = client
+        .request("grants/list", json!({"sessionId": session}))
+        .await;
+    assert_eq!(
+        grants.grants.len(),
+        1,
+        "the grant is remembered before the restart"
+    );
+    drop(client);
+
+    let daemon = daemon.restart().await;
+    let mut client = initialized(&daemon).await;
+    let grants: GrantsListResult = client
+        .request("grants/list", json!({"sessionId": session}))
+        .await;
+    assert!(grants.grants.is_empty(), "grants are never persisted");
+    let (outcome, seen) = client
+        .turn_with(&session, CHANGE, approve_all("approve"))
+        .await;
+    assert_eq!(approvals(&seen).len(), 1, "a new daemon asks again");
+    assert_eq!(outcome.status, CompletionStatus::Complete, "{outcome:?}");
+    let text = std::fs::read_to_string(daemon.home.path().join(format!("sessions/{session}.json")))
+        .unwrap();
+    assert!(
+        !text.contains("grant") && !text.contains("remember"),
+        "{text}"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corrupt_and_foreign_session_files_are_skipped_and_reported() {
+    let llama = FakeLlama::start(true, steps()).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = workspace();
+    let gone = workspace();
+    let mut client = daemon.client().await;
+    let kept = client.open_session(ws.path(), "agent").await;
+    client.turn(&kept, CHANGE, "deny").await;
+    let lost = client.open_session(gone.path(), "agent").await;
+    client.turn(&lost, CHANGE, "deny").await;
+    drop(client);
+    let sessions = daemon.home.path().join("sessions");
+    let file = |id: &str| sessions.join(format!("{id}.json"));
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(file(&kept)).unwrap()).unwrap();
+    let corrupt = "ses-11111111111111111111111111111111";
+    std::fs::write(file(corrupt), "{\"kind\": \"talos-session\", \"schemaVer").unwrap();
+    let foreign = "ses-22222222222222222222222222222222";
+    let mut newer = good.clone();
+    newer["sessionId"] = json!(foreign);
+    newer["schemaVersion"] = json!(99);
+    std::fs::write(file(foreign), newer.to_string()).unwrap();
+    let granted = "ses-33333333333333333333333333333333";
+    let mut smuggled = good.clone();
+    smuggled["sessionId"] = json!(granted);
+    smuggled["grants"] = json!({"rememberWrites": true});
+    std::fs::write(file(granted), smuggled.to_string()).unwrap();
+    let lost_path = gone.path().to_path_buf();
+    drop(gone);
+    assert!(!lost_path.exists());
+
+    let daemon = daemon.restart().await;
+    let mut client = initialized(&daemon).await;
+    let ids: Vec<String> = listed(&mut client)
+        .await
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    assert_eq!(
+        ids,
+        vec![kept.clone()],
+        "only the sound session is restored"
+    );
+    // What the start logged: each skipped file with its reason (restoring again is idempotent).
+    let report = talosd::lifecycle::restore_at_start(&daemon.daemon);
+    assert_eq!(report.sessions.len(), 1);
+    let reported: Vec<String> = report
+        .skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.path.display(), s.reason))
+        .collect();
+    assert_eq!(reported.len(), 4, "{reported:#?}");
+    for (id, words) in [
+        (corrupt, "not a session file"),
+        (foreign, "schema version 99"),
+        (granted, "unknown field `grants`"),
+        (lost.as_str(), "cannot be opened"),
+    ] {
+        assert!(
+            reported.iter().any(|r| r.contains(id) && r.contains(words)),
+            "{id}: {words} not in {reported:#?}"
+        );
+    }
+    for (id, reason) in [
+        (corrupt, "not a session file"),
+        (foreign, "schema version 99"),
+        (granted, "unknown field `grants`"),
+    ] {
+        let (code, message) =
+            error_of(&mut client, "session/resume", json!({"sessionId": id})).await;
+        assert_eq!(code, -32001, "{message}");
+        assert!(message.contains(reason), "{id}: {message}");
+        let (code, _) = error_of(
+            &mut client,
+            "turn/start",
+            json!({"sessionId": id, "prompt": "yes"}),
+        )
+        .await;
+        assert_eq!(code, -32001, "a skipped file is never used");
+    }
+    let (code, message) = error_of(&mut client, "session/resume", json!({"sessionId": lost})).await;
+    assert_eq!(code, -32006, "the workspace is gone: {message}");
+    assert!(message.contains("cannot be opened"), "{message}");
+    let (code, _) = error_of(
+        &mut client,
+        "session/resume",
+        json!({"sessionId": "../../config"}),
+    )
+    .await;
+    assert_eq!(code, -32001);
+
+    // Closing deletes the file: the next daemon does not bring the session back.
+    assert!(file(&kept).exists());
+    client
+        .call("session/close", json!({"sessionId": kept}))
+        .await;
+    assert!(!file(&kept).exists());
+    let daemon = daemon.restart().await;
+    let mut client = initialized(&daemon).await;
+    assert!(listed(&mut client).await.is_empty());
+    daemon.stop().await;
+}
