@@ -5,6 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod checkpoint;
+
+pub use checkpoint::*;
+
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
 /// What the daemon reports about itself.
@@ -37,7 +41,7 @@ pub const PROFILE_TRUST: &str = "profile/trust";
 pub const MODEL_STATUS: &str = "model/status";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 15] = [
+pub const ALL_METHODS: [&str; 19] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -53,6 +57,10 @@ pub const ALL_METHODS: [&str; 15] = [
     PROFILE_LIST,
     PROFILE_TRUST,
     MODEL_STATUS,
+    CHECKPOINT_LIST,
+    CHECKPOINT_SHOW,
+    CHECKPOINT_RESTORE,
+    TURN_UNDO,
 ];
 
 /// Params of `initialize`; every field is informational and may be left out.

@@ -112,6 +112,22 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::ProfileTrustResult>,
         ),
         m::MODEL_STATUS => ignored_params(round_trip::<m::ModelStatusResult>),
+        m::CHECKPOINT_LIST => typed_pair(
+            round_trip::<m::CheckpointListParams>,
+            round_trip::<m::CheckpointListResult>,
+        ),
+        m::CHECKPOINT_SHOW => typed_pair(
+            round_trip::<m::CheckpointShowParams>,
+            round_trip::<m::CheckpointShowResult>,
+        ),
+        m::CHECKPOINT_RESTORE => typed_pair(
+            round_trip::<m::CheckpointRestoreParams>,
+            round_trip::<m::RestoreResult>,
+        ),
+        m::TURN_UNDO => typed_pair(
+            round_trip::<m::TurnUndoParams>,
+            round_trip::<m::RestoreResult>,
+        ),
         _ => return None,
     })
 }
