@@ -19,7 +19,9 @@ pub enum Captured {
 /// A path's state now, as the daemon found it (through the workspace handle).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Current {
-    File { sha256: String },
+    File {
+        sha256: String,
+    },
     Directory,
     Absent,
     /// A symlink in the final position: a restore never follows or replaces one.
@@ -117,10 +119,11 @@ pub fn undo_unit(summaries: &[Summary], session: &str) -> Vec<String> {
                 && !undone.contains(&s.turn_id.as_str())
         })
         .collect();
-    let Some(last) = candidates
-        .iter()
-        .max_by(|a, b| a.created_at_ms.cmp(&b.created_at_ms).then(a.checkpoint_id.cmp(&b.checkpoint_id)))
-    else {
+    let Some(last) = candidates.iter().max_by(|a, b| {
+        a.created_at_ms
+            .cmp(&b.created_at_ms)
+            .then(a.checkpoint_id.cmp(&b.checkpoint_id))
+    }) else {
         return Vec::new();
     };
     let mut unit: Vec<&Summary> = candidates
@@ -167,7 +170,9 @@ fn step(row: &Row, now: &Current, overwrite_conflicts: bool) -> Step {
         Current::Refused(reason) => return done(Action::Refuse(reason.clone()), false),
         Current::Symlink => {
             return done(
-                Action::Refuse("a symlink is there now; a restore never follows or replaces one".into()),
+                Action::Refuse(
+                    "a symlink is there now; a restore never follows or replaces one".into(),
+                ),
                 false,
             );
         }

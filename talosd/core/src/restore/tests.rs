@@ -43,28 +43,107 @@ fn each_path_gets_the_step_its_states_call_for() {
         size: 3,
     };
     // Restored: the file still holds what the change wrote.
-    check(row("f", file("a"), Some(file("b"))), now_file("b"), false, restore_a.clone(), false);
+    check(
+        row("f", file("a"), Some(file("b"))),
+        now_file("b"),
+        false,
+        restore_a.clone(),
+        false,
+    );
     // Deleted: created by the change, untouched since.
-    check(row("n", Captured::Absent, Some(file("b"))), now_file("b"), false, Action::Delete, false);
+    check(
+        row("n", Captured::Absent, Some(file("b"))),
+        now_file("b"),
+        false,
+        Action::Delete,
+        false,
+    );
     // A directory removed by the change is made again.
-    check(row("d", Captured::Directory, Some(Captured::Absent)), Current::Absent, false, Action::Directory, false);
+    check(
+        row("d", Captured::Directory, Some(Captured::Absent)),
+        Current::Absent,
+        false,
+        Action::Directory,
+        false,
+    );
     // A file the change deleted comes back.
-    check(row("f", file("a"), Some(Captured::Absent)), Current::Absent, false, restore_a.clone(), false);
+    check(
+        row("f", file("a"), Some(Captured::Absent)),
+        Current::Absent,
+        false,
+        restore_a.clone(),
+        false,
+    );
     // Already as captured: nothing to do, and no conflict even without an after record.
-    check(row("f", file("a"), None), now_file("a"), false, Action::Unchanged, false);
-    check(row("n", Captured::Absent, Some(file("b"))), Current::Absent, false, Action::Unchanged, false);
+    check(
+        row("f", file("a"), None),
+        now_file("a"),
+        false,
+        Action::Unchanged,
+        false,
+    );
+    check(
+        row("n", Captured::Absent, Some(file("b"))),
+        Current::Absent,
+        false,
+        Action::Unchanged,
+        false,
+    );
     // Changed by someone else since: skipped, shown as a conflict.
-    check(row("f", file("a"), Some(file("b"))), now_file("c"), false, Action::SkipConflict, true);
-    check(row("n", Captured::Absent, Some(file("b"))), now_file("c"), false, Action::SkipConflict, true);
-    check(row("n", Captured::Absent, Some(file("b"))), Current::Directory, false, Action::SkipConflict, true);
+    check(
+        row("f", file("a"), Some(file("b"))),
+        now_file("c"),
+        false,
+        Action::SkipConflict,
+        true,
+    );
+    check(
+        row("n", Captured::Absent, Some(file("b"))),
+        now_file("c"),
+        false,
+        Action::SkipConflict,
+        true,
+    );
+    check(
+        row("n", Captured::Absent, Some(file("b"))),
+        Current::Directory,
+        false,
+        Action::SkipConflict,
+        true,
+    );
     // No after record and a difference: a conflict (nobody can tell who changed it).
-    check(row("f", file("a"), None), now_file("c"), false, Action::SkipConflict, true);
+    check(
+        row("f", file("a"), None),
+        now_file("c"),
+        false,
+        Action::SkipConflict,
+        true,
+    );
     // Asked to overwrite: the conflict is restored, and still marked.
-    check(row("f", file("a"), Some(file("b"))), now_file("c"), true, restore_a, true);
-    check(row("n", Captured::Absent, Some(file("b"))), now_file("c"), true, Action::Delete, true);
+    check(
+        row("f", file("a"), Some(file("b"))),
+        now_file("c"),
+        true,
+        restore_a,
+        true,
+    );
+    check(
+        row("n", Captured::Absent, Some(file("b"))),
+        now_file("c"),
+        true,
+        Action::Delete,
+        true,
+    );
     // A symlink or an unreachable path is refused, whatever was asked.
-    let link = Action::Refuse("a symlink is there now; a restore never follows or replaces one".into());
-    check(row("f", file("a"), Some(file("b"))), Current::Symlink, true, link, false);
+    let link =
+        Action::Refuse("a symlink is there now; a restore never follows or replaces one".into());
+    check(
+        row("f", file("a"), Some(file("b"))),
+        Current::Symlink,
+        true,
+        link,
+        false,
+    );
     check(
         row("../x", file("a"), Some(file("b"))),
         Current::Refused("path leaves the workspace".into()),
@@ -90,7 +169,10 @@ fn steps_run_deletions_deepest_first_then_directories_then_files() {
         Current::Absent,
         now_file("s"),
     ];
-    let order: Vec<String> = plan(&rows, &now, false).into_iter().map(|s| s.path).collect();
+    let order: Vec<String> = plan(&rows, &now, false)
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
     assert_eq!(order, ["dst/a.txt", "dst", "src", "src/a.txt", "same"]);
 }
 
@@ -156,11 +238,37 @@ fn undo_takes_the_last_changing_turn_of_the_session_not_yet_undone() {
 #[test]
 fn the_approval_says_what_happens_to_each_path() {
     let steps = vec![
-        Step { path: "a".into(), action: Action::Restore { sha256: "x".into(), size: 12 }, conflict: false },
-        Step { path: "n".into(), action: Action::Delete, conflict: false },
-        Step { path: "d".into(), action: Action::Directory, conflict: false },
-        Step { path: "c".into(), action: Action::SkipConflict, conflict: true },
-        Step { path: "o".into(), action: Action::Restore { sha256: "y".into(), size: 1 }, conflict: true },
+        Step {
+            path: "a".into(),
+            action: Action::Restore {
+                sha256: "x".into(),
+                size: 12,
+            },
+            conflict: false,
+        },
+        Step {
+            path: "n".into(),
+            action: Action::Delete,
+            conflict: false,
+        },
+        Step {
+            path: "d".into(),
+            action: Action::Directory,
+            conflict: false,
+        },
+        Step {
+            path: "c".into(),
+            action: Action::SkipConflict,
+            conflict: true,
+        },
+        Step {
+            path: "o".into(),
+            action: Action::Restore {
+                sha256: "y".into(),
+                size: 1,
+            },
+            conflict: true,
+        },
     ];
     assert_eq!(
         lines(&steps),
