@@ -157,7 +157,10 @@ pub async fn run(
         Err(problem) => {
             result.files = steps
                 .iter()
-                .map(|s| report(s, proto::RestoreOutcome::NotDone, None))
+                .map(|s| {
+                    let why = restore::changes_disk(&s.action).then(|| problem.clone());
+                    report(s, proto::RestoreOutcome::NotDone, why)
+                })
                 .collect();
             result.message = format!("restore refused, nothing changed: {problem}");
         }
