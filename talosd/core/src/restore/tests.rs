@@ -24,7 +24,11 @@ fn row(path: &str, before: Captured, after: Option<Captured>) -> Row {
 /// One row: a path's checkpoint, its state now, whether conflicts are overwritten, and the
 /// step expected.
 fn check(row: Row, now: Current, overwrite: bool, action: Action, conflict: bool) {
-    let steps = plan(std::slice::from_ref(&row), &[now.clone()], overwrite);
+    let steps = plan(
+        std::slice::from_ref(&row),
+        std::slice::from_ref(&now),
+        overwrite,
+    );
     assert_eq!(
         steps,
         vec![Step {
