@@ -432,47 +432,56 @@ async fn a_hostile_manifest_path_that_escapes_is_refused() {
 }
 
 /// Proves a change whose checkpoint would copy a file over `checkpoint.max_file_bytes` is
-/// refused with a message naming the setting, and the file is not written.
+/// refused with a message naming the setting, and the file is not changed: a write (the
+/// single-file checkpoint) and a delete (the workspace-operation checkpoint).
 #[tokio::test]
 async fn a_checkpoint_over_max_file_bytes_fails_closed() {
-    let steps = vec![
-        read_call("big.txt"),
-        write_call("big.txt", "small\n"),
-        Reply::Text("Done.".into()),
-    ];
-    let llama = FakeLlama::start(true, scripted(steps)).await;
-    let config = format!(
-        "{}checkpoint:\n  max_file_bytes: 16\n",
-        TestDaemon::config_for(&llama.url, true)
-    );
-    let daemon = TestDaemon::start(&config).await;
-    let dir = tempfile::tempdir().unwrap();
-    let big = "x".repeat(100);
-    std::fs::write(dir.path().join("big.txt"), &big).unwrap();
-    let mut client = daemon.client().await;
-    let session = client.open_session(dir.path(), "agent").await;
-    let (outcome, seen) = client
-        .turn_with(
-            &session,
+    let rows = [
+        (
+            vec![read_call("big.txt"), write_call("big.txt", "small\n")],
             "Replace the content of big.txt with small",
-            approve_all("approve"),
-        )
-        .await;
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("big.txt")).unwrap(),
-        big
-    );
-    let everything = format!(
-        "{}{}",
-        serde_json::to_string(&outcome).unwrap(),
-        seen.iter().map(|m| m.to_line()).collect::<String>()
-    );
-    assert!(
-        everything.contains("checkpoint.max_file_bytes"),
-        "{everything}"
-    );
-    assert!(daemon.checkpoint_objects().is_empty());
-    daemon.stop().await;
+        ),
+        (
+            vec![Reply::ToolCalls(vec![(
+                "talos.delete_path".into(),
+                json!({"path": "big.txt"}).to_string(),
+            )])],
+            "Delete the file big.txt",
+        ),
+    ];
+    for (mut steps, prompt) in rows {
+        steps.push(Reply::Text("Done.".into()));
+        let llama = FakeLlama::start(true, scripted(steps)).await;
+        let config = format!(
+            "{}checkpoint:\n  max_file_bytes: 16\n",
+            TestDaemon::config_for(&llama.url, true)
+        );
+        let daemon = TestDaemon::start(&config).await;
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x".repeat(100);
+        std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+        let mut client = daemon.client().await;
+        let session = client.open_session(dir.path(), "agent").await;
+        let (outcome, seen) = client
+            .turn_with(&session, prompt, approve_all("approve"))
+            .await;
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("big.txt")).unwrap(),
+            big,
+            "{prompt}"
+        );
+        let everything = format!(
+            "{}{}",
+            serde_json::to_string(&outcome).unwrap(),
+            seen.iter().map(|m| m.to_line()).collect::<String>()
+        );
+        assert!(
+            everything.contains("checkpoint.max_file_bytes"),
+            "{prompt}: {everything}"
+        );
+        assert!(daemon.checkpoint_objects().is_empty(), "{prompt}");
+        daemon.stop().await;
+    }
 }
 
 /// Proves "undo your last change" asked in words restores nothing and names the commands.
@@ -493,4 +502,69 @@ async fn undo_in_words_names_the_commands_and_restores_nothing() {
     assert_eq!(s.read("a.txt"), "ALPHA\n");
     assert_eq!(s.read("c.txt"), "new\n");
     s.daemon.stop().await;
+}
+
+/// Proves workspace operations are undone too: a batch that made a folder and moved a file
+/// into it (the folder and the moved file deleted, the file back), and a recursive delete of
+/// a folder (the folder and its file made again).
+#[tokio::test]
+async fn undo_reverses_workspace_operations_on_folders() {
+    let batch = json!({"operations": [{"op": "mkdir", "path": "docs"}, {"op": "move", "from": "notes.md", "to": "docs/notes.md"}]});
+    let rows = [
+        (
+            Reply::ToolCalls(vec![(
+                "talos.apply_workspace_batch".into(),
+                batch.to_string(),
+            )]),
+            "Create a folder docs and move notes.md into it",
+        ),
+        (
+            Reply::ToolCalls(vec![(
+                "talos.delete_path".into(),
+                json!({"path": "build", "recursive": true}).to_string(),
+            )]),
+            "Delete the folder build",
+        ),
+    ];
+    for (call, prompt) in rows {
+        let llama = FakeLlama::start(true, scripted(vec![call, Reply::Text("Done.".into())])).await;
+        let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.md"), "# notes\n").unwrap();
+        std::fs::create_dir(dir.path().join("build")).unwrap();
+        std::fs::write(dir.path().join("build/out.o"), "obj").unwrap();
+        let mut client = daemon.client().await;
+        let session = client.open_session(dir.path(), "agent").await;
+        client.turn(&session, prompt, "approve").await;
+        let changed = dir.path().join("docs").exists() || !dir.path().join("build").exists();
+        assert!(changed, "{prompt}: the turn changed the workspace");
+        let (response, seen) = client
+            .call_with(
+                "turn/undo",
+                json!({"sessionId": session}),
+                approve_all("approve"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(approvals(&seen).len(), 1, "{prompt}");
+        let result: RestoreResult = decode("turn/undo", response.result.unwrap());
+        assert!(
+            result
+                .files
+                .iter()
+                .all(|f| f.outcome == RestoreOutcome::Done),
+            "{prompt}: {result:?}"
+        );
+        assert!(!dir.path().join("docs").exists(), "{prompt}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
+            "# notes\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("build/out.o")).unwrap(),
+            "obj",
+            "{prompt}"
+        );
+        daemon.stop().await;
+    }
 }
