@@ -283,3 +283,113 @@ pub fn object(objects: &Path, sha256: &str) -> Result<Vec<u8>, ManifestError> {
     }
     Ok(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(
+        path: &str,
+        entry: &str,
+        blob: Option<&str>,
+        after: Option<(&str, Option<&str>)>,
+    ) -> ManifestFile {
+        ManifestFile {
+            relative_path: path.into(),
+            entry_type: entry.into(),
+            existed_before: entry != "PATH",
+            blob_sha256: blob.map(str::to_string),
+            size_bytes: 3,
+            after: after.map(|(kind, sha)| AfterState {
+                entry_type: kind.into(),
+                sha256: sha.map(str::to_string),
+                size_bytes: 3,
+            }),
+        }
+    }
+
+    fn manifest(tool: &str, files: Vec<ManifestFile>) -> Manifest {
+        Manifest {
+            schema_version: 2,
+            checkpoint_id: "chk-1".into(),
+            workspace: "/ws".into(),
+            created_at_ms: 5,
+            session_id: Some("ses-1".into()),
+            trace_id: "t".into(),
+            turn_id: "turn-1".into(),
+            call_id: "c".into(),
+            tool: tool.into(),
+            undoes: None,
+            files,
+        }
+    }
+
+    /// Proves stored entries become the core's rows (an unknown after kind is a state no
+    /// capture equals) and a checkpoint counts as changed only when an after record differs.
+    #[test]
+    fn manifests_become_rows_and_summaries() {
+        let m = manifest(
+            "talos.write_file",
+            vec![
+                file("a", "FILE", Some("aa"), Some(("FILE", Some("bb")))),
+                file("n", "PATH", None, Some(("OTHER", None))),
+                file("d", "DIRECTORY", None, None),
+            ],
+        );
+        assert_eq!(
+            m.rows(),
+            vec![
+                Row {
+                    path: "a".into(),
+                    before: Captured::File {
+                        sha256: "aa".into(),
+                        size: 3
+                    },
+                    after: Some(Captured::File {
+                        sha256: "bb".into(),
+                        size: 3
+                    }),
+                },
+                Row {
+                    path: "n".into(),
+                    before: Captured::Absent,
+                    after: Some(Captured::File {
+                        sha256: String::new(),
+                        size: 0
+                    }),
+                },
+                Row {
+                    path: "d".into(),
+                    before: Captured::Directory,
+                    after: None
+                },
+            ]
+        );
+        assert!(m.summary().changed && !m.summary().by_restore);
+        let unchanged = manifest(
+            RESTORE_TRIGGER,
+            vec![file("a", "FILE", Some("aa"), Some(("FILE", Some("aa"))))],
+        );
+        assert!(!unchanged.summary().changed && unchanged.summary().by_restore);
+        // Schema 1 manifests (no session, no after) still read.
+        let old: Manifest = serde_json::from_str(
+            r#"{"schemaVersion":1,"checkpointId":"chk-1","workspace":"/ws","createdAtMs":1,"traceId":"t","turnId":"u","callId":"c","tool":"talos.edit_file","files":[{"relativePath":"a","entryType":"FILE","existedBefore":true,"blobSha256":"aa","sizeBytes":3}]}"#,
+        )
+        .unwrap();
+        assert!(old.session_id.is_none() && old.files[0].after.is_none());
+    }
+
+    /// Proves only `chk-` + 32 lower-case hex names a manifest file.
+    #[test]
+    fn only_well_formed_ids_name_a_manifest() {
+        for (id, valid) in [
+            ("chk-0123456789abcdef0123456789abcdef", true),
+            ("chk-0123456789ABCDEF0123456789abcdef", false),
+            ("chk-../../etc/passwd", false),
+            ("chk-0123", false),
+            ("ses-0123456789abcdef0123456789abcdef", false),
+        ] {
+            assert_eq!(valid_id(id), valid, "{id}");
+        }
+    }
+}

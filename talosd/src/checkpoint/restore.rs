@@ -358,23 +358,37 @@ fn report(
 fn summary_of(steps: &[Step]) -> String {
     let count = |f: fn(&Action) -> bool| steps.iter().filter(|s| f(&s.action)).count();
     let parts = [
-        (count(|a| matches!(a, Action::Restore { .. })), "restored"),
-        (count(|a| matches!(a, Action::Delete)), "deleted"),
+        (
+            count(|a| matches!(a, Action::Restore { .. })),
+            "restored",
+            "restored",
+        ),
+        (count(|a| matches!(a, Action::Delete)), "deleted", "deleted"),
         (
             count(|a| matches!(a, Action::Directory)),
+            "directory made",
             "directories made",
         ),
-        (count(|a| matches!(a, Action::Unchanged)), "unchanged"),
+        (
+            count(|a| matches!(a, Action::Unchanged)),
+            "unchanged",
+            "unchanged",
+        ),
         (
             count(|a| matches!(a, Action::SkipConflict)),
+            "conflict kept",
             "conflicts kept",
         ),
-        (count(|a| matches!(a, Action::Refuse(_))), "refused"),
+        (
+            count(|a| matches!(a, Action::Refuse(_))),
+            "refused",
+            "refused",
+        ),
     ];
     let text: Vec<String> = parts
         .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if *n == 1 { one } else { many }))
         .collect();
     if text.is_empty() {
         "no paths".into()
