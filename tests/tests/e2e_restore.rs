@@ -133,6 +133,14 @@ async fn undo_restores_a_three_file_turn_as_one_approved_unit() {
         details.contains("deleted: c.txt (it did not exist before)"),
         "{details}"
     );
+    let diff = asked[0].diff.as_ref().expect("the approval shows the diff");
+    assert!(
+        diff.text.contains("=== a.txt (restored)")
+            && diff.text.contains("-ALPHA\n+alpha")
+            && diff.text.contains("=== c.txt (deleted)"),
+        "{}",
+        diff.text
+    );
     assert_eq!(result.checkpoint_ids.len(), 3, "{result:?}");
     assert_eq!(result.decision, Some(Decision::Approve));
     assert!(result.safety_checkpoint_id.is_some());

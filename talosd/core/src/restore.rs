@@ -2,8 +2,10 @@
 //! to each path (write the captured bytes back, delete a path that did not exist before, make a
 //! directory again, leave it alone), which paths are conflicts (changed by someone else since
 //! the change the checkpoint guarded), the order the daemon performs the steps in, and the
-//! lines the person approves. Values in, values out: the daemon reads the manifests and the
+//! lines and diff the person approves. Values in, values out: the daemon reads the manifests and the
 //! current state of each path and passes them in, then performs the steps.
+
+use crate::diff;
 
 /// A path's state as a checkpoint recorded it (before the change, or after it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,6 +265,64 @@ pub fn line(step: &Step) -> String {
         ),
         Action::Refuse(reason) => format!("refused: {path} ({reason})"),
     }
+}
+
+/// One file's two sides for the approval's diff: its text now (`None`: absent) and after the
+/// restore (`None`: deleted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sides {
+    pub path: String,
+    pub now: Option<String>,
+    pub restored: Option<String>,
+}
+
+/// The approval's diff for every file a restore changes: each file's unified diff from now to
+/// after the restore under a `=== PATH` line, capped as one approval diff
+/// ([`diff::MAX_DIFF_LINES`], [`diff::MAX_DIFF_CHARS`]). `None` when no file has two sides.
+pub fn preview(files: &[Sides]) -> Option<diff::Preview> {
+    let mut lines: Vec<String> = Vec::new();
+    let (mut added, mut removed) = (0, 0);
+    for file in files {
+        let one = diff::preview(file.now.as_deref(), file.restored.as_deref().unwrap_or(""));
+        added += one.added;
+        removed += one.removed;
+        let what = match (&file.now, &file.restored) {
+            (_, None) => "deleted",
+            (None, Some(_)) => "restored, new",
+            (Some(_), Some(_)) => "restored",
+        };
+        lines.push(format!("=== {} ({what})", file.path));
+        lines.extend(
+            one.text
+                .lines()
+                .filter(|l| !l.starts_with("... ("))
+                .map(str::to_string),
+        );
+    }
+    if files.is_empty() {
+        return None;
+    }
+    let mut text = String::new();
+    let mut shown = 0;
+    for line in &lines {
+        if shown == diff::MAX_DIFF_LINES || text.len() + line.len() + 1 > diff::MAX_DIFF_CHARS {
+            break;
+        }
+        text.push_str(line);
+        text.push('\n');
+        shown += 1;
+    }
+    let truncated = shown < lines.len();
+    if truncated {
+        text.push_str(&format!("... ({} more diff lines)\n", lines.len() - shown));
+    }
+    Some(diff::Preview {
+        text,
+        added,
+        removed,
+        truncated,
+        note: "",
+    })
 }
 
 #[cfg(test)]

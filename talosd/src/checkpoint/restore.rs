@@ -140,8 +140,20 @@ pub async fn run(
         result.message = format!("nothing to restore: {}", summary_of(&steps));
         return Ok(result);
     }
+    let objects = store.objects(unit.files.root());
+    let diff = crate::offload::blocking(|| {
+        let sides = sides(
+            &unit.files,
+            &objects,
+            &steps,
+            &rows,
+            &current,
+            store.max_file_bytes(),
+        );
+        restore::preview(&sides).map(|p| crate::to_proto::diff(&p))
+    });
     let operation = TurnId::new()?;
-    let decision = ask(daemon, peer, &unit, &operation, &steps).await?;
+    let decision = ask(daemon, peer, &unit, &operation, &steps, diff).await?;
     result.decision = Some(decision);
     if decision == proto::Decision::Deny {
         result.files = steps
@@ -197,6 +209,7 @@ async fn ask(
     unit: &Unit,
     operation: &TurnId,
     steps: &[Step],
+    diff: Option<proto::DiffPreview>,
 ) -> Result<proto::Decision, IdError> {
     let request = ApprovalId::new()?;
     let params = proto::ApprovalRequestParams {
@@ -207,7 +220,7 @@ async fn ask(
         description: restore::description(&unit.what, steps),
         target: None,
         details: restore::lines(steps),
-        diff: None,
+        diff,
         remember_eligible: false,
     };
     let value = serde_json::to_value(&params).unwrap_or(serde_json::Value::Null);
@@ -224,6 +237,50 @@ async fn ask(
             .map_or(proto::Decision::Deny, |r| r.decision),
         Ok(Err(_)) | Err(_) => proto::Decision::Deny,
     })
+}
+
+/// Each changing file step's text now and after the restore, for the approval's diff
+/// (directories and paths that are not regular files have none).
+fn sides(
+    files: &Workspace,
+    objects: &std::path::Path,
+    steps: &[Step],
+    rows: &[talos_core::restore::Row],
+    current: &[Current],
+    max: u64,
+) -> Vec<restore::Sides> {
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    steps
+        .iter()
+        .filter_map(|step| {
+            let now = rows
+                .iter()
+                .position(|r| r.path == step.path)
+                .and_then(|i| current.get(i))?;
+            let now = match now {
+                Current::File { .. } => {
+                    Some(text(files.read_limited(&step.path, &step.path, max).ok()??))
+                }
+                Current::Absent => None,
+                Current::Directory | Current::Symlink | Current::Refused(_) => return None,
+            };
+            let restored = match &step.action {
+                Action::Restore { sha256, .. } => {
+                    Some(text(manifest::object(objects, sha256).ok()?))
+                }
+                Action::Delete => None,
+                Action::Directory
+                | Action::Unchanged
+                | Action::SkipConflict
+                | Action::Refuse(_) => return None,
+            };
+            Some(restore::Sides {
+                path: step.path.clone(),
+                now,
+                restored,
+            })
+        })
+        .collect()
 }
 
 /// Takes the safety checkpoint, then performs each step. Returns the safety checkpoint's id

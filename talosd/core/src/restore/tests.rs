@@ -291,3 +291,34 @@ fn the_approval_says_what_happens_to_each_path() {
     assert!(changes(&steps));
     assert!(!changes(&steps[3..4]));
 }
+
+#[test]
+fn the_approval_diff_shows_each_changed_file_under_its_name() {
+    let sides = |path: &str, now: Option<&str>, restored: Option<&str>| Sides {
+        path: path.into(),
+        now: now.map(str::to_string),
+        restored: restored.map(str::to_string),
+    };
+    let p = preview(&[
+        sides("a.txt", Some("ALPHA\n"), Some("alpha\n")),
+        sides("c.txt", Some("new\n"), None),
+    ])
+    .unwrap();
+    assert_eq!(
+        p.text,
+        "=== a.txt (restored)\n@@ -1 +1 @@\n-ALPHA\n+alpha\n=== c.txt (deleted)\n@@ -1 +0,0 @@\n-new\n"
+    );
+    assert_eq!((p.added, p.removed, p.truncated), (1, 2, false));
+    assert!(preview(&[]).is_none());
+    // Many files are capped as one approval diff.
+    let long: Vec<Sides> = (0..40)
+        .map(|i| sides(&format!("f{i}"), Some("x\n"), Some("y\n")))
+        .collect();
+    let p = preview(&long).unwrap();
+    assert!(
+        p.truncated && p.text.ends_with("more diff lines)\n"),
+        "{}",
+        p.text
+    );
+    assert!(p.text.lines().count() <= crate::diff::MAX_DIFF_LINES + 1);
+}
