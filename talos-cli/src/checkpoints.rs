@@ -143,21 +143,39 @@ pub fn undo(
     let mut sessions = crate::sessions::on_workspace(client, workspace, None)?;
     sessions.sort_by_key(|s| s.mode != Mode::Agent);
     for session in &sessions {
-        match client.call(
-            TURN_UNDO,
-            json!({ "sessionId": session.session_id, "overwriteConflicts": overwrite_conflicts }),
-            &mut |m| answer_approval(m, output),
+        match undo_session(
+            client,
+            &session.session_id,
+            overwrite_conflicts,
+            json,
+            output,
         ) {
-            Ok(raw) => return finish(TURN_UNDO, raw, json, output),
             Err(Failure::Rpc(RpcError { code, .. })) if code == ErrorCode::InvalidParams.code() => {
             }
-            Err(other) => return Err(other),
+            done => return done,
         }
     }
     Err(Failure::Usage(format!(
         "nothing to undo: no session on {} has a turn that changed files (see talos checkpoints, then talos restore ID)",
         printable(workspace)
     )))
+}
+
+/// `turn/undo` for one session (an interactive session's `/undo` names its own): the exit
+/// code as for `talos restore`; "nothing left to undo" is `-32602`.
+pub fn undo_session(
+    client: &mut Client,
+    session_id: &str,
+    overwrite_conflicts: bool,
+    json: bool,
+    output: &Output,
+) -> Result<u8, Failure> {
+    let raw = client.call(
+        TURN_UNDO,
+        json!({ "sessionId": session_id, "overwriteConflicts": overwrite_conflicts }),
+        &mut |m| answer_approval(m, output),
+    )?;
+    finish(TURN_UNDO, raw, json, output)
 }
 
 fn finish(method: &str, raw: Value, json: bool, output: &Output) -> Result<u8, Failure> {
