@@ -50,6 +50,9 @@ pub enum Action {
     Restore { sha256: String, size: u64 },
     /// Remove it: it did not exist before the change.
     Delete,
+    /// Remove the directory there now and everything in it: it did not exist before the
+    /// change (what it holds now is kept in the safety checkpoint).
+    DeleteTree,
     /// Make the directory again.
     Directory,
     /// Nothing to do: it already holds the captured state.
@@ -153,7 +156,7 @@ pub fn plan(rows: &[Row], current: &[Current], overwrite_conflicts: bool) -> Vec
     steps.sort_by_key(|s| {
         let depth = s.path.split('/').count();
         match s.action {
-            Action::Delete => (0, usize::MAX - depth),
+            Action::Delete | Action::DeleteTree => (0, usize::MAX - depth),
             Action::Directory => (1, depth),
             Action::Restore { .. } => (2, depth),
             Action::Unchanged | Action::SkipConflict | Action::Refuse(_) => (3, 0),
@@ -196,6 +199,7 @@ fn step(row: &Row, now: &Current, overwrite_conflicts: bool) -> Step {
             size: *size,
         },
         Captured::Directory => Action::Directory,
+        Captured::Absent if *now == Current::Directory => Action::DeleteTree,
         Captured::Absent => Action::Delete,
     };
     done(action, conflict)
@@ -218,7 +222,7 @@ pub fn changes(steps: &[Step]) -> bool {
 /// Whether this action changes the disk.
 pub fn changes_disk(action: &Action) -> bool {
     match action {
-        Action::Restore { .. } | Action::Delete | Action::Directory => true,
+        Action::Restore { .. } | Action::Delete | Action::DeleteTree | Action::Directory => true,
         Action::Unchanged | Action::SkipConflict | Action::Refuse(_) => false,
     }
 }
@@ -258,6 +262,9 @@ pub fn line(step: &Step) -> String {
             format!("{conflict}restored: {path} (the captured {size} bytes)")
         }
         Action::Delete => format!("{conflict}deleted: {path} (it did not exist before)"),
+        Action::DeleteTree => format!(
+            "{conflict}deleted: {path}/ and everything in it now (it did not exist before; what it holds is kept in the safety checkpoint)"
+        ),
         Action::Directory => format!("{conflict}directory: {path} (made again)"),
         Action::Unchanged => format!("unchanged: {path} (already as captured)"),
         Action::SkipConflict => format!(

@@ -269,6 +269,7 @@ fn sides(
                     Some(text(manifest::object(objects, sha256).ok()?))
                 }
                 Action::Delete => None,
+                Action::DeleteTree => return None,
                 Action::Directory
                 | Action::Unchanged
                 | Action::SkipConflict
@@ -371,7 +372,7 @@ fn one(
                 .write_atomic(&location, &step.path, &bytes)
                 .map_err(|e| e.to_string())
         }
-        Action::Delete => files
+        Action::Delete | Action::DeleteTree => files
             .remove(&location)
             .map_err(|e| format!("cannot delete: {e}")),
         Action::Directory => {
@@ -420,7 +421,11 @@ fn summary_of(steps: &[Step]) -> String {
             "restored",
             "restored",
         ),
-        (count(|a| matches!(a, Action::Delete)), "deleted", "deleted"),
+        (
+            count(|a| matches!(a, Action::Delete | Action::DeleteTree)),
+            "deleted",
+            "deleted",
+        ),
         (
             count(|a| matches!(a, Action::Directory)),
             "directory made",

@@ -7,7 +7,7 @@ use talos_protocol as proto;
 pub fn action(a: &Action) -> proto::RestoreAction {
     match a {
         Action::Restore { .. } => proto::RestoreAction::Restore,
-        Action::Delete => proto::RestoreAction::Delete,
+        Action::Delete | Action::DeleteTree => proto::RestoreAction::Delete,
         Action::Directory => proto::RestoreAction::Directory,
         Action::Unchanged => proto::RestoreAction::Unchanged,
         Action::SkipConflict => proto::RestoreAction::SkipConflict,

@@ -108,6 +108,14 @@ fn each_path_gets_the_step_its_states_call_for() {
         Action::SkipConflict,
         true,
     );
+    // A directory the change made goes with what is in it now (the line says so).
+    check(
+        row("d", Captured::Absent, Some(Captured::Directory)),
+        Current::Directory,
+        false,
+        Action::DeleteTree,
+        false,
+    );
     check(
         row("n", Captured::Absent, Some(file("b"))),
         Current::Directory,
@@ -256,6 +264,11 @@ fn the_approval_says_what_happens_to_each_path() {
             conflict: false,
         },
         Step {
+            path: "t".into(),
+            action: Action::DeleteTree,
+            conflict: false,
+        },
+        Step {
             path: "d".into(),
             action: Action::Directory,
             conflict: false,
@@ -279,6 +292,7 @@ fn the_approval_says_what_happens_to_each_path() {
         vec![
             "restored: a (the captured 12 bytes)".to_string(),
             "deleted: n (it did not exist before)".into(),
+            "deleted: t/ and everything in it now (it did not exist before; what it holds is kept in the safety checkpoint)".into(),
             "directory: d (made again)".into(),
             "CONFLICT, skipped: c was changed by someone else since the checkpoint and is kept as it is (restore with overwriteConflicts to replace it)".into(),
             "CONFLICT, changed by someone else since the checkpoint; your version will be overwritten: restored: o (the captured 1 bytes)".into(),
@@ -286,10 +300,10 @@ fn the_approval_says_what_happens_to_each_path() {
     );
     assert_eq!(
         description("turn t", &steps),
-        "restore turn t: 4 paths to change, 2 conflicts (changed by someone else since)"
+        "restore turn t: 5 paths to change, 2 conflicts (changed by someone else since)"
     );
     assert!(changes(&steps));
-    assert!(!changes(&steps[3..4]));
+    assert!(!changes(&steps[4..5]));
 }
 
 #[test]
