@@ -5,7 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod checkpoint;
 mod continuity;
+
+pub use checkpoint::*;
 pub use continuity::*;
 
 /// The first request: protocol version and server identity.
@@ -44,7 +47,7 @@ pub const TURN_CANCEL: &str = "turn/cancel";
 pub const SESSION_RESUME: &str = "session/resume";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 17] = [
+pub const ALL_METHODS: [&str; 21] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -62,6 +65,10 @@ pub const ALL_METHODS: [&str; 17] = [
     MODEL_STATUS,
     TURN_CANCEL,
     SESSION_RESUME,
+    CHECKPOINT_LIST,
+    CHECKPOINT_SHOW,
+    CHECKPOINT_RESTORE,
+    TURN_UNDO,
 ];
 
 /// Params of `initialize`; every field is informational and may be left out.

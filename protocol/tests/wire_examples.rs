@@ -120,6 +120,22 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::SessionResumeParams>,
             round_trip::<m::SessionResumeResult>,
         ),
+        m::CHECKPOINT_LIST => typed_pair(
+            round_trip::<m::CheckpointListParams>,
+            round_trip::<m::CheckpointListResult>,
+        ),
+        m::CHECKPOINT_SHOW => typed_pair(
+            round_trip::<m::CheckpointShowParams>,
+            round_trip::<m::CheckpointShowResult>,
+        ),
+        m::CHECKPOINT_RESTORE => typed_pair(
+            round_trip::<m::CheckpointRestoreParams>,
+            round_trip::<m::RestoreResult>,
+        ),
+        m::TURN_UNDO => typed_pair(
+            round_trip::<m::TurnUndoParams>,
+            round_trip::<m::RestoreResult>,
+        ),
         _ => return None,
     })
 }

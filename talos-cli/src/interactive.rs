@@ -86,6 +86,22 @@ pub fn run(target: &SocketTarget, start: Start, output: &Output) -> Result<u8, F
     Ok(0)
 }
 
+/// The approval question asked with the line editor: Ctrl-C there denies, and cancels the
+/// armed turn when one runs.
+fn ask_with<'e>(
+    editor: &'e mut Editor,
+    interrupts: &'e Interrupts,
+) -> impl FnMut(&talos_protocol::ApprovalRequestParams, &Output) -> talos_protocol::Decision + 'e {
+    move |request, output| match editor.ask(request, output) {
+        Answer::Decision(decision) => decision,
+        Answer::Interrupted => {
+            output.err_line("· denied (Ctrl-C)");
+            interrupts.cancel_now(output);
+            talos_protocol::Decision::Deny
+        }
+    }
+}
+
 fn connect(target: &SocketTarget) -> Result<Client, Failure> {
     let mut client = Client::new(socket::connect(target, AutoStart::Start)?)?;
     client.initialize()?;
@@ -101,19 +117,7 @@ impl Repl<'_> {
             pins: Vec::new(),
         };
         self.interrupts.arm(&self.session_id);
-        let interrupts = self.interrupts.clone();
-        let editor = &mut self.editor;
-        let mut ask =
-            |request: &talos_protocol::ApprovalRequestParams, output: &Output| match editor
-                .ask(request, output)
-            {
-                Answer::Decision(decision) => decision,
-                Answer::Interrupted => {
-                    output.err_line("· cancelling the turn (Ctrl-C)");
-                    interrupts.cancel_now(output);
-                    talos_protocol::Decision::Deny
-                }
-            };
+        let mut ask = ask_with(&mut self.editor, &self.interrupts);
         let status = turn::run_in(
             &mut self.client,
             &params,
@@ -162,11 +166,24 @@ impl Repl<'_> {
             Slash::Profiles { trust: true } => {
                 crate::profiles::trust(client, workspace, false, output)?
             }
-            Slash::Checkpoints
-            | Slash::CheckpointShow(_)
-            | Slash::Restore(_)
-            | Slash::Undo
-            | Slash::Trace(_) => output.err_line("not available yet"),
+            Slash::Checkpoints => crate::checkpoints::list(client, workspace, false, output)?,
+            Slash::CheckpointShow(id) => crate::checkpoints::show(client, &id, false, output)?,
+            Slash::Restore(id) => {
+                let ask = &mut ask_with(&mut self.editor, &self.interrupts);
+                crate::checkpoints::restore(client, &id, false, false, output, ask)?;
+            }
+            Slash::Undo => {
+                let ask = &mut ask_with(&mut self.editor, &self.interrupts);
+                crate::checkpoints::undo_session(
+                    client,
+                    &self.session_id,
+                    false,
+                    false,
+                    output,
+                    ask,
+                )?;
+            }
+            Slash::Trace(_) => output.err_line("not available yet"),
         }
         Ok(false)
     }

@@ -7,6 +7,7 @@
 // still linted with `unwrap_used` / `expect_used`.
 
 mod approval;
+mod checkpoints;
 mod client;
 mod control;
 mod failure;
@@ -114,6 +115,58 @@ enum Command {
         #[arg(long)]
         revoke: bool,
         /// Print the daemon's results as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the workspace's checkpoints, newest first.
+    Checkpoints {
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Print the daemon's result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One checkpoint: `talos checkpoint show ID`.
+    Checkpoint {
+        #[command(subcommand)]
+        action: CheckpointAction,
+    },
+    /// Restore a checkpoint (asks first; takes a safety checkpoint so it can be undone).
+    Restore {
+        /// The checkpoint id (`chk-...`), from `talos checkpoints`.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Also replace files changed by someone else since the checkpoint (shown as
+        /// conflicts in the approval); without it they are kept.
+        #[arg(long)]
+        overwrite_conflicts: bool,
+        /// Print the daemon's result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo everything the last turn that changed files wrote, as one unit (asks first).
+    Undo {
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// As for `talos restore`.
+        #[arg(long)]
+        overwrite_conflicts: bool,
+        /// Print the daemon's result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CheckpointAction {
+    /// Show what a checkpoint captured against the disk now, with diffs.
+    Show {
+        /// The checkpoint id (`chk-...`).
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print the daemon's result as one JSON line.
         #[arg(long)]
         json: bool,
     },
@@ -273,6 +326,47 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
             control::model_status(&mut client, json, output)?;
             Ok(0)
+        }
+        Command::Checkpoints { workspace, json } => {
+            let workspace = workspace_or_current(workspace)?;
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            client.initialize()?;
+            checkpoints::list(&mut client, &workspace, json, output)?;
+            Ok(0)
+        }
+        Command::Checkpoint {
+            action: CheckpointAction::Show { id, json },
+        } => {
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            client.initialize()?;
+            checkpoints::show(&mut client, &id, json, output)?;
+            Ok(0)
+        }
+        Command::Restore {
+            id,
+            overwrite_conflicts,
+            json,
+        } => {
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            client.initialize()?;
+            checkpoints::restore(
+                &mut client,
+                &id,
+                overwrite_conflicts,
+                json,
+                output,
+                &mut approval::ask,
+            )
+        }
+        Command::Undo {
+            workspace,
+            overwrite_conflicts,
+            json,
+        } => {
+            let workspace = workspace_or_current(workspace)?;
+            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
+            client.initialize()?;
+            checkpoints::undo(&mut client, &workspace, overwrite_conflicts, json, output)
         }
         Command::Stop => {
             let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;

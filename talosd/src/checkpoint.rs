@@ -10,9 +10,14 @@
 // std::fs here writes only the store under the Talos home, never a workspace file.
 #![allow(clippy::disallowed_methods)]
 
+pub mod list;
+pub mod manifest;
+pub mod restore;
+pub mod serve;
+
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use manifest::{Manifest, ManifestFile};
 
 use crate::ids::CheckpointId;
 use crate::workspace::ops::Placed;
@@ -21,6 +26,8 @@ use crate::workspace::{EntryKind, Workspace, WorkspaceError};
 #[derive(Debug, Clone)]
 pub struct CheckpointStore {
     root: PathBuf,
+    /// `checkpoint.max_file_bytes`: the largest single file a checkpoint copies.
+    max_file_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,11 +41,14 @@ pub struct Captured {
 /// Who asked for the checkpoint, recorded in its manifest.
 #[derive(Debug, Clone)]
 pub struct CaptureContext<'a> {
+    pub session_id: Option<&'a str>,
     pub trace_id: &'a str,
     pub turn_id: &'a str,
     pub call_id: &'a str,
     pub tool: &'a str,
     pub created_at_ms: u64,
+    /// For a safety checkpoint taken by `turn/undo`: the turn being undone.
+    pub undoes: Option<&'a str>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +69,10 @@ pub enum CaptureProblem {
     Disappeared,
     #[error("more than {} MiB to capture", MAX_CAPTURE_BYTES >> 20)]
     TooMuch,
+    #[error(
+        "the file is larger than checkpoint.max_file_bytes ({limit} bytes), so no checkpoint can be taken and the change is refused; raise checkpoint.max_file_bytes in config.yaml to allow it"
+    )]
+    FileTooLarge { limit: u64 },
     #[error("cannot read: {0}")]
     Read(WorkspaceError),
     #[error("cannot list: {0}")]
@@ -78,38 +92,55 @@ pub enum CaptureProblem {
     WriteManifest(std::io::Error),
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Manifest<'a> {
-    schema_version: u32,
-    checkpoint_id: &'a str,
-    workspace: String,
-    created_at_ms: u64,
-    trace_id: &'a str,
-    turn_id: &'a str,
-    call_id: &'a str,
-    tool: &'a str,
-    files: Vec<ManifestFile<'a>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ManifestFile<'a> {
-    relative_path: &'a str,
-    entry_type: &'static str,
-    existed_before: bool,
-    blob_sha256: Option<String>,
-    size_bytes: usize,
-}
-
 impl CheckpointStore {
     pub fn new(root: PathBuf) -> CheckpointStore {
-        CheckpointStore { root }
+        CheckpointStore {
+            root,
+            max_file_bytes: crate::config::CheckpointConfig::default().max_file_bytes,
+        }
+    }
+
+    /// The store with `checkpoint.max_file_bytes` set.
+    pub fn with_max_file_bytes(self, max_file_bytes: u64) -> CheckpointStore {
+        CheckpointStore {
+            max_file_bytes,
+            ..self
+        }
+    }
+
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
+    }
+
+    /// The store's root (`<home>/checkpoints`).
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     pub fn workspace_dir(&self, workspace: &Path) -> PathBuf {
         let id = talos_core::digest::sha256_hex(workspace.to_string_lossy().as_bytes());
         self.root.join(&id[..32])
+    }
+
+    /// Where checkpoint `id` of `workspace` keeps its manifest.
+    pub fn manifest_path(&self, workspace: &Path, id: &str) -> PathBuf {
+        self.workspace_dir(workspace)
+            .join("manifests")
+            .join(format!("{id}.json"))
+    }
+
+    /// Where the objects of `workspace` are stored.
+    pub fn objects(&self, workspace: &Path) -> PathBuf {
+        self.workspace_dir(workspace).join("objects")
+    }
+
+    /// Completes checkpoint `id`'s manifest with each path's state now, after its change ran,
+    /// so a later restore can tell a change by someone else from the change it guarded.
+    pub fn record_after(&self, files: &Workspace, id: &str) -> Result<(), manifest::ManifestError> {
+        let path = self.manifest_path(files.root(), id);
+        let mut manifest = Manifest::read(&path)?;
+        manifest.record_after(files, self.max_file_bytes);
+        manifest.write(&path)
     }
 
     /// Stores `before` (the target's bytes, `None` when absent) and a manifest for it.
@@ -120,6 +151,16 @@ impl CheckpointStore {
         before: Option<&[u8]>,
         ctx: &CaptureContext<'_>,
     ) -> Result<Captured, CheckpointError> {
+        if let Some(bytes) = before
+            && bytes.len() as u64 > self.max_file_bytes
+        {
+            return Err(CheckpointError {
+                path: relative.to_string(),
+                problem: CaptureProblem::FileTooLarge {
+                    limit: self.max_file_bytes,
+                },
+            });
+        }
         let entry = match before {
             Some(bytes) => Entry::File {
                 relative: relative.to_string(),
@@ -149,7 +190,10 @@ impl CheckpointStore {
                 &placed.shown,
                 &placed.location,
                 &mut entries,
-                &mut total,
+                &mut Budget {
+                    total: &mut total,
+                    max_file_bytes: self.max_file_bytes,
+                },
             )
             .map_err(|problem| CheckpointError {
                 path: placed.shown.clone(),
@@ -195,29 +239,32 @@ impl CheckpointStore {
                         write_synced(&object, bytes)
                             .map_err(|e| fail(CaptureProblem::StoreObject(e)))?;
                     }
-                    (true, Some(hex), bytes.len(), "FILE")
+                    (true, Some(hex), bytes.len() as u64, "FILE")
                 }
                 Entry::Directory { .. } => (true, None, 0, "DIRECTORY"),
                 Entry::Absent { .. } => (false, None, 0, "PATH"),
             };
             files.push(ManifestFile {
-                relative_path: entry.relative(),
-                entry_type,
+                relative_path: entry.relative().to_string(),
+                entry_type: entry_type.to_string(),
                 existed_before,
                 blob_sha256,
                 size_bytes,
+                after: None,
             });
         }
         let checkpoint_id = CheckpointId::new().map_err(|e| fail(CaptureProblem::Id(e)))?;
         let manifest = Manifest {
-            schema_version: 1,
-            checkpoint_id: checkpoint_id.as_str(),
+            schema_version: 2,
+            checkpoint_id: checkpoint_id.as_str().to_string(),
             workspace: workspace.display().to_string(),
             created_at_ms: ctx.created_at_ms,
-            trace_id: ctx.trace_id,
-            turn_id: ctx.turn_id,
-            call_id: ctx.call_id,
-            tool: ctx.tool,
+            session_id: ctx.session_id.map(str::to_string),
+            trace_id: ctx.trace_id.to_string(),
+            turn_id: ctx.turn_id.to_string(),
+            call_id: ctx.call_id.to_string(),
+            tool: ctx.tool.to_string(),
+            undoes: ctx.undoes.map(str::to_string),
             files,
         };
         let json =
@@ -259,12 +306,18 @@ impl Entry {
 /// Largest total a workspace-operation checkpoint copies.
 const MAX_CAPTURE_BYTES: u64 = 50 << 20;
 
+/// What a capture may still copy: the total left, and the per-file limit.
+struct Budget<'a> {
+    total: &'a mut u64,
+    max_file_bytes: u64,
+}
+
 fn collect(
     files: &Workspace,
     relative: &str,
     location: &str,
     out: &mut Vec<Entry>,
-    total: &mut u64,
+    budget: &mut Budget<'_>,
 ) -> Result<(), CaptureProblem> {
     let kind = match files.kind(location) {
         Ok(Some(kind)) => kind,
@@ -279,14 +332,20 @@ fn collect(
     match kind {
         EntryKind::Symlink => return Err(CaptureProblem::Symlink),
         EntryKind::File | EntryKind::Other => {
-            let remaining = MAX_CAPTURE_BYTES.saturating_sub(*total);
-            let bytes = match files.read_limited(location, relative, remaining) {
+            let remaining = MAX_CAPTURE_BYTES.saturating_sub(*budget.total);
+            let limit = remaining.min(budget.max_file_bytes);
+            let bytes = match files.read_limited(location, relative, limit) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => return Err(CaptureProblem::Disappeared),
+                Err(WorkspaceError::TooLarge { .. }) if limit == budget.max_file_bytes => {
+                    return Err(CaptureProblem::FileTooLarge {
+                        limit: budget.max_file_bytes,
+                    });
+                }
                 Err(WorkspaceError::TooLarge { .. }) => return Err(CaptureProblem::TooMuch),
                 Err(e) => return Err(CaptureProblem::Read(e)),
             };
-            *total += bytes.len() as u64;
+            *budget.total += bytes.len() as u64;
             out.push(Entry::File {
                 relative: relative.to_string(),
                 bytes,
@@ -305,7 +364,7 @@ fn collect(
             &format!("{}/{}", relative.trim_end_matches('/'), child.name),
             &crate::workspace::child(location, &child.name),
             out,
-            total,
+            budget,
         )?;
     }
     Ok(())
@@ -324,6 +383,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let store = CheckpointStore::new(tmp.path().join("checkpoints"));
         let ctx = CaptureContext {
+            session_id: Some("s"),
+            undoes: None,
             trace_id: "t",
             turn_id: "u",
             call_id: "c",

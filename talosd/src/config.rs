@@ -9,8 +9,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+mod checkpoint;
 mod permissions;
 
+pub use checkpoint::CheckpointConfig;
 pub use permissions::PermissionsConfig;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -21,6 +23,7 @@ pub struct Config {
     pub approval: ApprovalConfig,
     pub turn: TurnConfig,
     pub permissions: PermissionsConfig,
+    pub checkpoint: CheckpointConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -135,6 +135,22 @@ pub async fn handle(
             crate::offload::blocking(|| profile_trust(daemon, p))
         }
         proto::MODEL_STATUS => to_value(model_status(daemon)),
+        proto::CHECKPOINT_LIST => {
+            let p = parse(params)?;
+            crate::offload::blocking(|| crate::checkpoint::serve::list(daemon, p))
+        }
+        proto::CHECKPOINT_SHOW => {
+            let p = parse(params)?;
+            crate::offload::blocking(|| crate::checkpoint::serve::show(daemon, p))
+        }
+        proto::CHECKPOINT_RESTORE => {
+            let p = parse(params)?;
+            crate::checkpoint::serve::restore_checkpoint(daemon, peer, p).await
+        }
+        proto::TURN_UNDO => {
+            let p = parse(params)?;
+            crate::checkpoint::serve::undo(daemon, peer, p).await
+        }
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),

@@ -2,6 +2,7 @@
 //! the two meet.
 
 pub mod record;
+pub mod restore;
 
 use serde_json::{Map, Value, json};
 use talos_core::contract::TaskContract;

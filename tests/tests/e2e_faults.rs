@@ -102,6 +102,8 @@ fn checkpointed_befores(home: &Path) -> Vec<String> {
             .into_iter()
             .flatten()
             .flatten()
+            // A killed daemon can leave a manifest's temporary file (the next start removes it).
+            .filter(|entry| entry.path().extension().is_some_and(|e| e == "json"))
         {
             let text = std::fs::read_to_string(manifest.path()).unwrap();
             let value: Value = serde_json::from_str(&text).unwrap();

@@ -14,13 +14,27 @@ pub async fn dispatch(ctx: &mut TurnCtx, proposal: Proposal) -> CallReport {
     ctx.core.grants = ctx.session.grants();
     let mut call = ctx.core.propose(proposal);
     let mut input = Input::Start;
+    // The checkpoint this call took, completed with the state its change left.
+    let mut checkpoint: Option<String> = None;
     loop {
         let effect = call.step(&mut ctx.core, input);
         ctx.emit_notices().await;
+        let changes = matches!(effect, Effect::Write { .. } | Effect::ApplyOps(_));
         input = match effect {
             Effect::Finish(report) => return report,
             effect => perform(ctx, &call.id, effect).await,
         };
+        if let Input::Checkpointed(Ok(taken)) = &input {
+            checkpoint = Some(taken.checkpoint_id.clone());
+        }
+        if changes && let Some(id) = checkpoint.take() {
+            let job = effects::CheckpointJob::of(ctx, &call.id);
+            off_worker(move || {
+                effects::record_after(&job, &id);
+                Input::Done
+            })
+            .await;
+        }
     }
 }
 

@@ -37,6 +37,9 @@ pub fn read_current(workspace: &Workspace, shown: &str) -> Result<Option<Vec<u8>
 /// Everything a checkpoint needs, owned, so it can be taken off the async workers.
 pub struct CheckpointJob {
     pub store: PathBuf,
+    /// `checkpoint.max_file_bytes`.
+    pub max_file_bytes: u64,
+    pub session_id: String,
     pub workspace: Arc<Workspace>,
     pub trace_id: String,
     pub turn_id: String,
@@ -47,6 +50,8 @@ impl CheckpointJob {
     pub fn of(ctx: &TurnCtx, call_id: &str) -> CheckpointJob {
         CheckpointJob {
             store: ctx.daemon.home.checkpoints(),
+            max_file_bytes: ctx.daemon.config.checkpoint.max_file_bytes,
+            session_id: ctx.session.id.to_string(),
             workspace: ctx.session.files.clone(),
             trace_id: ctx.trace.trace_id.clone(),
             turn_id: ctx.turn_id.to_string(),
@@ -62,8 +67,10 @@ pub fn checkpoint(
     paths: &[String],
     before: Option<Option<Vec<u8>>>,
 ) -> Result<CheckpointTaken, String> {
-    let store = CheckpointStore::new(job.store.clone());
+    let store = CheckpointStore::new(job.store.clone()).with_max_file_bytes(job.max_file_bytes);
     let capture = CaptureContext {
+        session_id: Some(&job.session_id),
+        undoes: None,
         trace_id: &job.trace_id,
         turn_id: &job.turn_id,
         call_id: &job.call_id,
@@ -90,6 +97,16 @@ pub fn checkpoint(
             blob_sha256: c.blob_sha256,
         })
         .map_err(|e| e.to_string())
+}
+
+/// Records, in checkpoint `id`'s manifest, the state its change left (for a later restore's
+/// conflict check). A failure is logged: the change happened either way, and a restore treats
+/// a missing record as a possible conflict.
+pub fn record_after(job: &CheckpointJob, id: &str) {
+    let store = CheckpointStore::new(job.store.clone()).with_max_file_bytes(job.max_file_bytes);
+    if let Err(e) = store.record_after(&job.workspace, id) {
+        tracing::warn!(checkpoint = id, error = %e, "cannot record the state after a change");
+    }
 }
 
 /// Writes `bytes` if the file still holds `expected`, then reads it back.

@@ -14,7 +14,7 @@ use crate::targets::is_unreadable_document;
 use super::record::FileResult;
 
 /// The fixed answer to a checkpoint restore asked in words.
-pub const RESTORE_ANSWER: &str = "Checkpoint restore is available through Talos's local checkpoint store.\nI did not restore files from this natural-language turn.\nCheckpoint restore commands arrive in a later release; the checkpoints of every change are kept under the Talos home.";
+pub const RESTORE_ANSWER: &str = "I did not restore or change any file from this natural-language turn: a restore is always your explicit command, with its own approval.\nTo undo the last turn that changed files: `talos undo` (or `/undo` in an interactive session).\nTo see every checkpoint: `talos checkpoints`, then `talos checkpoint show ID` and `talos restore ID`.";
 
 /// The fixed answer to a command check that names no profile.
 pub const UNSUPPORTED_COMMAND_ANSWER: &str = "I can't run that command check because no approved command profile was specified. Talos runs commands only through bounded, approved command profiles: the built-in cargo_test, cargo_check, cargo_build, cargo_clippy, cargo_fmt_check and gradle_* profiles, and workspace profiles you pinned with talos profiles trust. Name one (for example: run the cargo_test command profile).";

@@ -1,0 +1,395 @@
+//! The manifest of one checkpoint as stored (`manifests/<checkpointId>.json`): written when the
+//! checkpoint is taken, completed with each path's state after the change once the change ran
+//! (`after`), and read back by listing, showing and restoring. What a restore decides from it
+//! is `talos_core::restore`; this module only converts.
+// std::fs here reads and writes only the store under the Talos home, never a workspace file.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use talos_core::restore::{Captured, Row, Summary};
+
+use crate::workspace::{EntryKind, Workspace};
+
+/// The trigger of a safety checkpoint a restore takes first.
+pub const RESTORE_TRIGGER: &str = "talos.restore";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub checkpoint_id: String,
+    pub workspace: String,
+    pub created_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub trace_id: String,
+    pub turn_id: String,
+    pub call_id: String,
+    /// The tool whose change it guards, or [`RESTORE_TRIGGER`].
+    pub tool: String,
+    /// For a safety checkpoint taken by `turn/undo`: the turn it undid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+    pub files: Vec<ManifestFile>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestFile {
+    pub relative_path: String,
+    /// `FILE`, `DIRECTORY`, or `PATH` (nothing there).
+    pub entry_type: String,
+    pub existed_before: bool,
+    pub blob_sha256: Option<String>,
+    pub size_bytes: u64,
+    /// The path's state once the change ran; absent until recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<AfterState>,
+}
+
+/// A path's state after the change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterState {
+    /// `FILE`, `DIRECTORY`, `ABSENT`, or `OTHER` (a link or special file).
+    pub entry_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default)]
+    pub size_bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("no checkpoint {0}")]
+    NotFound(String),
+    #[error("cannot read checkpoint manifest {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("checkpoint manifest {} is not valid: {source}", path.display())]
+    Invalid {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("cannot write checkpoint manifest {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("checkpoint object {sha256} is missing or damaged")]
+    Object { sha256: String },
+}
+
+impl Manifest {
+    pub fn read(path: &Path) -> Result<Manifest, ManifestError> {
+        let bytes = std::fs::read(path).map_err(|source| ManifestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_slice(&bytes).map_err(|source| ManifestError::Invalid {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    pub fn write(&self, path: &Path) -> Result<(), ManifestError> {
+        let json = serde_json::to_vec_pretty(self).map_err(|source| ManifestError::Invalid {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        crate::durable::replace(path, &json).map_err(|source| ManifestError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Bytes captured (the sum of the captured files' sizes).
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size_bytes).sum()
+    }
+
+    /// The rows the core's restore decisions read.
+    pub fn rows(&self) -> Vec<Row> {
+        self.files
+            .iter()
+            .map(|f| Row {
+                path: f.relative_path.clone(),
+                before: before(f),
+                after: f.after.as_ref().map(after),
+            })
+            .collect()
+    }
+
+    /// What `turn/undo` needs to choose its unit.
+    pub fn summary(&self) -> Summary {
+        let changed = self.rows().iter().any(|row| match &row.after {
+            Some(after) => *after != row.before,
+            None => false,
+        });
+        Summary {
+            checkpoint_id: self.checkpoint_id.clone(),
+            session_id: self.session_id.clone(),
+            turn_id: self.turn_id.clone(),
+            created_at_ms: self.created_at_ms,
+            by_restore: self.tool == RESTORE_TRIGGER,
+            undoes: self.undoes.clone(),
+            changed,
+        }
+    }
+
+    /// Records each path's state as it is now (after the change ran), read through the
+    /// workspace handle.
+    pub fn record_after(&mut self, files: &Workspace, max_file_bytes: u64) {
+        for file in &mut self.files {
+            file.after = Some(state_now(files, &file.relative_path, max_file_bytes));
+        }
+    }
+}
+
+fn before(f: &ManifestFile) -> Captured {
+    match (f.entry_type.as_str(), &f.blob_sha256) {
+        ("FILE", Some(sha256)) => Captured::File {
+            sha256: sha256.clone(),
+            size: f.size_bytes,
+        },
+        ("DIRECTORY", _) => Captured::Directory,
+        _ => Captured::Absent,
+    }
+}
+
+fn after(a: &AfterState) -> Captured {
+    match (a.entry_type.as_str(), &a.sha256) {
+        ("FILE", Some(sha256)) => Captured::File {
+            sha256: sha256.clone(),
+            size: a.size_bytes,
+        },
+        ("DIRECTORY", _) => Captured::Directory,
+        ("ABSENT", _) => Captured::Absent,
+        // A link or special file: a state no capture equals, so any difference is a conflict.
+        _ => Captured::File {
+            sha256: String::new(),
+            size: 0,
+        },
+    }
+}
+
+fn state_now(files: &Workspace, relative: &str, max_file_bytes: u64) -> AfterState {
+    let other = AfterState {
+        entry_type: "OTHER".into(),
+        sha256: None,
+        size_bytes: 0,
+    };
+    let resolved = files.resolve(relative);
+    let Some(location) = resolved.location.filter(|l| l == relative) else {
+        return other;
+    };
+    match files.kind(&location) {
+        Ok(None) => AfterState {
+            entry_type: "ABSENT".into(),
+            sha256: None,
+            size_bytes: 0,
+        },
+        Ok(Some(EntryKind::Directory)) => AfterState {
+            entry_type: "DIRECTORY".into(),
+            sha256: None,
+            size_bytes: 0,
+        },
+        Ok(Some(EntryKind::File)) => {
+            match files.read_limited(&location, relative, max_file_bytes) {
+                Ok(Some(bytes)) => AfterState {
+                    entry_type: "FILE".into(),
+                    sha256: Some(talos_core::digest::sha256_hex(&bytes)),
+                    size_bytes: bytes.len() as u64,
+                },
+                Ok(None) => AfterState {
+                    entry_type: "ABSENT".into(),
+                    sha256: None,
+                    size_bytes: 0,
+                },
+                Err(_) => other,
+            }
+        }
+        Ok(Some(EntryKind::Symlink | EntryKind::Other)) | Err(_) => other,
+    }
+}
+
+/// Whether `id` has the shape of a checkpoint id (`chk-` + 32 lowercase hex), so it can name a
+/// file under the store without leaving it.
+pub fn valid_id(id: &str) -> bool {
+    id.strip_prefix("chk-").is_some_and(|hex| {
+        hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// The manifest of checkpoint `id` anywhere in the store.
+pub fn find(store: &Path, id: &str) -> Result<PathBuf, ManifestError> {
+    if !valid_id(id) {
+        return Err(ManifestError::NotFound(id.into()));
+    }
+    let name = format!("{id}.json");
+    std::fs::read_dir(store)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|dir| dir.path().join("manifests").join(&name))
+        .find(|path| path.is_file())
+        .ok_or_else(|| ManifestError::NotFound(id.into()))
+}
+
+/// Every readable manifest in `dir` (a workspace's `manifests/`), newest first; unreadable
+/// ones are logged and skipped.
+pub fn all_in(dir: &Path) -> Vec<(PathBuf, Manifest)> {
+    let mut out: Vec<(PathBuf, Manifest)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .filter_map(|path| match Manifest::read(&path) {
+            Ok(manifest) => Some((path, manifest)),
+            Err(e) => {
+                tracing::warn!(error = %e, "skipping an unreadable checkpoint manifest");
+                None
+            }
+        })
+        .collect();
+    out.sort_by(|(_, a), (_, b)| {
+        b.created_at_ms
+            .cmp(&a.created_at_ms)
+            .then(b.checkpoint_id.cmp(&a.checkpoint_id))
+    });
+    out
+}
+
+/// The captured bytes of object `sha256`, checked against their name (a damaged or swapped
+/// object is refused, never restored).
+pub fn object(objects: &Path, sha256: &str) -> Result<Vec<u8>, ManifestError> {
+    let damaged = || ManifestError::Object {
+        sha256: sha256.into(),
+    };
+    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(damaged());
+    }
+    let bytes = std::fs::read(objects.join(sha256)).map_err(|_| damaged())?;
+    if talos_core::digest::sha256_hex(&bytes) != sha256 {
+        return Err(damaged());
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(
+        path: &str,
+        entry: &str,
+        blob: Option<&str>,
+        after: Option<(&str, Option<&str>)>,
+    ) -> ManifestFile {
+        ManifestFile {
+            relative_path: path.into(),
+            entry_type: entry.into(),
+            existed_before: entry != "PATH",
+            blob_sha256: blob.map(str::to_string),
+            size_bytes: 3,
+            after: after.map(|(kind, sha)| AfterState {
+                entry_type: kind.into(),
+                sha256: sha.map(str::to_string),
+                size_bytes: 3,
+            }),
+        }
+    }
+
+    fn manifest(tool: &str, files: Vec<ManifestFile>) -> Manifest {
+        Manifest {
+            schema_version: 2,
+            checkpoint_id: "chk-1".into(),
+            workspace: "/ws".into(),
+            created_at_ms: 5,
+            session_id: Some("ses-1".into()),
+            trace_id: "t".into(),
+            turn_id: "turn-1".into(),
+            call_id: "c".into(),
+            tool: tool.into(),
+            undoes: None,
+            files,
+        }
+    }
+
+    /// Proves stored entries become the core's rows (an unknown after kind is a state no
+    /// capture equals) and a checkpoint counts as changed only when an after record differs.
+    #[test]
+    fn manifests_become_rows_and_summaries() {
+        let m = manifest(
+            "talos.write_file",
+            vec![
+                file("a", "FILE", Some("aa"), Some(("FILE", Some("bb")))),
+                file("n", "PATH", None, Some(("OTHER", None))),
+                file("d", "DIRECTORY", None, None),
+            ],
+        );
+        assert_eq!(
+            m.rows(),
+            vec![
+                Row {
+                    path: "a".into(),
+                    before: Captured::File {
+                        sha256: "aa".into(),
+                        size: 3
+                    },
+                    after: Some(Captured::File {
+                        sha256: "bb".into(),
+                        size: 3
+                    }),
+                },
+                Row {
+                    path: "n".into(),
+                    before: Captured::Absent,
+                    after: Some(Captured::File {
+                        sha256: String::new(),
+                        size: 0
+                    }),
+                },
+                Row {
+                    path: "d".into(),
+                    before: Captured::Directory,
+                    after: None
+                },
+            ]
+        );
+        assert!(m.summary().changed && !m.summary().by_restore);
+        let unchanged = manifest(
+            RESTORE_TRIGGER,
+            vec![file("a", "FILE", Some("aa"), Some(("FILE", Some("aa"))))],
+        );
+        assert!(!unchanged.summary().changed && unchanged.summary().by_restore);
+        // Schema 1 manifests (no session, no after) still read.
+        let old: Manifest = serde_json::from_str(
+            r#"{"schemaVersion":1,"checkpointId":"chk-1","workspace":"/ws","createdAtMs":1,"traceId":"t","turnId":"u","callId":"c","tool":"talos.edit_file","files":[{"relativePath":"a","entryType":"FILE","existedBefore":true,"blobSha256":"aa","sizeBytes":3}]}"#,
+        )
+        .unwrap();
+        assert!(old.session_id.is_none() && old.files[0].after.is_none());
+    }
+
+    /// Proves only `chk-` + 32 lower-case hex names a manifest file.
+    #[test]
+    fn only_well_formed_ids_name_a_manifest() {
+        for (id, valid) in [
+            ("chk-0123456789abcdef0123456789abcdef", true),
+            ("chk-0123456789ABCDEF0123456789abcdef", false),
+            ("chk-../../etc/passwd", false),
+            ("chk-0123", false),
+            ("ses-0123456789abcdef0123456789abcdef", false),
+        ] {
+            assert_eq!(valid_id(id), valid, "{id}");
+        }
+    }
+}

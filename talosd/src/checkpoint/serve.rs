@@ -1,0 +1,112 @@
+//! The checkpoint methods as the method table calls them: params in, a JSON result or an
+//! `RpcError` out. `turn/undo` holds the session (as a turn does) for the whole restore, so it
+//! never runs beside one of the session's turns.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use talos_protocol as proto;
+use talos_protocol::{ErrorCode, RpcError};
+
+use super::CheckpointStore;
+use super::list::{self, LocateError};
+use super::manifest::ManifestError;
+use super::restore::{self, RestoreError};
+use crate::connection::Peer;
+use crate::server::Daemon;
+
+/// `checkpoint/list`.
+pub fn list(daemon: &Daemon, p: proto::CheckpointListParams) -> Result<Value, RpcError> {
+    let path = std::path::Path::new(&p.workspace);
+    let invalid = |m: String| RpcError::new(ErrorCode::WorkspaceInvalid, m);
+    if !path.is_absolute() {
+        return Err(invalid(format!(
+            "workspace {} is not an absolute path",
+            p.workspace
+        )));
+    }
+    let root = crate::workspace::canonical_root(path)
+        .map_err(|e| invalid(format!("workspace {} cannot be opened: {e}", p.workspace)))?;
+    to_value(list::list(&store(daemon), &root, p.limit))
+}
+
+/// `checkpoint/show`.
+pub fn show(daemon: &Daemon, p: proto::CheckpointShowParams) -> Result<Value, RpcError> {
+    let shown = list::show(&store(daemon), &p.checkpoint_id).map_err(locate_error)?;
+    to_value(shown)
+}
+
+/// `checkpoint/restore`.
+pub async fn restore_checkpoint(
+    daemon: &Arc<Daemon>,
+    peer: &Arc<Peer>,
+    p: proto::CheckpointRestoreParams,
+) -> Result<Value, RpcError> {
+    let unit =
+        crate::offload::blocking(|| restore::checkpoint_unit(daemon, &p)).map_err(restore_error)?;
+    let result = restore::run(daemon, peer, unit)
+        .await
+        .map_err(restore_error)?;
+    to_value(result)
+}
+
+/// `turn/undo`.
+pub async fn undo(
+    daemon: &Arc<Daemon>,
+    peer: &Arc<Peer>,
+    p: proto::TurnUndoParams,
+) -> Result<Value, RpcError> {
+    let session = daemon.session(&p.session_id).ok_or_else(|| {
+        RpcError::new(
+            ErrorCode::SessionNotFound,
+            format!("no session {}", p.session_id),
+        )
+    })?;
+    let Some(claimed) = session.claim(&daemon.stopping) else {
+        return Err(RpcError::new(
+            ErrorCode::SessionBusy,
+            format!("session {} is running a turn", p.session_id),
+        ));
+    };
+    let unit = crate::offload::blocking(|| {
+        restore::undo_unit(
+            daemon,
+            &p.session_id,
+            session.files.clone(),
+            p.overwrite_conflicts,
+        )
+    });
+    let result = match unit {
+        Ok(unit) => restore::run(daemon, peer, unit).await,
+        Err(e) => Err(e),
+    };
+    drop(claimed);
+    to_value(result.map_err(restore_error)?)
+}
+
+fn store(daemon: &Daemon) -> CheckpointStore {
+    CheckpointStore::new(daemon.home.checkpoints())
+        .with_max_file_bytes(daemon.config.checkpoint.max_file_bytes)
+}
+
+fn locate_error(e: LocateError) -> RpcError {
+    let code = match &e {
+        LocateError::Manifest(ManifestError::NotFound(_)) => ErrorCode::InvalidParams,
+        LocateError::Foreign(_) | LocateError::Workspace(_) => ErrorCode::WorkspaceInvalid,
+        LocateError::Manifest(_) => ErrorCode::InternalError,
+    };
+    RpcError::new(code, e.to_string())
+}
+
+fn restore_error(e: RestoreError) -> RpcError {
+    match e {
+        RestoreError::Locate(e) => locate_error(e),
+        RestoreError::Id(e) => RpcError::new(ErrorCode::InternalError, e.to_string()),
+        RestoreError::NothingToUndo => RpcError::new(ErrorCode::InvalidParams, e.to_string()),
+    }
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Result<Value, RpcError> {
+    serde_json::to_value(value)
+        .map_err(|e| RpcError::new(ErrorCode::InternalError, format!("internal error: {e}")))
+}
