@@ -27,6 +27,7 @@ pub mod plan;
 pub mod posture;
 pub mod prompt;
 pub mod protected;
+pub mod retention;
 pub mod rules;
 pub mod sanitize;
 pub mod streamfilter;
