@@ -5,6 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod housekeeping;
+
+pub use housekeeping::*;
+
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
 /// What the daemon reports about itself.
@@ -35,9 +39,15 @@ pub const PROFILE_LIST: &str = "profile/list";
 pub const PROFILE_TRUST: &str = "profile/trust";
 /// The model server as the daemon sees it.
 pub const MODEL_STATUS: &str = "model/status";
+/// Recent turns of a session or a workspace, newest first, from their traces.
+pub const TRACE_LIST: &str = "trace/list";
+/// One turn's trace record, with its turn log when there is one.
+pub const TRACE_GET: &str = "trace/get";
+/// Applies the retention policy now and reports what was removed.
+pub const DAEMON_GC: &str = "daemon/gc";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 15] = [
+pub const ALL_METHODS: [&str; 18] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -53,6 +63,9 @@ pub const ALL_METHODS: [&str; 15] = [
     PROFILE_LIST,
     PROFILE_TRUST,
     MODEL_STATUS,
+    TRACE_LIST,
+    TRACE_GET,
+    DAEMON_GC,
 ];
 
 /// Params of `initialize`; every field is informational and may be left out.

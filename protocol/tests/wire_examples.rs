@@ -112,6 +112,15 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::ProfileTrustResult>,
         ),
         m::MODEL_STATUS => ignored_params(round_trip::<m::ModelStatusResult>),
+        m::TRACE_LIST => typed_pair(
+            round_trip::<m::TraceListParams>,
+            round_trip::<m::TraceListResult>,
+        ),
+        m::TRACE_GET => typed_pair(
+            round_trip::<m::TraceGetParams>,
+            round_trip::<m::TraceGetResult>,
+        ),
+        m::DAEMON_GC => ignored_params(round_trip::<m::DaemonGcResult>),
         _ => return None,
     })
 }
