@@ -9,8 +9,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+mod housekeeping;
 mod permissions;
 
+pub use housekeeping::{RetentionConfig, TracesConfig};
 pub use permissions::PermissionsConfig;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -21,6 +23,8 @@ pub struct Config {
     pub approval: ApprovalConfig,
     pub turn: TurnConfig,
     pub permissions: PermissionsConfig,
+    pub traces: TracesConfig,
+    pub retention: RetentionConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -233,6 +237,8 @@ pub enum Invalid {
     MaxModelCallsZero,
     #[error("approval.timeout_secs must be at least 1")]
     ApprovalTimeoutZero,
+    #[error("{0}")]
+    Retention(&'static str),
 }
 
 impl Config {
@@ -329,6 +335,9 @@ impl Config {
         }
         if self.approval.timeout_secs == 0 {
             return Err(Invalid::ApprovalTimeoutZero);
+        }
+        if let Some(problem) = self.retention.problem() {
+            return Err(Invalid::Retention(problem));
         }
         Ok(())
     }

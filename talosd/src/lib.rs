@@ -11,12 +11,14 @@ pub mod contain;
 pub mod dispatch;
 pub mod durable;
 pub mod engine;
+pub mod gc;
 pub mod ids;
 pub mod logging;
 pub mod offload;
 pub mod paths;
 pub mod profiles;
 pub mod recovery;
+pub mod retention;
 pub mod runner;
 pub mod server;
 pub mod sessions;
@@ -46,5 +48,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) {
     let handler = Arc::new(dispatch::Dispatch::new(daemon.clone()));
+    // Retention at start, before the first request is answered, then hourly.
+    if let Err(e) = gc::run_once(&daemon) {
+        tracing::warn!(error = %e, "retention skipped at start");
+    }
+    let housekeeping = tokio::spawn(gc::periodic(daemon.clone()));
     server::serve(daemon, listener, shutdown, handler).await;
+    housekeeping.abort();
 }

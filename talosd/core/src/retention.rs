@@ -187,7 +187,11 @@ mod tests {
             &[("a", 5), ("b", 7)],
             (30, 1_000),
             true,
-            (&[(0, Why::Age), (2, Why::Age)], &[("a", Why::Unreferenced)], 17),
+            (
+                &[(0, Why::Age), (2, Why::Age)],
+                &[("a", Why::Unreferenced)],
+                17,
+            ),
         );
     }
 
