@@ -533,3 +533,124 @@ async fn gc_is_refused_while_the_configuration_is_invalid() {
     assert_eq!(files_under(&daemon.home.path().join("traces")).len(), 1);
     daemon.stop().await;
 }
+
+// --- the real binaries: `talos trace`, `talos trace show`, `talos gc` ---------------------------
+
+const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
+const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
+
+fn talos(home: &Path, args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(TALOS)
+        .args(args)
+        .env("TALOS_HOME", home)
+        .env("TALOS_DAEMON", TALOSD)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(out: &std::process::Output) -> (Option<i32>, String, String) {
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Proves `talos trace` lists the workspace's turns with the first line of the request,
+/// `talos trace show ID` renders the turn for a person (and `--json` prints the record), a
+/// hostile id is refused, and `talos gc` reports what it removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_trace_and_talos_gc_through_the_binaries() {
+    let llama = FakeLlama::start(true, edit_model()).await;
+    let home = tempfile::Builder::new()
+        .prefix("tc")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        TestDaemon::config_for(&llama.url, true),
+    )
+    .unwrap();
+    let ws = timeout_workspace();
+    let home_path = home.path().to_path_buf();
+    let workspace = ws.path().display().to_string();
+    let run = {
+        let (home_path, workspace) = (home_path.clone(), workspace.clone());
+        tokio::task::spawn_blocking(move || {
+            talos(
+                &home_path,
+                &["run", "--workspace", &workspace, EDIT_REQUEST],
+                "y\n",
+            )
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(run.status.code(), Some(0), "{:?}", text(&run));
+
+    let (code, listed, stderr) = text(&talos(
+        &home_path,
+        &["trace", "--workspace", &workspace],
+        "",
+    ));
+    assert_eq!(code, Some(0), "{stderr}");
+    let mut lines = listed.lines();
+    assert!(lines.next().unwrap().starts_with("when (UTC)"), "{listed}");
+    let row = lines.next().unwrap();
+    assert!(
+        row.contains("COMPLETE") && row.ends_with("In settings.py, change TIMEOUT from 30 to 60."),
+        "{listed}"
+    );
+    let trace_id = row.split_whitespace().nth(2).unwrap().to_string();
+    assert!(trace_id.starts_with("trc-"), "{row}");
+
+    let (code, shown, stderr) = text(&talos(&home_path, &["trace", "show", &trace_id], ""));
+    assert_eq!(code, Some(0), "{stderr}");
+    for part in [
+        "Request\n  In settings.py, change TIMEOUT from 30 to 60.\n  Thanks!\n",
+        "Contract\n  FILE_EDIT",
+        "talos.edit_file settings.py [native]: executed\n      ladder: ask (DEFAULT_WRITE_ASK)\n      approval: approve by client",
+        "Checkpoints\n  call-",
+        "Verification\n  call-",
+        "Answer\n  ",
+    ] {
+        assert!(shown.contains(part), "{part:?} in:\n{shown}");
+    }
+    assert!(!shown.contains('\u{1b}'), "NO_COLOR: {shown}");
+
+    let (code, json_out, _) = text(&talos(
+        &home_path,
+        &["trace", "show", &trace_id, "--json"],
+        "",
+    ));
+    assert_eq!(code, Some(0));
+    let record: talos_protocol::trace::TraceRecord = serde_json::from_str(&json_out).unwrap();
+    assert_eq!(record.trace_id, trace_id);
+
+    let (code, _, stderr) = text(&talos(
+        &home_path,
+        &["trace", "show", "../../config.yaml"],
+        "",
+    ));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("invalid traceId"), "{stderr}");
+
+    let (code, report, stderr) = text(&talos(&home_path, &["gc"], ""));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(report.starts_with("Removed\n  traces: 0 files"), "{report}");
+    assert!(report.contains("(limits: 30 days, 1.0 GiB)"), "{report}");
+    let (code, _, _) = text(&talos(&home_path, &["stop"], ""));
+    assert_eq!(code, Some(0));
+}
