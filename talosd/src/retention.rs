@@ -172,3 +172,6 @@ fn remove(path: &Path) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
