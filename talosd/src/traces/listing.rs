@@ -125,9 +125,11 @@ pub fn trace_files(traces_root: &Path, session_id: Option<&str>) -> Vec<TraceFil
     out
 }
 
-/// The entries of `dir` that are folders (`folders`) or regular files, never symlinks.
+/// The entries of `dir` (itself a real folder, not a symlink to one) that are folders
+/// (`folders`) or regular files, never symlinks.
 fn entries(dir: &Path, folders: bool) -> Vec<(String, PathBuf)> {
-    let Ok(read) = std::fs::read_dir(dir) else {
+    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir());
+    let Some(read) = is_real_dir.then(|| std::fs::read_dir(dir).ok()).flatten() else {
         return Vec::new();
     };
     read.flatten()
@@ -202,6 +204,14 @@ mod tests {
         )
         .unwrap();
         assert!(trace_files(&traces, None).is_empty());
+        let linked_root = home.path().join("traces-link");
+        std::os::unix::fs::symlink(&traces, &linked_root).unwrap();
+        std::fs::write(traces.join("ses-a/000003-trc-z.json"), "{}").unwrap();
+        assert_eq!(trace_files(&traces, None).len(), 1);
+        assert!(
+            trace_files(&linked_root, None).is_empty(),
+            "a symlinked traces folder"
+        );
         assert_eq!(read_text(&traces.join("ses-a/000002-trc-y.json")), None);
     }
 }
