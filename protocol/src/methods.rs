@@ -7,9 +7,11 @@ use serde::{Deserialize, Serialize};
 
 mod checkpoint;
 mod continuity;
+mod housekeeping;
 
 pub use checkpoint::*;
 pub use continuity::*;
+pub use housekeeping::*;
 
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
@@ -45,9 +47,15 @@ pub const MODEL_STATUS: &str = "model/status";
 pub const TURN_CANCEL: &str = "turn/cancel";
 /// Reopens a session a previous daemon persisted.
 pub const SESSION_RESUME: &str = "session/resume";
+/// Recent turns of a session or a workspace, newest first, from their traces.
+pub const TRACE_LIST: &str = "trace/list";
+/// One turn's trace record, with its turn log when there is one.
+pub const TRACE_GET: &str = "trace/get";
+/// Applies the retention policy now and reports what was removed.
+pub const DAEMON_GC: &str = "daemon/gc";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 21] = [
+pub const ALL_METHODS: [&str; 24] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -69,6 +77,9 @@ pub const ALL_METHODS: [&str; 21] = [
     CHECKPOINT_SHOW,
     CHECKPOINT_RESTORE,
     TURN_UNDO,
+    TRACE_LIST,
+    TRACE_GET,
+    DAEMON_GC,
 ];
 
 /// Params of `initialize`; every field is informational and may be left out.

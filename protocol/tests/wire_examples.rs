@@ -136,6 +136,15 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::TurnUndoParams>,
             round_trip::<m::RestoreResult>,
         ),
+        m::TRACE_LIST => typed_pair(
+            round_trip::<m::TraceListParams>,
+            round_trip::<m::TraceListResult>,
+        ),
+        m::TRACE_GET => typed_pair(
+            round_trip::<m::TraceGetParams>,
+            round_trip::<m::TraceGetResult>,
+        ),
+        m::DAEMON_GC => ignored_params(round_trip::<m::DaemonGcResult>),
         _ => return None,
     })
 }

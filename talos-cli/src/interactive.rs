@@ -183,7 +183,8 @@ impl Repl<'_> {
                     ask,
                 )?;
             }
-            Slash::Trace(_) => output.err_line("not available yet"),
+            Slash::Trace(None) => crate::traces::list(client, workspace, 10, false, output)?,
+            Slash::Trace(Some(id)) => crate::traces::show(client, &id, false, output)?,
         }
         Ok(false)
     }

@@ -18,6 +18,8 @@ mod render;
 mod sessions;
 mod socket;
 mod spelling;
+mod trace_view;
+mod traces;
 mod turn;
 
 use std::path::{Path, PathBuf};
@@ -157,6 +159,27 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Recent turns on a workspace (time, trace id, status, first line of the request);
+    /// `show ID` renders one.
+    Trace {
+        #[command(subcommand)]
+        action: Option<TraceAction>,
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// At most this many turns.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print the daemon's result (with `show`, the trace record) as one JSON line.
+        #[arg(long, global = true)]
+        json: bool,
+    },
+    /// Remove traces, turn logs and checkpoints past the retention limits now, and report it.
+    Gc {
+        /// Print the daemon's result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,6 +192,17 @@ enum CheckpointAction {
         /// Print the daemon's result as one JSON line.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TraceAction {
+    /// One turn for a person: request, contract, plan and surface, each call and what decided
+    /// it, approvals, checkpoints, verification, outcome and answer.
+    Show {
+        /// The trace id (`trc-…`), as `talos trace` lists it.
+        #[arg(value_name = "ID")]
+        id: String,
     },
 }
 
@@ -318,6 +352,32 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
                     profiles::trust(&mut client, &workspace, yes, output)?
                 }
             }
+            Ok(0)
+        }
+        Command::Trace {
+            action,
+            workspace,
+            limit,
+            json,
+        } => {
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            match action {
+                Some(TraceAction::Show { id }) => traces::show(&mut client, &id, json, output)?,
+                None => {
+                    let workspace = canonical_workspace(&match workspace {
+                        Some(dir) => dir,
+                        None => std::env::current_dir().map_err(|error| {
+                            Failure::Usage(format!("cannot read the current directory: {error}"))
+                        })?,
+                    })?;
+                    traces::list(&mut client, &workspace, limit, json, output)?
+                }
+            }
+            Ok(0)
+        }
+        Command::Gc { json } => {
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            traces::gc(&mut client, json, output)?;
             Ok(0)
         }
         Command::Model {

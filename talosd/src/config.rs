@@ -10,9 +10,11 @@ use std::path::Path;
 use serde::Deserialize;
 
 mod checkpoint;
+mod housekeeping;
 mod permissions;
 
 pub use checkpoint::CheckpointConfig;
+pub use housekeeping::{RetentionConfig, TracesConfig};
 pub use permissions::PermissionsConfig;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -24,6 +26,8 @@ pub struct Config {
     pub turn: TurnConfig,
     pub permissions: PermissionsConfig,
     pub checkpoint: CheckpointConfig,
+    pub traces: TracesConfig,
+    pub retention: RetentionConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -236,6 +240,8 @@ pub enum Invalid {
     MaxModelCallsZero,
     #[error("approval.timeout_secs must be at least 1")]
     ApprovalTimeoutZero,
+    #[error("{0}")]
+    Retention(&'static str),
 }
 
 impl Config {
@@ -332,6 +338,9 @@ impl Config {
         }
         if self.approval.timeout_secs == 0 {
             return Err(Invalid::ApprovalTimeoutZero);
+        }
+        if let Some(problem) = self.retention.problem() {
+            return Err(Invalid::Retention(problem));
         }
         Ok(())
     }

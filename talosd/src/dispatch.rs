@@ -151,6 +151,22 @@ pub async fn handle(
             let p = parse(params)?;
             crate::checkpoint::serve::undo(daemon, peer, p).await
         }
+        proto::TRACE_LIST => {
+            let p: proto::TraceListParams = parse(params)?;
+            crate::offload::blocking(|| {
+                let workspace = p.workspace.as_deref().map(workspace_root).transpose()?;
+                crate::traces::requests::list(&daemon.home.traces(), &p, workspace.as_deref())
+                    .and_then(to_value)
+            })
+        }
+        proto::TRACE_GET => {
+            let p: proto::TraceGetParams = parse(params)?;
+            crate::offload::blocking(|| crate::traces::requests::get(&daemon.home.traces(), &p))
+                .and_then(to_value)
+        }
+        proto::DAEMON_GC => crate::gc::run_once(daemon)
+            .map_err(|message| RpcError::new(ErrorCode::ConfigError, message))
+            .and_then(to_value),
         proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),
@@ -341,6 +357,7 @@ async fn turn_start(
             format!("session {} is already running a turn", p.session_id),
         ));
     };
+    let store_use = daemon.retention.enter(Some(trace_id.as_str())).await;
     daemon.active_turns.fetch_add(1, Ordering::Relaxed);
     let outcome = crate::turn::run(
         daemon.clone(),
@@ -355,6 +372,7 @@ async fn turn_start(
     )
     .await;
     daemon.active_turns.fetch_sub(1, Ordering::Relaxed);
+    drop(store_use);
     to_value(outcome)
 }
 

@@ -11,6 +11,7 @@ pub mod contain;
 pub mod dispatch;
 pub mod durable;
 pub mod engine;
+pub mod gc;
 pub mod ids;
 pub mod lifecycle;
 pub mod logging;
@@ -18,6 +19,7 @@ pub mod offload;
 pub mod paths;
 pub mod profiles;
 pub mod recovery;
+pub mod retention;
 pub mod runner;
 pub mod server;
 pub mod session_store;
@@ -50,5 +52,11 @@ pub async fn run(
 ) {
     offload::blocking(|| lifecycle::restore_at_start(&daemon));
     let handler = Arc::new(dispatch::Dispatch::new(daemon.clone()));
+    // Retention at start, before the first request is answered, then hourly.
+    if let Err(e) = gc::run_once(&daemon) {
+        tracing::warn!(error = %e, "retention skipped at start");
+    }
+    let housekeeping = tokio::spawn(gc::periodic(daemon.clone()));
     server::serve(daemon, listener, shutdown, handler).await;
+    housekeeping.abort();
 }

@@ -43,6 +43,8 @@ pub struct Daemon {
     /// Cancelled when the daemon begins to stop; every turn's token is a child of it.
     pub stopping: CancellationToken,
     pub active_turns: AtomicUsize,
+    /// Turns against the retention sweep, and the trace ids of running turns.
+    pub retention: crate::retention::Gate,
     next_connection: AtomicU64,
     next_slot: AtomicU64,
 }
@@ -81,6 +83,7 @@ impl Daemon {
             started: Instant::now(),
             stopping: CancellationToken::new(),
             active_turns: AtomicUsize::new(0),
+            retention: crate::retention::Gate::default(),
             next_connection: AtomicU64::new(1),
             next_slot: AtomicU64::new(0),
         })

@@ -1,25 +1,42 @@
-//! The trace writer: one JSON document per turn under `traces/<sessionId>/`. The trace is
-//! evidence for review, not an integrity guarantee; it is a plain file and is not
-//! tamper-evident.
+//! The trace writer: one JSON document per turn under `traces/<sessionId>/`, and beside it, when
+//! `traces.turn_log` is on, the turn log (`turnlog`): the request and the committed answer in
+//! plain text. The trace is evidence for review, not an integrity guarantee; it is a plain file
+//! and is not tamper-evident. `listing` reads both back for `trace/list` and `trace/get`.
 // std::fs here: writes traces under the Talos home, never a workspace file.
 #![allow(clippy::disallowed_methods)]
+
+pub mod listing;
+pub mod requests;
+pub mod turnlog;
 
 use std::path::PathBuf;
 
 use talos_protocol::trace::TraceRecord;
 
-pub fn write(traces_root: &std::path::Path, record: &TraceRecord) -> std::io::Result<PathBuf> {
+pub use turnlog::TurnText;
+
+/// Writes the trace and, when `turn_log` is given, the turn log beside it; returns the trace's
+/// path. A turn log that cannot be written is logged and does not fail the trace.
+pub fn write(
+    traces_root: &std::path::Path,
+    record: &TraceRecord,
+    turn_log: Option<&TurnText<'_>>,
+) -> std::io::Result<PathBuf> {
     let dir = traces_root.join(&record.session_id);
     if !dir.is_dir() {
         std::fs::create_dir_all(&dir)?;
         // The new session folder's own entry must survive a power loss too.
         crate::durable::sync_directory(traces_root)?;
     }
-    let path = dir.join(format!(
-        "{:06}-{}.json",
-        record.turn_number, record.trace_id
-    ));
+    let stem = format!("{:06}-{}", record.turn_number, record.trace_id);
+    let path = dir.join(format!("{stem}.json"));
     let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
     crate::durable::replace(&path, &json)?;
+    if let Some(text) = turn_log {
+        let log = dir.join(format!("{stem}.{}", turnlog::EXTENSION));
+        if let Err(e) = crate::durable::replace(&log, turnlog::render(record, text).as_bytes()) {
+            tracing::error!(error = %e, trace = %record.trace_id, "cannot write turn log");
+        }
+    }
     Ok(path)
 }

@@ -90,7 +90,7 @@ pub async fn run(
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), "turn started");
     let answer = answer(&mut ctx, &request.prompt, prior).await;
-    let (outcome, findings) = finish(ctx, answer).await;
+    let (outcome, findings) = finish(ctx, answer, &request.prompt).await;
     session.turn_ended();
     if route::remembered(&resolved) {
         session.remember_outcome(&outcome);
@@ -199,7 +199,11 @@ async fn answer(ctx: &mut TurnCtx, prompt: &str, prior: Option<PriorRecord>) -> 
     }
 }
 
-async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, Vec<String>) {
+async fn finish(
+    mut ctx: TurnCtx,
+    model_answer: String,
+    prompt: &str,
+) -> (proto::TurnOutcome, Vec<String>) {
     if ctx.cancel.is_cancelled() {
         ctx.core.record.facts.cancelled = true;
     }
@@ -218,8 +222,20 @@ async fn finish(mut ctx: TurnCtx, model_answer: String) -> (proto::TurnOutcome, 
         obligation_retries: ctx.core.record.facts.obligation_retries,
     };
     ctx.trace.finished_at_ms = now_ms();
-    let written =
-        crate::offload::blocking(|| crate::traces::write(&ctx.daemon.home.traces(), &ctx.trace));
+    let workspace = ctx.session.workspace.display().to_string();
+    let turn_log = ctx
+        .daemon
+        .config
+        .traces
+        .turn_log
+        .then_some(crate::traces::TurnText {
+            request: prompt,
+            answer: &done.answer,
+            workspace: &workspace,
+        });
+    let written = crate::offload::blocking(|| {
+        crate::traces::write(&ctx.daemon.home.traces(), &ctx.trace, turn_log.as_ref())
+    });
     let trace_path = match written {
         Ok(path) => Some(path.display().to_string()),
         Err(e) => {

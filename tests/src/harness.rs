@@ -32,6 +32,12 @@ pub struct TestDaemon {
 impl TestDaemon {
     /// Starts a daemon whose `config.yaml` is `config` (with [`offline`] applied).
     pub async fn start(config: &str) -> TestDaemon {
+        TestDaemon::start_prepared(config, |_| {}).await
+    }
+
+    /// [`TestDaemon::start`], with `prepare` run on the home (config written, state folders
+    /// created) before the daemon starts: for state a daemon finds at start.
+    pub async fn start_prepared(config: &str, prepare: impl FnOnce(&Path)) -> TestDaemon {
         let config = offline(config);
         let config = config.as_str();
         let home = tempfile::Builder::new()
@@ -39,6 +45,10 @@ impl TestDaemon {
             .tempdir_in("/tmp")
             .unwrap();
         std::fs::write(home.path().join("config.yaml"), config).unwrap();
+        talosd::paths::Home::from_root(home.path())
+            .prepare()
+            .unwrap();
+        prepare(home.path());
         TestDaemon::start_in(home).await
     }
 
@@ -116,7 +126,8 @@ impl TestDaemon {
             .collect()
     }
 
-    /// The trace files' text as written (for checks that must see every byte, such as leaks).
+    /// The trace files' text as written (for checks that must see every byte, such as leaks);
+    /// turn logs (`.log`, which hold the words on purpose) are left out: see [`Self::turn_logs`].
     pub fn trace_texts(&self) -> Vec<String> {
         let mut out = Vec::new();
         let root = self.home.path().join("traces");
@@ -125,9 +136,26 @@ impl TestDaemon {
         };
         for session in sessions.flatten() {
             for file in std::fs::read_dir(session.path()).unwrap().flatten() {
-                out.push(std::fs::read_to_string(file.path()).unwrap());
+                if file.path().extension().is_some_and(|e| e == "json") {
+                    out.push(std::fs::read_to_string(file.path()).unwrap());
+                }
             }
         }
+        out
+    }
+
+    /// The turn logs written so far (`traces/<session>/NNNNNN-<traceId>.log`), by path.
+    pub fn turn_logs(&self) -> Vec<(PathBuf, String)> {
+        let mut out = Vec::new();
+        let root = self.home.path().join("traces");
+        for session in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            for file in std::fs::read_dir(session.path()).unwrap().flatten() {
+                if file.path().extension().is_some_and(|e| e == "log") {
+                    out.push((file.path(), std::fs::read_to_string(file.path()).unwrap()));
+                }
+            }
+        }
+        out.sort();
         out
     }
 

@@ -199,6 +199,13 @@ pub fn check_traces(home: &Path, turns: &[TurnRun]) -> Vec<String> {
     let root = home.join("traces");
     let mut found = 0;
     for path in files_below(&root, &mut violations) {
+        // The turn log beside each trace (traces.turn_log) must pair with a trace.
+        if path.extension().is_some_and(|e| e == "log") {
+            if !path.with_extension("json").exists() {
+                violations.push(format!("{}: a turn log without its trace", path.display()));
+            }
+            continue;
+        }
         found += 1;
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,

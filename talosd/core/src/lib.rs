@@ -28,6 +28,7 @@ pub mod posture;
 pub mod prompt;
 pub mod protected;
 pub mod restore;
+pub mod retention;
 pub mod rules;
 pub mod sanitize;
 pub mod streamfilter;

@@ -42,6 +42,9 @@ pub async fn restore_checkpoint(
     peer: &Arc<Peer>,
     p: proto::CheckpointRestoreParams,
 ) -> Result<Value, RpcError> {
+    // The restore reads stored objects and writes a safety checkpoint: no retention sweep may
+    // remove checkpoints meanwhile (decision 0022).
+    let _stores = daemon.retention.enter(None).await;
     let unit =
         crate::offload::blocking(|| restore::checkpoint_unit(daemon, &p)).map_err(restore_error)?;
     let result = restore::run(daemon, peer, unit)
@@ -56,6 +59,8 @@ pub async fn undo(
     peer: &Arc<Peer>,
     p: proto::TurnUndoParams,
 ) -> Result<Value, RpcError> {
+    // As for `restore_checkpoint`: checkpoints stay while the undo reads and writes them.
+    let _stores = daemon.retention.enter(None).await;
     let session = daemon.session(&p.session_id).ok_or_else(|| {
         RpcError::new(
             ErrorCode::SessionNotFound,

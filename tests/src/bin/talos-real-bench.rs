@@ -510,7 +510,10 @@ fn find_trace(home: &Path, trace_id: &str) -> Option<PathBuf> {
                 .flatten()
         })
         .map(|file| file.path())
-        .find(|path| path.to_string_lossy().contains(trace_id))
+        .find(|path| {
+            path.extension().is_some_and(|e| e == "json")
+                && path.to_string_lossy().contains(trace_id)
+        })
 }
 
 /// One uncached request straight to the managed server, for its prompt and generation speed.

@@ -1,0 +1,439 @@
+//! Traces for a person, pure: the list of recent turns (`talos trace`), one trace rendered as
+//! sections (`talos trace show ID`: request, contract, plan and surface, each proposed call with
+//! the check or rung that decided it, approvals, checkpoints, verification, commands, warnings,
+//! outcome and answer) and what `talos gc` removed. Every text from the daemon passes through
+//! [`printable`]; colour only where the palette allows it.
+
+use talos_protocol::trace::{TraceRecord, TraceToolCall};
+use talos_protocol::{CompletionStatus, DaemonGcResult, GcCount, TraceGetResult, TraceSummary};
+
+use crate::render::{Palette, Style, printable, table};
+use crate::spelling::{classification_name, decision_name, source_name, status_name};
+
+/// The marks the daemon's turn log puts before the request and the answer.
+const REQUEST_MARK: &str = "=== request (";
+const ANSWER_MARK: &str = "=== answer (";
+
+/// `talos trace`: one row per turn, newest first.
+pub fn list(traces: &[TraceSummary], palette: Palette) -> String {
+    if traces.is_empty() {
+        return "No traces for this workspace.\n".into();
+    }
+    let columns: Vec<String> = ["when (UTC)", "trace", "status", "request"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = traces
+        .iter()
+        .map(|t| {
+            vec![
+                utc(t.started_at_ms)[..16].to_string(),
+                t.trace_id.clone(),
+                status_name(t.status).to_string(),
+                t.request
+                    .clone()
+                    .unwrap_or_else(|| "(no turn log)".to_string()),
+            ]
+        })
+        .collect();
+    table(&columns, &rows, palette)
+}
+
+/// `talos trace show ID`.
+pub fn show(got: &TraceGetResult, palette: Palette) -> String {
+    let t = &got.trace;
+    let mut out = Sections::new(palette);
+    out.title(&format!(
+        "Trace {} · session {} · turn {} · {}",
+        t.trace_id, t.session_id, t.turn_number, t.mode
+    ));
+    out.line(&format!(
+        "{} · {}",
+        utc(t.started_at_ms),
+        duration(t.finished_at_ms.saturating_sub(t.started_at_ms))
+    ));
+    out.raw(&outcome_line(t, palette));
+
+    let (request, answer) = got.turn_log.as_deref().map(turn_words).unwrap_or_default();
+    out.heading("Request");
+    match request {
+        Some(request) => out.block(&request),
+        None => out.line(&format!(
+            "not kept (no turn log): {} characters, {}",
+            t.request.chars, t.request.hash
+        )),
+    }
+    if !t.request_targets.is_empty() {
+        out.line(&format!("targets named: {}", t.request_targets.join(", ")));
+    }
+
+    let c = &t.task_contract;
+    out.heading("Contract");
+    out.line(&format!(
+        "{} · change requested {} · allowed {} · verification {}",
+        c.task_type,
+        yes(c.mutation_requested),
+        yes(c.mutation_allowed),
+        if c.verification_required {
+            "required"
+        } else {
+            "not required"
+        }
+    ));
+    out.list("expected", &c.expected_targets);
+    out.list("evidence", &c.source_evidence_targets);
+    out.list("forbidden", &c.forbidden_targets);
+    out.line(&format!("why: {}", c.classification_reason));
+
+    let p = &t.turn_plan;
+    out.heading("Plan and surface");
+    out.line(&format!(
+        "posture {} · phase {} → {} · at most {} model calls",
+        p.posture, p.phase_initial, p.phase_final, p.iteration_budget
+    ));
+    out.line(&format!(
+        "obligations: act {} · evidence {} · answer {}",
+        p.action_obligation, p.evidence_obligation, p.output_obligation
+    ));
+    out.list("blocked tools", &p.blocked_tools);
+    out.line(&format!("surface: {}", p.surface_reason));
+    for s in &t.tool_surfaces {
+        out.line(&format!(
+            "model call {} ({}): {}",
+            s.model_call,
+            s.phase,
+            s.tools.join(", ")
+        ));
+    }
+    for change in &t.phase_transitions {
+        out.line(&format!(
+            "phase {} → {}: {}",
+            change.from, change.to, change.reason
+        ));
+    }
+
+    out.heading("Calls");
+    if t.tool_calls.is_empty() {
+        out.line("none proposed");
+    }
+    for call in &t.tool_calls {
+        out.raw(&call_line(call, palette));
+        for detail in call_details(t, &call.call_id) {
+            out.line(&format!("    {detail}"));
+        }
+    }
+
+    out.heading("Approvals");
+    if t.approvals.is_empty() {
+        out.line("none asked");
+    }
+    for a in &t.approvals {
+        out.line(&format!(
+            "{} {} ({}): {} by {}, diff +{} -{}{}",
+            a.call_id,
+            a.tool,
+            a.request_id,
+            decision_name(a.decision),
+            source_name(a.source),
+            a.diff_added,
+            a.diff_removed,
+            if a.diff_truncated { ", cut" } else { "" }
+        ));
+    }
+
+    out.heading("Checkpoints");
+    if t.checkpoints.is_empty() {
+        out.line("none taken");
+    }
+    for c in &t.checkpoints {
+        let id = c.checkpoint_id.as_deref().unwrap_or("-");
+        let before = if c.existed_before {
+            "existed before"
+        } else {
+            "did not exist before"
+        };
+        let problem = c
+            .message
+            .as_deref()
+            .map(|m| format!(": {m}"))
+            .unwrap_or_default();
+        out.line(&format!(
+            "{} {}: {} {id} ({before}){problem}",
+            c.call_id, c.path, c.status
+        ));
+    }
+
+    out.heading("Verification");
+    if t.verification.is_empty() {
+        out.line("nothing verified");
+    }
+    for v in &t.verification {
+        let style = if v.status == "PASS" {
+            Style::Green
+        } else {
+            Style::Red
+        };
+        out.raw(&format!(
+            "{} {}: {} {}",
+            printable(&v.call_id),
+            printable(&v.path),
+            palette.paint(style, &printable(&v.status)),
+            printable(&v.summary)
+        ));
+    }
+
+    if !t.commands.is_empty() {
+        out.heading("Commands");
+        for c in &t.commands {
+            let exit = c
+                .exit_code
+                .map_or_else(|| "no exit code".to_string(), |code| format!("exit {code}"));
+            out.line(&format!(
+                "{} {}: {} · {exit}{}{} · {}",
+                c.call_id,
+                c.profile,
+                c.argv.join(" "),
+                if c.timed_out { " · timed out" } else { "" },
+                if c.cancelled { " · cancelled" } else { "" },
+                duration(c.duration_ms)
+            ));
+        }
+    }
+    if !t.warnings.is_empty() {
+        out.heading("Warnings");
+        for w in &t.warnings {
+            out.line(&format!("{}: {}", w.code, w.message));
+        }
+    }
+
+    out.heading("Answer");
+    match answer {
+        Some(answer) => out.block(&answer),
+        None => out.line(&format!(
+            "not kept (no turn log): {} characters, {}",
+            t.outcome.answer.chars, t.outcome.answer.hash
+        )),
+    }
+    out.text
+}
+
+/// `talos gc`: what was removed, per kind, and what is kept.
+pub fn gc(result: &DaemonGcResult) -> String {
+    let count =
+        |name: &str, c: &GcCount| format!("{name}: {} files, {}\n", c.files, bytes(c.bytes));
+    let mut text = String::from("Removed\n");
+    for (name, c) in [
+        ("  traces", &result.traces),
+        ("  turn logs", &result.turn_logs),
+        ("  checkpoints", &result.checkpoints),
+        ("  checkpoint objects", &result.checkpoint_objects),
+    ] {
+        text.push_str(&count(name, c));
+    }
+    text.push_str(&format!(
+        "Kept {} (limits: {} days, {})\n",
+        bytes(result.bytes_after),
+        result.max_age_days,
+        bytes(result.max_bytes)
+    ));
+    if result.checkpoints_deferred {
+        text.push_str(
+            "Checkpoints were left alone: a turn was running. Run `talos gc` again later.\n",
+        );
+    }
+    text
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` for milliseconds since the Unix epoch.
+pub fn utc(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil from days (Howard Hinnant's algorithm), for days since 1970-01-01.
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// The request and the answer in a turn log's text. Each mark says how many lines follow
+/// (`=== request (3 lines) ===`), so a request or answer holding a mark of its own cannot end or
+/// start a section.
+fn turn_words(log: &str) -> (Option<String>, Option<String>) {
+    let mut lines = log.lines();
+    let mut take = |mark: &str| -> Option<String> {
+        let header = lines.by_ref().find(|line| line.starts_with(mark))?;
+        let count: usize = header[mark.len()..].split(' ').next()?.parse().ok()?;
+        Some(lines.by_ref().take(count).collect::<Vec<_>>().join("\n"))
+    };
+    let request = take(REQUEST_MARK);
+    let answer = request.as_ref().and_then(|_| take(ANSWER_MARK));
+    (request, answer)
+}
+
+/// `call-2 talos.edit_file settings.py: executed` with the stage coloured.
+fn call_line(call: &TraceToolCall, palette: Palette) -> String {
+    let tool = call.tool.as_deref().unwrap_or(&call.requested_name);
+    let path = call
+        .path_hint
+        .as_deref()
+        .map(|p| format!(" {p}"))
+        .unwrap_or_default();
+    let style = match call.stage.as_str() {
+        "executed" => Style::Green,
+        "rejected" | "denied" | "failed" => Style::Red,
+        _ => Style::Yellow,
+    };
+    let renamed = if call
+        .tool
+        .as_deref()
+        .is_some_and(|t| t != call.requested_name)
+    {
+        format!(" (written as {})", call.requested_name)
+    } else {
+        String::new()
+    };
+    let line = format!("{} {tool}{path}{renamed} [{}]: ", call.call_id, call.source);
+    format!(
+        "{}{}",
+        printable(&line),
+        palette.paint(style, &printable(&call.stage))
+    )
+}
+
+/// What decided a call: the check that rejected it, the ladder's rung, the approval, and how
+/// it ran.
+fn call_details(t: &TraceRecord, call_id: &str) -> Vec<String> {
+    let mut details = Vec::new();
+    if let Some(call) = t.tool_calls.iter().find(|c| c.call_id == call_id)
+        && let Some(rejection) = &call.rejection
+    {
+        details.push(format!("check: {rejection}"));
+    }
+    for p in t
+        .permission_decisions
+        .iter()
+        .filter(|p| p.call_id == call_id)
+    {
+        details.push(format!("ladder: {} ({})", p.action, p.reason_code));
+    }
+    for a in t.approvals.iter().filter(|a| a.call_id == call_id) {
+        details.push(format!(
+            "approval: {} by {}",
+            decision_name(a.decision),
+            source_name(a.source)
+        ));
+    }
+    for e in t.executions.iter().filter(|e| e.call_id == call_id) {
+        let result = if e.success { "ran" } else { "failed" };
+        let error = e
+            .error
+            .as_deref()
+            .map(|m| format!(": {m}"))
+            .unwrap_or_default();
+        details.push(format!("result: {result}{error}"));
+    }
+    details
+}
+
+fn outcome_line(t: &TraceRecord, palette: Palette) -> String {
+    let o = &t.outcome;
+    let style = match o.status {
+        CompletionStatus::Complete => Style::Green,
+        CompletionStatus::Failed => Style::Red,
+        CompletionStatus::Partial
+        | CompletionStatus::Blocked
+        | CompletionStatus::AdvisoryOnly
+        | CompletionStatus::Cancelled => Style::Yellow,
+    };
+    format!(
+        "outcome {} ({}) · changes {} · approvals {}",
+        palette.paint(style, status_name(o.status)),
+        classification_name(o.classification),
+        printable(&o.mutation_status),
+        printable(&o.approval_status)
+    )
+}
+
+/// The sections of a rendered trace: a bold heading, then indented lines.
+struct Sections {
+    palette: Palette,
+    text: String,
+}
+
+impl Sections {
+    fn new(palette: Palette) -> Sections {
+        Sections {
+            palette,
+            text: String::new(),
+        }
+    }
+
+    fn title(&mut self, title: &str) {
+        let title = self.palette.paint(Style::Bold, &printable(title));
+        self.text.push_str(&format!("{title}\n"));
+    }
+
+    fn heading(&mut self, heading: &str) {
+        let heading = self.palette.paint(Style::Bold, heading);
+        self.text.push_str(&format!("\n{heading}\n"));
+    }
+
+    fn line(&mut self, line: &str) {
+        self.text.push_str(&format!("  {}\n", printable(line)));
+    }
+
+    /// A line whose daemon text is already escaped (it carries colour).
+    fn raw(&mut self, line: &str) {
+        self.text.push_str(&format!("  {line}\n"));
+    }
+
+    fn block(&mut self, block: &str) {
+        if block.is_empty() {
+            return self.line("(empty)");
+        }
+        for line in block.lines() {
+            self.line(line);
+        }
+    }
+
+    fn list(&mut self, name: &str, items: &[String]) {
+        if !items.is_empty() {
+            self.line(&format!("{name}: {}", items.join(", ")));
+        }
+    }
+}
+
+fn yes(value: bool) -> &'static str {
+    if value { "yes" } else { "no" }
+}
+
+fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{}.{} s", ms / 1000, ms % 1000 / 100)
+    }
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / f64::from(1u32 << 30)),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20)),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} bytes"),
+    }
+}
+
+#[cfg(test)]
+#[path = "trace_view/tests.rs"]
+mod tests;

@@ -1,0 +1,177 @@
+//! Bounded disk: the home's traces, turn logs and checkpoints kept under `retention.max_age_days`
+//! and `retention.max_bytes`. This module lists what is stored, hands it to the core's decision
+//! (`talos_core::retention::plan`) and removes what the plan names; `gc` runs it at start,
+//! hourly and on `daemon/gc`.
+//!
+//! What it will not do: follow a symlink (listings skip them, removal unlinks the entry itself),
+//! remove the trace or turn log of a running turn (their ids are registered in the [`Gate`]),
+//! or touch checkpoints while any turn runs: a turn holds the gate shared for its whole length,
+//! and the checkpoint sweep needs it exclusively, so an object cannot be swept between a
+//! capture finding it stored and its manifest being written. Checkpoint manifests are read only
+//! as JSON values: every `blobSha256` string anywhere in one is a reference, and its
+//! `createdAtMs` (else the file's time) is its age.
+// std::fs here: lists and removes traces, turn logs and checkpoints under the Talos home, never workspace files.
+#![allow(clippy::disallowed_methods)]
+
+mod scan;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use talos_core::retention::{self, Limits};
+use talos_protocol::{DaemonGcResult, GcCount};
+use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
+
+use scan::Kind;
+
+/// Who is using the stores: turns (shared) against the checkpoint sweep (exclusive), and the
+/// trace ids of the turns running now.
+#[derive(Debug, Default)]
+pub struct Gate {
+    lock: Arc<RwLock<()>>,
+    running: Arc<Mutex<HashSet<String>>>,
+}
+
+/// Held by a running turn (or anything else that writes checkpoints): the sweep waits for it.
+#[derive(Debug)]
+pub struct StoreUse {
+    _shared: OwnedRwLockReadGuard<()>,
+    running: Arc<Mutex<HashSet<String>>>,
+    trace_id: Option<String>,
+}
+
+/// Held by a sweep that may touch checkpoints: no turn runs meanwhile.
+#[derive(Debug)]
+pub struct Exclusive {
+    _guard: OwnedRwLockWriteGuard<()>,
+}
+
+/// Where the stores are.
+#[derive(Debug, Clone, Copy)]
+pub struct Stores<'a> {
+    pub traces: &'a Path,
+    pub checkpoints: &'a Path,
+}
+
+impl Gate {
+    /// Enters the stores for a turn whose trace is `trace_id` (or, with `None`, for other
+    /// checkpoint writers); waits while a sweep holds them.
+    pub async fn enter(&self, trace_id: Option<&str>) -> StoreUse {
+        let shared = self.lock.clone().read_owned().await;
+        if let (Some(id), Ok(mut running)) = (trace_id, self.running.lock()) {
+            running.insert(id.to_string());
+        }
+        StoreUse {
+            _shared: shared,
+            running: self.running.clone(),
+            trace_id: trace_id.map(str::to_string),
+        }
+    }
+
+    /// The stores alone, when no one uses them now.
+    pub fn try_exclusive(&self) -> Option<Exclusive> {
+        self.lock
+            .clone()
+            .try_write_owned()
+            .ok()
+            .map(|guard| Exclusive { _guard: guard })
+    }
+
+    /// The trace ids of the turns running now.
+    pub fn running(&self) -> HashSet<String> {
+        self.running.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for StoreUse {
+    fn drop(&mut self) {
+        if let (Some(id), Ok(mut running)) = (&self.trace_id, self.running.lock()) {
+            running.remove(id);
+        }
+    }
+}
+
+/// Applies the limits once. With `exclusive`, checkpoints (manifests and objects) are pruned
+/// too and emptied session folders removed; without it only traces and turn logs of turns not
+/// in `running` are.
+pub fn sweep(
+    stores: Stores<'_>,
+    limits: Limits,
+    now_ms: u64,
+    running: &HashSet<String>,
+    exclusive: Option<&Exclusive>,
+) -> DaemonGcResult {
+    let stored = scan::scan(stores, running, exclusive.is_some());
+    let items: Vec<retention::Item> = stored.items.iter().map(|s| s.item.clone()).collect();
+    let objects: BTreeMap<String, u64> = stored
+        .objects
+        .iter()
+        .map(|(key, object)| (key.clone(), object.bytes))
+        .collect();
+    let plan = retention::plan(&items, &objects, limits, now_ms, exclusive.is_some());
+    let mut result = DaemonGcResult {
+        traces: GcCount::default(),
+        turn_logs: GcCount::default(),
+        checkpoints: GcCount::default(),
+        checkpoint_objects: GcCount::default(),
+        bytes_after: plan.bytes_after,
+        max_bytes: limits.max_bytes,
+        max_age_days: limits.max_age_ms / 86_400_000,
+        checkpoints_deferred: exclusive.is_none(),
+    };
+    let mut emptied = Vec::new();
+    for (index, _) in &plan.items {
+        let Some(stored_item) = stored.items.get(*index) else {
+            continue;
+        };
+        for file in &stored_item.files {
+            if remove(&file.path) {
+                count(&mut result, file.kind).files += 1;
+                count(&mut result, file.kind).bytes += file.bytes;
+            }
+        }
+        if let Some(dir) = &stored_item.session_dir {
+            emptied.push(dir.clone());
+        }
+    }
+    for (key, _) in &plan.objects {
+        if let Some(object) = stored.objects.get(key)
+            && remove(&object.path)
+        {
+            result.checkpoint_objects.files += 1;
+            result.checkpoint_objects.bytes += object.bytes;
+        }
+    }
+    if exclusive.is_some() {
+        emptied.sort();
+        emptied.dedup();
+        for dir in emptied {
+            // Fails, as it should, unless the folder is empty.
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+    result
+}
+
+fn count(result: &mut DaemonGcResult, kind: Kind) -> &mut GcCount {
+    match kind {
+        Kind::Trace => &mut result.traces,
+        Kind::TurnLog => &mut result.turn_logs,
+        Kind::Manifest => &mut result.checkpoints,
+    }
+}
+
+/// Unlinks one entry (a symlink put there meanwhile is removed itself, never followed).
+fn remove(path: &Path) -> bool {
+    match std::fs::remove_file(path) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "retention: cannot remove");
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
