@@ -1,7 +1,8 @@
 //! The interactive `talos` (no subcommand) driven through a real pseudo-terminal: a request,
-//! its approval answered `y` inline, slash commands (`/help`, a typo, `/mode`), Ctrl-C at the
-//! prompt clearing the line, the history file, and Ctrl-D leaving with exit code 0. The screen
-//! and the disk are asserted.
+//! its approval answered `y` inline, `/checkpoints`, `/undo` approved and the file restored,
+//! `/trace`, slash commands (`/help`, a typo, `/mode`), Ctrl-C at the prompt clearing the line,
+//! Ctrl-C during a turn and at an approval cancelling it, the history file, and Ctrl-D leaving
+//! with exit code 0. The screen and the disk are asserted.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::path::Path;
@@ -80,6 +81,23 @@ async fn a_conversation_on_a_terminal() {
         t.expect("settings.py was changed and read back as approved.", WAIT);
         t.expect("COMPLETE", WAIT);
         t.expect("talos (agent)> ", WAIT);
+        t.type_keys("/checkpoints\r");
+        t.expect("settings.py", WAIT);
+        t.expect("talos (agent)> ", WAIT);
+        t.type_keys("/undo\r");
+        t.expect("approval required", WAIT);
+        t.expect("restored: settings.py", WAIT);
+        t.expect("Allow? [y=yes, N=no] ", WAIT);
+        t.type_keys("y\r");
+        t.expect("talos (agent)> ", WAIT);
+        let restored = std::fs::read_to_string(ws_path.join("settings.py")).unwrap();
+        assert_eq!(
+            restored, "TIMEOUT = 30\nRETRIES = 3\n",
+            "/undo restored the file"
+        );
+        t.type_keys("/trace\r");
+        t.expect("In settings.py, change TIMEOUT", WAIT);
+        t.expect("talos (agent)> ", WAIT);
         t.type_keys("/undp\r");
         t.expect("unknown command /undp; did you mean /undo?", WAIT);
         t.expect("talos (agent)> ", WAIT);
@@ -97,9 +115,9 @@ async fn a_conversation_on_a_terminal() {
     .await
     .unwrap();
     assert_eq!(code, Some(0), "{screen}");
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
-        "TIMEOUT = 60\nRETRIES = 3\n"
+    assert!(
+        screen.contains("Allow? [y=yes, a=yes for session, N=no]"),
+        "the change was approved inline"
     );
     let history = std::fs::read_to_string(home.path().join("history")).unwrap();
     assert!(
