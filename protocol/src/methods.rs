@@ -7,10 +7,12 @@ use serde::{Deserialize, Serialize};
 
 mod checkpoint;
 mod continuity;
+mod handshake;
 mod housekeeping;
 
 pub use checkpoint::*;
 pub use continuity::*;
+pub use handshake::*;
 pub use housekeeping::*;
 
 /// The first request: protocol version and server identity.
@@ -81,33 +83,6 @@ pub const ALL_METHODS: [&str; 24] = [
     TRACE_GET,
     DAEMON_GC,
 ];
-
-/// Params of `initialize`; every field is informational and may be left out.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct InitializeParams {
-    /// The client's name, e.g. `talos-cli`.
-    #[serde(default)]
-    pub client_name: Option<String>,
-    /// The client's version.
-    #[serde(default)]
-    pub client_version: Option<String>,
-    /// The protocol version the client speaks; not compared by the daemon today.
-    #[serde(default)]
-    pub protocol_version: Option<u32>,
-}
-
-/// The result of `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InitializeResult {
-    /// The daemon's protocol version ([`crate::PROTOCOL_VERSION`]).
-    pub protocol_version: u32,
-    /// Always `talosd`.
-    pub server_name: String,
-    /// The daemon's package version.
-    pub server_version: String,
-}
 
 /// The model endpoint in `daemon/status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

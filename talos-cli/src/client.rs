@@ -36,6 +36,7 @@ impl Client {
             client_name: Some("talos-cli".into()),
             client_version: Some(env!("CARGO_PKG_VERSION").into()),
             protocol_version: Some(PROTOCOL_VERSION),
+            ..InitializeParams::default()
         };
         self.call(
             INITIALIZE,

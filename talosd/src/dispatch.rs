@@ -46,11 +46,21 @@ pub async fn handle(
 ) -> Result<Value, RpcError> {
     match method {
         proto::INITIALIZE => {
-            let _: proto::InitializeParams = parse_or_default(params)?;
+            let p: proto::InitializeParams = parse_or_default(params)?;
+            let (client, version) = p.client();
+            tracing::debug!(
+                connection = peer.id,
+                client,
+                version,
+                protocol_version = p.protocol_version,
+                ignored = ?p.other.keys().collect::<Vec<_>>(),
+                "initialize"
+            );
             to_value(proto::InitializeResult {
                 protocol_version: proto::PROTOCOL_VERSION,
                 server_name: "talosd".into(),
                 server_version: env!("CARGO_PKG_VERSION").into(),
+                capabilities: proto::Capabilities::of_this_daemon(),
             })
         }
         proto::DAEMON_STATUS => to_value(status(daemon)),

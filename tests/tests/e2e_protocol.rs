@@ -34,6 +34,66 @@ async fn error_code(client: &mut Client, line: &str) -> (i64, Value) {
     (reply.error.unwrap().code, reply.id.unwrap_or(Value::Null))
 }
 
+/// Proves the handshake survives version skew through the socket: an ACP-shaped and an
+/// LSP-shaped `initialize` (with `clientInfo`, a date-string version and unknown fields) are
+/// answered with the daemon's capabilities, while `session/new` with a misspelt `mode` is
+/// refused with a message naming the fields it accepts, and no session is opened.
+#[tokio::test]
+async fn initialize_survives_version_skew_and_other_methods_stay_strict() {
+    let daemon = TestDaemon::start("").await;
+    let mut client = daemon.client().await;
+    for params in [
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}},
+               "clientInfo": {"name": "zed", "version": "0.190.0"}}),
+        json!({"processId": 4242, "clientInfo": {"name": "neovim"}, "rootUri": null,
+               "protocolVersion": "2025-06-18", "capabilities": {}}),
+    ] {
+        let result: talos_protocol::InitializeResult =
+            client.request("initialize", params.clone()).await;
+        assert_eq!(result.server_name, "talosd", "{params}");
+        assert!(
+            result
+                .capabilities
+                .methods
+                .iter()
+                .any(|m| m == "turn/cancel")
+                && result
+                    .capabilities
+                    .methods
+                    .iter()
+                    .any(|m| m == "session/new"),
+            "{:?}",
+            result.capabilities
+        );
+        assert!(
+            result
+                .capabilities
+                .features
+                .iter()
+                .any(|f| f == "turnCancel")
+        );
+    }
+    let ws = tempfile::tempdir().unwrap();
+    client
+        .send_line(
+            &json!({"jsonrpc": "2.0", "id": 5, "method": "session/new",
+                    "params": {"workspace": ws.path(), "mdoe": "ask"}})
+            .to_string(),
+        )
+        .await;
+    let reply = client.read().await.unwrap();
+    let error = reply.error.unwrap();
+    assert_eq!(error.code, -32602);
+    assert!(
+        error.message.contains("unknown field `mdoe`") && error.message.contains("`mode`"),
+        "{}",
+        error.message
+    );
+    let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
+    assert_eq!(status.sessions, 0, "a misspelt field opens nothing");
+    daemon.stop().await;
+}
+
 #[tokio::test]
 async fn bad_lines_get_json_rpc_errors_and_the_connection_stays_usable() {
     let daemon = TestDaemon::start("").await;
