@@ -13,6 +13,7 @@
 pub mod event;
 pub mod methods;
 pub mod rpc;
+pub mod schema;
 pub mod socket;
 pub mod trace;
 

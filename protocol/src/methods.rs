@@ -3,6 +3,7 @@
 //! Names are `resource/verb`; fields are camelCase. [`ALL_METHODS`] is the list a tidy test
 //! holds against `docs/protocol.md`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod checkpoint;
@@ -83,7 +84,7 @@ pub const ALL_METHODS: [&str; 24] = [
 ];
 
 /// Params of `initialize`; every field is informational and may be left out.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InitializeParams {
     /// The client's name, e.g. `talos-cli`.
@@ -98,7 +99,7 @@ pub struct InitializeParams {
 }
 
 /// The result of `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
     /// The daemon's protocol version ([`crate::PROTOCOL_VERSION`]).
@@ -110,7 +111,7 @@ pub struct InitializeResult {
 }
 
 /// The model endpoint in `daemon/status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
     /// `connect_only` (or `managed`, when that lands).
@@ -120,7 +121,7 @@ pub struct ModelInfo {
 }
 
 /// The result of `daemon/status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonStatusResult {
     /// The daemon's package version.
@@ -148,7 +149,7 @@ pub struct DaemonStatusResult {
 }
 
 /// The result of `daemon/shutdown`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonShutdownResult {
     /// Always `true`: the daemon has begun to stop.
@@ -160,7 +161,7 @@ pub struct DaemonShutdownResult {
 /// with a deterministic viewer and runs everything else as `agent`; `private` is `agent` where
 /// an approved protected read is shown to the person and withheld from the model. `chat`,
 /// `unified` and `dev` are accepted as aliases of `agent`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// May change files, with approval (the default).
@@ -200,7 +201,7 @@ impl Mode {
 }
 
 /// Params of `session/new`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionNewParams {
     /// Absolute path of an existing directory other than `/`.
@@ -211,7 +212,7 @@ pub struct SessionNewParams {
 }
 
 /// The result of `session/new`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionNewResult {
     /// The new session's id (`ses-` + 32 hex).
@@ -223,7 +224,7 @@ pub struct SessionNewResult {
 }
 
 /// One open session in `session/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     /// The session's id.
@@ -243,7 +244,7 @@ pub struct SessionInfo {
 }
 
 /// The result of `session/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionListResult {
     /// Every open session, sorted by id.
@@ -251,7 +252,7 @@ pub struct SessionListResult {
 }
 
 /// Params of `session/close`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionCloseParams {
     /// The session to close.
@@ -259,7 +260,7 @@ pub struct SessionCloseParams {
 }
 
 /// The result of `session/close`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCloseResult {
     /// Always `true` (an unknown session is the error `-32001`).
@@ -267,7 +268,7 @@ pub struct SessionCloseResult {
 }
 
 /// Params of `turn/start`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnStartParams {
     /// The session to run the turn in.
@@ -281,7 +282,7 @@ pub struct TurnStartParams {
 }
 
 /// Coarse completion status of a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CompletionStatus {
     /// Done: the change was made, or the read-only request answered.
@@ -299,7 +300,7 @@ pub enum CompletionStatus {
 }
 
 /// Fine classification of a turn, decided from the turn's records alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Classification {
     /// Changed and the change was verified by reading it back.
@@ -323,7 +324,7 @@ pub enum Classification {
 }
 
 /// The response to `turn/start`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnOutcome {
     /// The turn's id (`turn-` + 32 hex).
@@ -345,7 +346,7 @@ pub struct TurnOutcome {
 }
 
 /// What happened to one file the turn tried to change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileResult {
     /// The workspace-relative path.
@@ -357,7 +358,7 @@ pub struct FileResult {
 }
 
 /// A person's answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Decision {
     /// Allow this one call.
@@ -369,7 +370,7 @@ pub enum Decision {
 }
 
 /// The diff shown in an approval, already capped (60 lines, 6,000 characters).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffPreview {
     /// The unified diff text.
@@ -386,7 +387,7 @@ pub struct DiffPreview {
 }
 
 /// Params of the daemon-to-client request `approval/request`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequestParams {
     /// The turn that asks.
@@ -413,7 +414,7 @@ pub struct ApprovalRequestParams {
 }
 
 /// The client's JSON-RPC result for `approval/request`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalResult {
     /// The person's decision.
@@ -421,7 +422,7 @@ pub struct ApprovalResult {
 }
 
 /// Params of `approval/respond`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApprovalRespondParams {
     /// The pending approval to answer.
@@ -431,7 +432,7 @@ pub struct ApprovalRespondParams {
 }
 
 /// The result of `approval/respond`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRespondResult {
     /// Always `true` (a request not pending here is the error `-32004`).
@@ -439,7 +440,7 @@ pub struct ApprovalRespondResult {
 }
 
 /// Params of `grants/list` and `grants/revoke`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GrantsParams {
     /// The session whose grants to list or revoke.
@@ -447,7 +448,7 @@ pub struct GrantsParams {
 }
 
 /// One thing a session remembers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantInfo {
     /// `writes`: file writes inside the workspace, except under `.github`.
@@ -457,7 +458,7 @@ pub struct GrantInfo {
 }
 
 /// The result of `grants/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantsListResult {
     /// The session asked about.
@@ -467,7 +468,7 @@ pub struct GrantsListResult {
 }
 
 /// The result of `grants/revoke`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantsRevokeResult {
     /// The session asked about.
@@ -477,7 +478,7 @@ pub struct GrantsRevokeResult {
 }
 
 /// Params of `profile/list`: the workspace whose profiles to list (absolute path).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProfileListParams {
     /// The workspace's absolute path.
@@ -485,7 +486,7 @@ pub struct ProfileListParams {
 }
 
 /// One command profile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileInfo {
     /// `cargo_test`, or `ws:<id>` for a workspace profile.
@@ -502,7 +503,7 @@ pub struct ProfileInfo {
 }
 
 /// The workspace's `.talos/profiles.yaml` and its trust state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceProfiles {
     /// `none_declared`, `invalid`, `untrusted_new`, `untrusted_changed` or `trusted`.
@@ -521,7 +522,7 @@ pub struct WorkspaceProfiles {
 }
 
 /// The result of `profile/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileListResult {
     /// The profiles built into Talos.
@@ -532,7 +533,7 @@ pub struct ProfileListResult {
 
 /// Params of `profile/trust`: pins the declaration whose hash the person reviewed. The pin is
 /// refused when the file's bytes no longer hash to `sha256`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProfileTrustParams {
     /// The workspace's absolute path.
@@ -542,7 +543,7 @@ pub struct ProfileTrustParams {
 }
 
 /// The result of `profile/trust`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileTrustResult {
     /// Whether the pin was stored.
@@ -554,7 +555,7 @@ pub struct ProfileTrustResult {
 }
 
 /// The model server as the daemon sees it (`model/status`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelStatusResult {
     /// `managed` or `connect_only`.
