@@ -133,14 +133,22 @@ fn every_fixture_validates_against_its_schema() {
     }
     let record = read_json(&fixtures().join("trace/record.json"));
     let trace = schema::trace_record_schema();
-    failures.extend(problems(trace.as_value(), None, &record, "trace/record.json"));
+    failures.extend(problems(
+        trace.as_value(),
+        None,
+        &record,
+        "trace/record.json",
+    ));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // 41 method sides, 13 event kinds: a fixture directory read as empty must not pass.
     assert!(checked >= 41 + 13, "only {checked} fixtures checked");
 }
 
 /// Whether serde accepts `value` as `T`, and whether `T`'s schema (as `writer` writes it) does.
-fn verdicts<T: DeserializeOwned + schemars::JsonSchema>(writer: Sender, value: &Value) -> (bool, bool) {
+fn verdicts<T: DeserializeOwned + schemars::JsonSchema>(
+    writer: Sender,
+    value: &Value,
+) -> (bool, bool) {
     let serde = serde_json::from_value::<T>(value.clone()).is_ok();
     let schema = schema::schema_for::<T>(writer);
     let schema_ok = problems(schema.as_value(), None, value, "value").is_empty();
@@ -154,22 +162,92 @@ fn schema_accepts_exactly_what_serde_accepts_on_near_misses() {
     let ses = "ses-1";
     // (what, serde and schema verdicts, expected verdict)
     let cases: Vec<(&str, (bool, bool), bool)> = vec![
-        ("session/new as written", verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "ask"})), true),
-        ("session/new mode defaulted", verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws})), true),
-        ("session/new alias chat", verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "chat"})), true),
-        ("session/new alias dev", verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "dev"})), true),
-        ("session/new misspelt mode value", verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "agnet"})), false),
-        ("session/new misspelt mode key", verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mdoe": "ask"})), false),
-        ("session/new without workspace", verdicts::<m::SessionNewParams>(Client, &json!({"mode": "ask"})), false),
-        ("session/new workspace a number", verdicts::<m::SessionNewParams>(Client, &json!({"workspace": 7})), false),
-        ("turn/start snake_case key", verdicts::<m::TurnStartParams>(Client, &json!({"session_id": ses, "prompt": "hi"})), false),
-        ("turn/start pins left out", verdicts::<m::TurnStartParams>(Client, &json!({"sessionId": ses, "prompt": "hi"})), true),
-        ("approval/respond unknown decision", verdicts::<m::ApprovalRespondParams>(Client, &json!({"requestId": "apr-1", "decision": "maybe"})), false),
-        ("approval/respond extra field", verdicts::<m::ApprovalRespondParams>(Client, &json!({"requestId": "apr-1", "decision": "deny", "why": "x"})), false),
-        ("turn/event unknown kind", verdicts::<TurnEvent>(Daemon, &json!({"kind": "bogus", "text": "x"})), false),
-        ("turn/event ok", verdicts::<TurnEvent>(Daemon, &json!({"kind": "ok", "text": "x"})), true),
-        ("turn/event ok without text", verdicts::<TurnEvent>(Daemon, &json!({"kind": "ok"})), false),
-        ("trace/list negative limit", verdicts::<m::TraceListParams>(Client, &json!({"limit": -1})), false),
+        (
+            "session/new as written",
+            verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "ask"})),
+            true,
+        ),
+        (
+            "session/new mode defaulted",
+            verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws})),
+            true,
+        ),
+        (
+            "session/new alias chat",
+            verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "chat"})),
+            true,
+        ),
+        (
+            "session/new alias dev",
+            verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "dev"})),
+            true,
+        ),
+        (
+            "session/new misspelt mode value",
+            verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mode": "agnet"})),
+            false,
+        ),
+        (
+            "session/new misspelt mode key",
+            verdicts::<m::SessionNewParams>(Client, &json!({"workspace": ws, "mdoe": "ask"})),
+            false,
+        ),
+        (
+            "session/new without workspace",
+            verdicts::<m::SessionNewParams>(Client, &json!({"mode": "ask"})),
+            false,
+        ),
+        (
+            "session/new workspace a number",
+            verdicts::<m::SessionNewParams>(Client, &json!({"workspace": 7})),
+            false,
+        ),
+        (
+            "turn/start snake_case key",
+            verdicts::<m::TurnStartParams>(Client, &json!({"session_id": ses, "prompt": "hi"})),
+            false,
+        ),
+        (
+            "turn/start pins left out",
+            verdicts::<m::TurnStartParams>(Client, &json!({"sessionId": ses, "prompt": "hi"})),
+            true,
+        ),
+        (
+            "approval/respond unknown decision",
+            verdicts::<m::ApprovalRespondParams>(
+                Client,
+                &json!({"requestId": "apr-1", "decision": "maybe"}),
+            ),
+            false,
+        ),
+        (
+            "approval/respond extra field",
+            verdicts::<m::ApprovalRespondParams>(
+                Client,
+                &json!({"requestId": "apr-1", "decision": "deny", "why": "x"}),
+            ),
+            false,
+        ),
+        (
+            "turn/event unknown kind",
+            verdicts::<TurnEvent>(Daemon, &json!({"kind": "bogus", "text": "x"})),
+            false,
+        ),
+        (
+            "turn/event ok",
+            verdicts::<TurnEvent>(Daemon, &json!({"kind": "ok", "text": "x"})),
+            true,
+        ),
+        (
+            "turn/event ok without text",
+            verdicts::<TurnEvent>(Daemon, &json!({"kind": "ok"})),
+            false,
+        ),
+        (
+            "trace/list negative limit",
+            verdicts::<m::TraceListParams>(Client, &json!({"limit": -1})),
+            false,
+        ),
     ];
     let wrong: Vec<String> = cases
         .iter()

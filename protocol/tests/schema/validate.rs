@@ -170,9 +170,7 @@ fn check_format(arg: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
         "uint16" => value.as_u64().is_some_and(|n| n <= u64::from(u16::MAX)),
         "uint32" => value.as_u64().is_some_and(|n| n <= u64::from(u32::MAX)),
         "int" | "int64" => value.is_i64(),
-        "int32" => value
-            .as_i64()
-            .is_some_and(|n| i32::try_from(n).is_ok()),
+        "int32" => value.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
         "double" | "float" => value.is_number(),
         _ => return out.push(format!("{at}: unknown format {format:?}")),
     };
