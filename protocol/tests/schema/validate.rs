@@ -128,12 +128,11 @@ fn check_object(
     }
     for (name, field) in fields {
         let here = format!("{at}.{name}");
-        match properties.and_then(|all| all.get(name)) {
-            Some(sub) => check(root, sub, field, &here, out),
-            None => match schema.get("additionalProperties") {
-                Some(extra) => check(root, extra, field, &here, out),
-                None => {}
-            },
+        let sub = properties
+            .and_then(|all| all.get(name))
+            .or_else(|| schema.get("additionalProperties"));
+        if let Some(sub) = sub {
+            check(root, sub, field, &here, out);
         }
     }
 }

@@ -51,10 +51,10 @@ fn schema_index_matches_the_methods_and_their_docs() {
             ));
         }
         for side in ["params", "result"] {
-            if let Some(file) = entry[side].as_str() {
-                if !dir.join(file).is_file() {
-                    problems.push(format!("`{method}` {side}: {file} is not committed"));
-                }
+            if let Some(file) = entry[side].as_str()
+                && !dir.join(file).is_file()
+            {
+                problems.push(format!("`{method}` {side}: {file} is not committed"));
             }
         }
     }
