@@ -1,6 +1,7 @@
 //! The published JSON Schema (`protocol/schema/`): the committed files are what the types
 //! generate (regenerate with `TALOS_BLESS=1 cargo test -p talos-protocol --test schema`), every
-//! method of `ALL_METHODS` has its entry, every wire fixture validates against its schema, and
+//! method of `ALL_METHODS` has its entry, every wire fixture and every message shown in
+//! docs/protocol.md validates against its schema, and
 //! the schema accepts exactly what serde accepts on a table of near misses (a misspelt field or
 //! mode, a missing field, an alias, an unknown event kind).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a broken file should panic
@@ -264,4 +265,72 @@ fn validator_refuses_keywords_it_does_not_know() {
     let schema = json!({"type": "string", "pattern": "^a"});
     let found = validate::problems(&schema, &schema, &json!("b"), "value");
     assert!(found.iter().any(|p| p.contains("pattern")), "{found:?}");
+}
+
+/// The JSON-RPC lines of docs/protocol.md's `json` and `console` blocks, with their line numbers.
+fn doc_messages() -> Vec<(usize, Vec<Value>)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.md");
+    let doc = fs::read_to_string(path).unwrap();
+    let mut blocks = Vec::new();
+    let mut current: Option<(usize, Vec<Value>)> = None;
+    for (number, line) in doc.lines().enumerate() {
+        match (&mut current, line.strip_prefix("```")) {
+            (None, Some(lang)) if lang == "json" || lang == "console" => {
+                current = Some((number + 1, Vec::new()));
+            }
+            (Some(_), Some(_)) => blocks.extend(current.take()),
+            (Some((_, lines)), None) if line.starts_with('{') => {
+                lines.push(serde_json::from_str(line).unwrap_or(Value::Null));
+            }
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// Proves every message shown in docs/protocol.md validates against its method side's schema:
+/// a request's or notification's params, and the result of the response with its id.
+#[test]
+fn every_example_in_the_protocol_doc_validates_against_its_schema() {
+    let methods: BTreeMap<&str, schema::MethodSchema> = schema::method_schemas()
+        .into_iter()
+        .map(|method| (method.method, method))
+        .collect();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (first_line, messages) in doc_messages() {
+        let mut pending = BTreeMap::new();
+        for message in &messages {
+            let at = format!("docs/protocol.md block at line {first_line}: {message}");
+            let (side, method) = match (message["method"].as_str(), message.get("result")) {
+                (Some(method), _) => {
+                    if let Some(id) = message.get("id") {
+                        pending.insert(id.to_string(), method);
+                    }
+                    ("params", method)
+                }
+                (None, Some(_)) => match pending.get(&message["id"].to_string()) {
+                    Some(method) => ("result", *method),
+                    None => continue,
+                },
+                (None, None) => continue,
+            };
+            let Some(entry) = methods.get(method) else {
+                continue; // an unknown method is the malformed-input walk-through's point
+            };
+            let (schema, value) = match side {
+                "params" => (&entry.params, &message["params"]),
+                _ => (&entry.result, &message["result"]),
+            };
+            if let Side::Typed(schema) = schema {
+                failures.extend(problems(schema.as_value(), None, value, &at));
+                checked += 1;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        checked >= ALL_METHODS.len(),
+        "only {checked} doc messages checked"
+    );
 }
