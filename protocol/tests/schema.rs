@@ -245,6 +245,16 @@ fn schema_accepts_exactly_what_serde_accepts_on_near_misses() {
             false,
         ),
         (
+            "approval answer in snake_case",
+            verdicts::<m::ApprovalResult>(Client, &json!({"decision": "approve_for_session"})),
+            false,
+        ),
+        (
+            "approval answer as written",
+            verdicts::<m::ApprovalResult>(Client, &json!({"decision": "approveForSession"})),
+            true,
+        ),
+        (
             "trace/list negative limit",
             verdicts::<m::TraceListParams>(Client, &json!({"limit": -1})),
             false,
