@@ -1,13 +1,14 @@
 //! Turn events: one closed, tagged enum carrying the result kinds, plus approval and
 //! outcome events. Adding a kind is a compile error at every exhaustive `match`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::methods::{Decision, TurnOutcome};
 
 /// Params of the `turn/event` notification. `seq` starts at 1 and increases by one per event
 /// within a turn; events are never dropped.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnEventParams {
     /// The session the turn runs in (`ses-` + 32 hex).
@@ -22,7 +23,7 @@ pub struct TurnEventParams {
 
 /// One thing that happened in a turn, tagged on the wire by `kind` (the variant's name in
 /// snake_case) with camelCase fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(
     tag = "kind",
     rename_all = "snake_case",
@@ -113,7 +114,7 @@ pub enum TurnEvent {
 }
 
 /// Who or what resolved an approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum ApprovalSource {
     /// The client's answer (an error response or unreadable result counts as `deny`).

@@ -3,6 +3,7 @@
 //! Names are `resource/verb`; fields are camelCase. [`ALL_METHODS`] is the list a tidy test
 //! holds against `docs/protocol.md`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod checkpoint;
@@ -85,7 +86,7 @@ pub const ALL_METHODS: [&str; 24] = [
 ];
 
 /// The model endpoint in `daemon/status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
     /// `connect_only` (or `managed`, when that lands).
@@ -95,7 +96,7 @@ pub struct ModelInfo {
 }
 
 /// The result of `daemon/status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonStatusResult {
     /// The daemon's package version.
@@ -123,7 +124,7 @@ pub struct DaemonStatusResult {
 }
 
 /// The result of `daemon/shutdown`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonShutdownResult {
     /// Always `true`: the daemon has begun to stop.
@@ -135,7 +136,7 @@ pub struct DaemonShutdownResult {
 /// with a deterministic viewer and runs everything else as `agent`; `private` is `agent` where
 /// an approved protected read is shown to the person and withheld from the model. `chat`,
 /// `unified` and `dev` are accepted as aliases of `agent`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// May change files, with approval (the default).
@@ -175,7 +176,7 @@ impl Mode {
 }
 
 /// Params of `session/new`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionNewParams {
     /// Absolute path of an existing directory other than `/`.
@@ -186,7 +187,7 @@ pub struct SessionNewParams {
 }
 
 /// The result of `session/new`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionNewResult {
     /// The new session's id (`ses-` + 32 hex).
@@ -198,7 +199,7 @@ pub struct SessionNewResult {
 }
 
 /// One open session in `session/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     /// The session's id.
@@ -218,7 +219,7 @@ pub struct SessionInfo {
 }
 
 /// The result of `session/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionListResult {
     /// Every open session, sorted by id.
@@ -226,7 +227,7 @@ pub struct SessionListResult {
 }
 
 /// Params of `session/close`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionCloseParams {
     /// The session to close.
@@ -234,7 +235,7 @@ pub struct SessionCloseParams {
 }
 
 /// The result of `session/close`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCloseResult {
     /// Always `true` (an unknown session is the error `-32001`).
@@ -242,7 +243,7 @@ pub struct SessionCloseResult {
 }
 
 /// Params of `turn/start`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnStartParams {
     /// The session to run the turn in.
@@ -256,7 +257,7 @@ pub struct TurnStartParams {
 }
 
 /// Coarse completion status of a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CompletionStatus {
     /// Done: the change was made, or the read-only request answered.
@@ -274,7 +275,7 @@ pub enum CompletionStatus {
 }
 
 /// Fine classification of a turn, decided from the turn's records alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Classification {
     /// Changed and the change was verified by reading it back.
@@ -298,7 +299,7 @@ pub enum Classification {
 }
 
 /// The response to `turn/start`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnOutcome {
     /// The turn's id (`turn-` + 32 hex).
@@ -320,7 +321,7 @@ pub struct TurnOutcome {
 }
 
 /// What happened to one file the turn tried to change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileResult {
     /// The workspace-relative path.
@@ -332,7 +333,7 @@ pub struct FileResult {
 }
 
 /// A person's answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Decision {
     /// Allow this one call.
@@ -344,7 +345,7 @@ pub enum Decision {
 }
 
 /// The diff shown in an approval, already capped (60 lines, 6,000 characters).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffPreview {
     /// The unified diff text.
@@ -361,7 +362,7 @@ pub struct DiffPreview {
 }
 
 /// Params of the daemon-to-client request `approval/request`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequestParams {
     /// The turn that asks.
@@ -388,7 +389,7 @@ pub struct ApprovalRequestParams {
 }
 
 /// The client's JSON-RPC result for `approval/request`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalResult {
     /// The person's decision.
@@ -396,7 +397,7 @@ pub struct ApprovalResult {
 }
 
 /// Params of `approval/respond`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApprovalRespondParams {
     /// The pending approval to answer.
@@ -406,7 +407,7 @@ pub struct ApprovalRespondParams {
 }
 
 /// The result of `approval/respond`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRespondResult {
     /// Always `true` (a request not pending here is the error `-32004`).
@@ -414,7 +415,7 @@ pub struct ApprovalRespondResult {
 }
 
 /// Params of `grants/list` and `grants/revoke`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GrantsParams {
     /// The session whose grants to list or revoke.
@@ -422,7 +423,7 @@ pub struct GrantsParams {
 }
 
 /// One thing a session remembers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantInfo {
     /// `writes`: file writes inside the workspace, except under `.github`.
@@ -432,7 +433,7 @@ pub struct GrantInfo {
 }
 
 /// The result of `grants/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantsListResult {
     /// The session asked about.
@@ -442,7 +443,7 @@ pub struct GrantsListResult {
 }
 
 /// The result of `grants/revoke`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantsRevokeResult {
     /// The session asked about.
@@ -452,7 +453,7 @@ pub struct GrantsRevokeResult {
 }
 
 /// Params of `profile/list`: the workspace whose profiles to list (absolute path).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProfileListParams {
     /// The workspace's absolute path.
@@ -460,7 +461,7 @@ pub struct ProfileListParams {
 }
 
 /// One command profile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileInfo {
     /// `cargo_test`, or `ws:<id>` for a workspace profile.
@@ -477,7 +478,7 @@ pub struct ProfileInfo {
 }
 
 /// The workspace's `.talos/profiles.yaml` and its trust state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceProfiles {
     /// `none_declared`, `invalid`, `untrusted_new`, `untrusted_changed` or `trusted`.
@@ -496,7 +497,7 @@ pub struct WorkspaceProfiles {
 }
 
 /// The result of `profile/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileListResult {
     /// The profiles built into Talos.
@@ -507,7 +508,7 @@ pub struct ProfileListResult {
 
 /// Params of `profile/trust`: pins the declaration whose hash the person reviewed. The pin is
 /// refused when the file's bytes no longer hash to `sha256`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProfileTrustParams {
     /// The workspace's absolute path.
@@ -517,7 +518,7 @@ pub struct ProfileTrustParams {
 }
 
 /// The result of `profile/trust`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileTrustResult {
     /// Whether the pin was stored.
@@ -529,7 +530,7 @@ pub struct ProfileTrustResult {
 }
 
 /// The model server as the daemon sees it (`model/status`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelStatusResult {
     /// `managed` or `connect_only`.

@@ -5,6 +5,7 @@
 //! kept. A trace is evidence for review, not an integrity guarantee: it is a plain file with no
 //! hash chain or signature, and it is not tamper-evident.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::event::ApprovalSource;
@@ -14,7 +15,7 @@ use crate::methods::{Classification, CompletionStatus, Decision};
 pub const TRACE_SCHEMA_VERSION: u32 = 5;
 
 /// One turn's trace: what the runtime decided and did, with texts reduced to digests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceRecord {
     /// Always [`TRACE_SCHEMA_VERSION`].
@@ -76,7 +77,7 @@ pub struct TraceRecord {
 }
 
 /// A text reduced to what can be kept without keeping it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TextDigest {
     /// `sha256:<hex>`.
@@ -90,7 +91,7 @@ pub struct TextDigest {
 }
 
 /// The model endpoint of a turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceModel {
     /// The backend, `llama.cpp`.
@@ -102,7 +103,7 @@ pub struct TraceModel {
 }
 
 /// The task contract as the trace keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceContract {
     /// The task kind, e.g. `FILE_EDIT` (`type` on the wire).
@@ -135,7 +136,7 @@ pub struct TraceContract {
 }
 
 /// One target named by the request, with its role.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceTarget {
     /// The workspace-relative path.
@@ -149,7 +150,7 @@ pub struct TraceTarget {
 }
 
 /// The turn plan's components as the trace keeps them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TracePlan {
     /// The session posture applied to the contract.
@@ -188,7 +189,7 @@ pub struct TracePlan {
 }
 
 /// One phase change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TracePhaseTransition {
     /// The phase before.
@@ -200,7 +201,7 @@ pub struct TracePhaseTransition {
 }
 
 /// The tools offered to one model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceSurface {
     /// The model call's index, from 0.
@@ -214,7 +215,7 @@ pub struct TraceSurface {
 }
 
 /// One request to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceModelCall {
     /// The call's index, from 0.
@@ -240,7 +241,7 @@ pub struct TraceModelCall {
 }
 
 /// One tool call the model proposed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceToolCall {
     /// The call's id within the turn (`call-1`, ...).
@@ -268,7 +269,7 @@ pub struct TraceToolCall {
 }
 
 /// A digest with the name of what it digests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamedDigest {
     /// The parameter or file name.
@@ -278,7 +279,7 @@ pub struct NamedDigest {
 }
 
 /// One decision of the permission ladder.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TracePermission {
     /// The call decided on.
@@ -297,7 +298,7 @@ pub struct TracePermission {
 }
 
 /// One approval and how it ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceApproval {
     /// The approval's id.
@@ -319,7 +320,7 @@ pub struct TraceApproval {
 }
 
 /// One checkpoint taken before a write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceCheckpoint {
     /// The call whose write it protects.
@@ -342,7 +343,7 @@ pub struct TraceCheckpoint {
 }
 
 /// One tool call that ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceExecution {
     /// The call's id.
@@ -365,7 +366,7 @@ pub struct TraceExecution {
 }
 
 /// One check after a change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceVerification {
     /// The call checked (`task` for a whole-task check).
@@ -380,7 +381,7 @@ pub struct TraceVerification {
 
 /// One profile command: what ran, how it ended, and what containment was in force. Output
 /// appears only as digests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceCommand {
     /// The call that ran the command.
@@ -419,7 +420,7 @@ pub struct TraceCommand {
 }
 
 /// A runtime warning.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceWarning {
     /// A stable code, e.g. `ITERATION_LIMIT`.
@@ -429,7 +430,7 @@ pub struct TraceWarning {
 }
 
 /// How the turn ended, as the trace keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceOutcome {
     /// Coarse status, as in the turn's outcome.

@@ -21,7 +21,7 @@ const KNOWN_MEMBERS: [&str; 6] = [
 
 /// Normal (and build) dependencies each leaf or client package may have, and nothing else.
 const ALLOWED_DEPS: [(&str, &[&str]); 4] = [
-    ("talos-protocol", &["serde", "serde_json"]),
+    ("talos-protocol", &["serde", "serde_json", "schemars"]),
     ("talos-core", &["serde_json", "sha2", "similar"]),
     ("talos-webcheck", &["scraper", "cssparser"]),
     (
@@ -770,6 +770,8 @@ fn daemon_clippy_config_repeats_the_root_and_denies_filesystem_calls() {
 mod layering;
 #[path = "tidy/module_graph.rs"]
 mod module_graph;
+#[path = "tidy/schema.rs"]
+mod schema;
 
 // === Trace warning codes are documented (docs/traces.md) =======================================
 

@@ -1,6 +1,7 @@
 //! The checkpoint methods: `checkpoint/list`, `checkpoint/show`, `checkpoint/restore` and
 //! `turn/undo`, their params and results.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, DiffPreview};
@@ -15,7 +16,7 @@ pub const CHECKPOINT_RESTORE: &str = "checkpoint/restore";
 pub const TURN_UNDO: &str = "turn/undo";
 
 /// Params of `checkpoint/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckpointListParams {
     /// The workspace root (absolute).
@@ -26,7 +27,7 @@ pub struct CheckpointListParams {
 }
 
 /// Result of `checkpoint/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointListResult {
     /// The canonical workspace root.
@@ -36,7 +37,7 @@ pub struct CheckpointListResult {
 }
 
 /// One stored checkpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointInfo {
     /// `chk-` + 32 hex.
@@ -60,7 +61,7 @@ pub struct CheckpointInfo {
 }
 
 /// Params of `checkpoint/show`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckpointShowParams {
     /// The checkpoint.
@@ -68,7 +69,7 @@ pub struct CheckpointShowParams {
 }
 
 /// Result of `checkpoint/show`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointShowResult {
     /// The checkpoint.
@@ -80,7 +81,7 @@ pub struct CheckpointShowResult {
 }
 
 /// One captured path against the disk now.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointFileView {
     /// Workspace-relative path.
@@ -99,7 +100,7 @@ pub struct CheckpointFileView {
 }
 
 /// Params of `checkpoint/restore`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckpointRestoreParams {
     /// The checkpoint to restore.
@@ -114,7 +115,7 @@ pub struct CheckpointRestoreParams {
 }
 
 /// Params of `turn/undo`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnUndoParams {
     /// The session whose last changing turn is undone.
@@ -125,7 +126,7 @@ pub struct TurnUndoParams {
 }
 
 /// Result of `checkpoint/restore` and `turn/undo`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreResult {
     /// The checkpoints restored together, oldest first.
@@ -146,7 +147,7 @@ pub struct RestoreResult {
 }
 
 /// What a restore did to one path.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreFile {
     /// Workspace-relative path.
@@ -163,7 +164,7 @@ pub struct RestoreFile {
 }
 
 /// What a restore does to a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RestoreAction {
     /// The captured bytes are written back.
@@ -181,7 +182,7 @@ pub enum RestoreAction {
 }
 
 /// Whether a path's action was carried out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RestoreOutcome {
     /// Done (or nothing to do).

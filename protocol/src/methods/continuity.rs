@@ -1,12 +1,13 @@
 //! The params and results of the methods that let a session outlive a turn or a daemon:
 //! `turn/cancel` stops the running turn, `session/resume` reopens a persisted session.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::SessionInfo;
 
 /// Params of `turn/cancel`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnCancelParams {
     /// The session whose running turn is cancelled.
@@ -14,7 +15,7 @@ pub struct TurnCancelParams {
 }
 
 /// The result of `turn/cancel`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnCancelResult {
     /// `true` when a turn was running and was told to stop (its `turn/start` then answers with
@@ -23,7 +24,7 @@ pub struct TurnCancelResult {
 }
 
 /// Params of `session/resume`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionResumeParams {
     /// The persisted session to reopen.
@@ -31,7 +32,7 @@ pub struct SessionResumeParams {
 }
 
 /// The result of `session/resume`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionResumeResult {
     /// The session as `session/list` shows it.

@@ -3,6 +3,7 @@
 //! still connects; its result lists what the daemon offers ([`Capabilities`]). Every other
 //! method keeps refusing unknown fields.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ALL_METHODS, APPROVAL_REQUEST, TURN_EVENT};
@@ -10,7 +11,7 @@ use super::{ALL_METHODS, APPROVAL_REQUEST, TURN_EVENT};
 /// Params of `initialize`; every field is informational and may be left out. Unlike every
 /// other method's params, unknown fields are accepted (and listed in [`InitializeParams::other`])
 /// so that an LSP- or ACP-shaped `initialize` from a newer or different client still connects.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeParams {
     /// The client's name, e.g. `talos-cli`.
@@ -29,6 +30,7 @@ pub struct InitializeParams {
         deserialize_with = "lenient_version",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub protocol_version: Option<u32>,
     /// Fields this daemon does not know, kept so that it can log their names.
     #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
@@ -49,7 +51,7 @@ impl InitializeParams {
 }
 
 /// `clientInfo` as LSP and ACP send it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientInfo {
     /// The client's name.
@@ -72,7 +74,7 @@ where
 }
 
 /// The result of `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
     /// The daemon's protocol version ([`crate::PROTOCOL_VERSION`]).
@@ -88,7 +90,7 @@ pub struct InitializeResult {
 
 /// What this daemon offers, so a client can detect what it may call rather than guess from a
 /// version number.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Capabilities {
     /// The methods a client may call.

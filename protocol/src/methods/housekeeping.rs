@@ -1,6 +1,7 @@
 //! The params and results of `trace/list`, `trace/get` and `daemon/gc`: reading the turns a
 //! home keeps, and pruning them under the retention policy.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Classification, CompletionStatus};
@@ -8,7 +9,7 @@ use crate::trace::TraceRecord;
 
 /// Params of `trace/list`: the turns of a session, or of every session on a workspace (at least
 /// one of the two; with both, a trace must match both).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceListParams {
     /// Only this session's turns (`ses-` + 32 hex).
@@ -23,7 +24,7 @@ pub struct TraceListParams {
 }
 
 /// One turn in `trace/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceSummary {
     /// The trace's id (`trc-` + 32 hex); `trace/get` takes it.
@@ -48,7 +49,7 @@ pub struct TraceSummary {
 }
 
 /// The result of `trace/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceListResult {
     /// The turns found, newest first.
@@ -56,7 +57,7 @@ pub struct TraceListResult {
 }
 
 /// Params of `trace/get`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TraceGetParams {
     /// The trace's id (`trc-` + 32 lowercase hex; anything else is refused as invalid params).
@@ -64,7 +65,7 @@ pub struct TraceGetParams {
 }
 
 /// The result of `trace/get`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceGetResult {
     /// The trace record as written.
@@ -76,7 +77,7 @@ pub struct TraceGetResult {
 }
 
 /// Files of one kind removed by `daemon/gc`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GcCount {
     /// How many files.
@@ -86,7 +87,7 @@ pub struct GcCount {
 }
 
 /// The result of `daemon/gc`: what the retention policy removed, by kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonGcResult {
     /// Trace records removed.
