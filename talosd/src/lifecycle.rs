@@ -29,19 +29,36 @@ pub fn turn_cancel(daemon: &Daemon, p: proto::TurnCancelParams) -> Result<Value,
     to_value(proto::TurnCancelResult { cancelled })
 }
 
-/// What [`restore_at_start`] did: the sessions open afterwards and the files it skipped, each
-/// with its reason (all of which are also logged).
+/// At most this many persisted sessions, the most recently saved, are reopened at start: each
+/// holds a handle on its workspace. Older ones stay on disk and `session/resume` reopens them.
+pub const RESTORED_AT_START: usize = 64;
+
+/// What [`restore_at_start`] did: the sessions open afterwards, the files it skipped, each
+/// with its reason (all of which are also logged), and the valid sessions left on disk beyond
+/// [`RESTORED_AT_START`].
 #[derive(Debug, Default)]
 pub struct Restored {
     pub sessions: Vec<crate::ids::SessionId>,
     pub skipped: Vec<Skipped>,
+    pub left_on_disk: Vec<crate::ids::SessionId>,
 }
 
 /// Restores every persisted session that passes its checks (one already open is kept as it is);
 /// logs each file skipped.
 pub fn restore_at_start(daemon: &Daemon) -> Restored {
     let store = SessionStore::new(daemon.home.sessions());
-    let (snapshots, mut skipped) = store.load_all();
+    let (mut snapshots, mut skipped) = store.load_all();
+    let left_on_disk: Vec<crate::ids::SessionId> = snapshots
+        .split_off(snapshots.len().min(RESTORED_AT_START))
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    if !left_on_disk.is_empty() {
+        tracing::info!(
+            left = left_on_disk.len(),
+            "older persisted sessions left on disk; session/resume reopens them"
+        );
+    }
     let mut sessions = Vec::new();
     for snapshot in snapshots {
         let path = store.path(snapshot.id.as_str());
@@ -56,7 +73,11 @@ pub fn restore_at_start(daemon: &Daemon) -> Restored {
     if !sessions.is_empty() {
         tracing::info!(restored = sessions.len(), "persisted sessions restored");
     }
-    Restored { sessions, skipped }
+    Restored {
+        sessions,
+        skipped,
+        left_on_disk,
+    }
 }
 
 /// `session/resume`: the session if it is open, else reopened from its file.

@@ -120,6 +120,11 @@ impl SessionStore {
 
     /// The session `id` from its file, checked (see the module docs).
     pub fn load(&self, id: &str) -> Result<Snapshot, Skipped> {
+        self.load_dated(id).map(|(_, snapshot)| snapshot)
+    }
+
+    /// [`SessionStore::load`], with when the file was saved (ms since the epoch).
+    fn load_dated(&self, id: &str) -> Result<(u64, Snapshot), Skipped> {
         let path = self.path(id);
         let skipped = |reason: String| Skipped {
             path: path.clone(),
@@ -131,23 +136,27 @@ impl SessionStore {
         let text = read_owned(&path).map_err(skipped)?;
         let file: SessionFile =
             serde_json::from_str(&text).map_err(|e| skipped(format!("not a session file: {e}")))?;
-        checked(file, id).map_err(skipped)
+        let saved_at_ms = file.saved_at_ms;
+        checked(file, id)
+            .map(|snapshot| (saved_at_ms, snapshot))
+            .map_err(skipped)
     }
 
-    /// Every session file in the folder, checked: the sessions, and the files skipped. Names
-    /// that are not `<id>.json` (such as a crashed write's temporary file) are skipped too.
+    /// Every session file in the folder, checked: the sessions, most recently saved first, and
+    /// the files skipped. Names that are not `<id>.json` (such as a crashed write's temporary
+    /// file) are skipped too.
     pub fn load_all(&self) -> (Vec<Snapshot>, Vec<Skipped>) {
-        let mut loaded = Vec::new();
+        let mut loaded: Vec<(u64, Snapshot)> = Vec::new();
         let mut skipped = Vec::new();
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (loaded, skipped),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), skipped),
             Err(e) => {
                 skipped.push(Skipped {
                     path: self.dir.clone(),
                     reason: format!("cannot list the folder: {e}"),
                 });
-                return (loaded, skipped);
+                return (Vec::new(), skipped);
             }
         };
         let mut names: Vec<String> = entries
@@ -167,12 +176,14 @@ impl SessionStore {
                 });
                 continue;
             };
-            match self.load(id) {
-                Ok(snapshot) => loaded.push(snapshot),
+            match self.load_dated(id) {
+                Ok(dated) => loaded.push(dated),
                 Err(skip) => skipped.push(skip),
             }
         }
-        (loaded, skipped)
+        // Newest first; the sort is stable, so equal times keep the names' order.
+        loaded.sort_by_key(|(saved_at_ms, _)| std::cmp::Reverse(*saved_at_ms));
+        (loaded.into_iter().map(|(_, s)| s).collect(), skipped)
     }
 }
 

@@ -284,3 +284,39 @@ async fn corrupt_and_foreign_session_files_are_skipped_and_reported() {
     assert!(listed(&mut client).await.is_empty());
     daemon.stop().await;
 }
+
+/// Proves a new daemon reopens only the 64 most recently saved sessions (each holds a handle on
+/// its workspace); an older one stays on disk and `session/resume` reopens it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_newest_sessions_are_reopened_at_start_and_older_ones_resume() {
+    let llama = FakeLlama::start(true, Arc::new(|_: &Value| Reply::Text("Hello.".into()))).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = workspace();
+    let mut client = initialized(&daemon).await;
+    let mut ids = Vec::new();
+    for _ in 0..66 {
+        let id = client.open_session(ws.path(), "agent").await;
+        let outcome = client.turn(&id, "hello there", "deny").await;
+        assert_eq!(outcome.status, CompletionStatus::Complete);
+        ids.push(id);
+        // Distinct save times, so "newest" is well defined.
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    drop(client);
+    let daemon = daemon.restart().await;
+    let mut client = initialized(&daemon).await;
+    let open: Vec<String> = listed(&mut client)
+        .await
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    assert_eq!(open.len(), 64, "{open:?}");
+    assert!(!open.contains(&ids[0]) && !open.contains(&ids[1]));
+    assert!(open.contains(&ids[65]) && open.contains(&ids[2]));
+    let resumed: SessionResumeResult = client
+        .request("session/resume", json!({"sessionId": ids[0]}))
+        .await;
+    assert!(resumed.loaded);
+    assert_eq!(resumed.session.session_id, ids[0]);
+    daemon.stop().await;
+}

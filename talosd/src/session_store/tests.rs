@@ -147,3 +147,22 @@ fn links_other_names_and_loose_permissions_are_skipped() {
     expect("ses-x.json", "not a session id");
     assert_eq!(reasons.len(), 4, "{reasons:?}");
 }
+
+/// Proves `load_all` returns the sessions most recently saved first, whatever their names'
+/// order: the daemon reopens only the newest ones at start.
+#[test]
+fn sessions_load_newest_first() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let ids: Vec<SessionId> = (0..4).map(|_| SessionId::new().unwrap()).collect();
+    let saved_at = [30u64, 10, 40, 20];
+    for (id, at) in ids.iter().zip(saved_at) {
+        store
+            .save(&snapshot(id, Path::new("/srv/project")), at)
+            .unwrap();
+    }
+    let (loaded, skipped) = store.load_all();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let order: Vec<&SessionId> = loaded.iter().map(|s| &s.id).collect();
+    assert_eq!(order, [&ids[2], &ids[0], &ids[3], &ids[1]]);
+}
