@@ -159,7 +159,6 @@ async fn web_checks(ctx: &mut TurnCtx, model_answer: String) -> (Option<String>,
     };
     ctx.core.begin_repair(&repair);
     let answer = model_loop::repair(ctx, &repair.prompt).await;
-    ctx.emit_notices().await;
     ctx.core.settle();
     let diagnostics = crate::offload::blocking(|| verify::static_web(ctx));
     match answer {

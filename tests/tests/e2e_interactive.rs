@@ -143,11 +143,16 @@ async fn a_conversation_on_a_terminal() {
 /// nothing is written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_cancels_the_running_turn_and_the_session_stays() {
+    // Counts the requests that hang, so the test presses Ctrl-C only once the turn is waiting
+    // on the model (no sleep to guess when).
+    let hanging = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = hanging.clone();
     let llama = FakeLlama::start(
         true,
-        std::sync::Arc::new(|request: &serde_json::Value| {
+        std::sync::Arc::new(move |request: &serde_json::Value| {
             let text = request["messages"].to_string();
             if text.contains("wait forever") {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 Reply::Hang
             } else if talos_tests::fake_llama::tool_results(request) == 0 {
                 read_call("settings.py")
@@ -170,8 +175,14 @@ async fn ctrl_c_cancels_the_running_turn_and_the_session_stays() {
         let mut t = interactive(&home_path, &ws_path, &[]);
         t.expect("talos (agent)> ", WAIT);
         t.type_keys("Explain settings.py and wait forever\r");
-        // The request reached the model; then Ctrl-C.
-        std::thread::sleep(Duration::from_millis(500));
+        let deadline = std::time::Instant::now() + WAIT;
+        while hanging.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the model was never asked"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         t.type_keys("\x03");
         t.expect("CANCELLED", WAIT);
         t.expect("talos (agent)> ", WAIT);
