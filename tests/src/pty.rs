@@ -22,7 +22,10 @@ pub struct Terminal {
 impl Terminal {
     /// Starts `program args...` on a new pty with `env` added to the environment.
     pub fn spawn(program: &Path, args: &[&str], env: &[(&str, &Path)]) -> Terminal {
-        let mut line = shell_quote(&program.display().to_string());
+        // `exec`, so the program replaces the shell `script` starts: a non-interactive shell
+        // (dash, the usual /bin/sh) that stayed would share the terminal's foreground group and
+        // die of the Ctrl-C meant for the program, and `script` would report its 130.
+        let mut line = format!("exec {}", shell_quote(&program.display().to_string()));
         for arg in args {
             line.push(' ');
             line.push_str(&shell_quote(arg));
