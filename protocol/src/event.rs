@@ -88,6 +88,29 @@ pub enum TurnEvent {
         /// The target path, or the reason the call did not run.
         message: String,
     },
+    /// The turn's plan as steps, sent once near the start of the turn (before any call).
+    Plan {
+        /// In order: reads, changes, a verification, the answer.
+        steps: Vec<PlanStep>,
+    },
+    /// Where one proposed call stands, from the turn's records: `running` once its checks
+    /// passed (it may still ask for approval), then exactly one of the ends. A call refused
+    /// before it ran has only its end.
+    Call {
+        /// The call's id within the turn (`call-1`, ...), as in `tool_progress`.
+        call_id: String,
+        /// The tool as the model named it.
+        tool: String,
+        /// `running`, `completed`, `failed`, `rejected` or `denied`.
+        status: CallStatus,
+        /// The workspace-relative target, when the call has one (`<protected-path>` for a
+        /// protected name).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+        /// Why it was rejected, denied or failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// An `approval/request` is about to be sent to the client.
     ApprovalRequested {
         /// The approval's id (`apr-` + 32 hex), as in the request's params.
@@ -111,6 +134,35 @@ pub enum TurnEvent {
         /// The same value the `turn/start` response carries.
         outcome: TurnOutcome,
     },
+}
+
+/// One step of a turn's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStep {
+    /// e.g. `Change settings.py (30 → 60)`.
+    pub text: String,
+    /// `read`, `change`, `verify` or `answer`.
+    pub kind: String,
+    /// The workspace-relative file the step is about, when it is about one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// Where one call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CallStatus {
+    /// Past the checks; it may still ask for approval.
+    Running,
+    /// It ran and its checks held.
+    Completed,
+    /// It ran, or was approved, and failed.
+    Failed,
+    /// Refused by a check or the loop's discipline before it ran.
+    Rejected,
+    /// Denied by the policy or by the person.
+    Denied,
 }
 
 /// Who or what resolved an approval.
@@ -143,6 +195,8 @@ impl TurnEvent {
             TurnEvent::StreamChunk { .. } => "stream",
             TurnEvent::StreamEnd { .. } => "stream",
             TurnEvent::ToolProgress { .. } => "stream",
+            TurnEvent::Plan { .. } => "info",
+            TurnEvent::Call { .. } => "stream",
             TurnEvent::ApprovalRequested { .. } => "approval",
             TurnEvent::ApprovalResolved { .. } => "approval",
             TurnEvent::Outcome { .. } => "outcome",

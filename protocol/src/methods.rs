@@ -386,6 +386,28 @@ pub struct ApprovalRequestParams {
     pub diff: Option<DiffPreview>,
     /// Whether `approveForSession` would be remembered for this call.
     pub remember_eligible: bool,
+    /// The call that asks (`call-1`, ...), as in the turn's `call` events; absent for
+    /// approvals outside a turn (a checkpoint restore).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The whole text before and after a text file's change, for clients that draw their own
+    /// diff; absent for other calls, binary files and files over 256 KiB (the capped `diff`
+    /// is always there for changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<ProposedChange>,
+}
+
+/// A text file's whole content before and after a proposed change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposedChange {
+    /// The workspace-relative path.
+    pub path: String,
+    /// The text now; absent when the file does not exist yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_text: Option<String>,
+    /// The text the change would write.
+    pub new_text: String,
 }
 
 /// The client's JSON-RPC result for `approval/request`.

@@ -6,6 +6,7 @@
 // Tests may unwrap: a panic there is a failed test, not a crashed CLI. The non-test build is
 // still linted with `unwrap_used` / `expect_used`.
 
+mod acp;
 mod approval;
 mod checkpoints;
 mod client;
@@ -81,6 +82,9 @@ impl InteractiveArgs {
 enum Command {
     /// Run one request in a workspace.
     Run(RunArgs),
+    /// Serve the Agent Client Protocol on stdin and stdout, for ACP editors (Zed, JetBrains,
+    /// Neovim, Emacs); starts the daemon on demand. See docs/editors.md.
+    Acp,
     /// Show what the running daemon reports about itself.
     Status {
         /// Print the raw status as one JSON line.
@@ -375,6 +379,7 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             }
             Ok(0)
         }
+        Command::Acp => acp::run(&target),
         Command::Gc { json } => {
             let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
             traces::gc(&mut client, json, output)?;
@@ -484,7 +489,7 @@ fn workspace_or_current(dir: Option<PathBuf>) -> Result<String, Failure> {
 }
 
 /// The workspace as an absolute path with symlinks resolved; it must be a directory.
-fn canonical_workspace(dir: &Path) -> Result<String, Failure> {
+pub(crate) fn canonical_workspace(dir: &Path) -> Result<String, Failure> {
     let canonical = dir
         .canonicalize()
         .map_err(|error| Failure::Usage(format!("workspace {}: {error}", dir.display())))?;

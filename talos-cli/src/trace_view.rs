@@ -268,7 +268,7 @@ pub fn utc(ms: u64) -> String {
 /// The request and the answer in a turn log's text. Each mark says how many lines follow
 /// (`=== request (3 lines) ===`), so a request or answer holding a mark of its own cannot end or
 /// start a section.
-fn turn_words(log: &str) -> (Option<String>, Option<String>) {
+pub(crate) fn turn_words(log: &str) -> (Option<String>, Option<String>) {
     let mut lines = log.lines();
     let mut take = |mark: &str| -> Option<String> {
         let header = lines.by_ref().find(|line| line.starts_with(mark))?;

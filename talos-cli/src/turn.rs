@@ -174,7 +174,12 @@ impl TurnView<'_> {
                 ));
             }
             // The turn/start response carries the outcome; the streamed text was shown as chunks.
-            TurnEvent::Outcome { .. } | TurnEvent::Streamed { .. } => {}
+            // The plan and the calls' states are for clients that draw them (editors): here
+            // `tool_progress` already says what each call does.
+            TurnEvent::Outcome { .. }
+            | TurnEvent::Streamed { .. }
+            | TurnEvent::Plan { .. }
+            | TurnEvent::Call { .. } => {}
         }
         Ok(())
     }

@@ -87,6 +87,8 @@ pub async fn run(
         core,
         session.cancel_token(),
     );
+    // The plan's steps go out before anything else the turn does.
+    ctx.emit_notices().await;
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), "turn started");
     let answer = answer(&mut ctx, &request.prompt, prior).await;

@@ -33,6 +33,8 @@ const ALLOWED_DEPS: [(&str, &[&str]); 4] = [
             "rustix",
             "rustyline",
             "signal-hook",
+            "agent-client-protocol-schema",
+            "serde",
         ],
     ),
 ];

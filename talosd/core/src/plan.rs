@@ -8,6 +8,9 @@ use crate::surface::{self, Surface};
 use crate::tools::ToolId;
 
 mod kinds;
+mod steps;
+
+pub use steps::{PlanStep, StepKind, steps};
 
 pub use crate::phase::Phase;
 

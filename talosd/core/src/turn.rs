@@ -38,6 +38,44 @@ pub enum Notice {
     Ok(String),
     /// Shown to the person as trusted information (never to the model).
     TrustedInfo(String),
+    /// The plan's steps, told once when the turn starts.
+    Plan(Vec<crate::plan::PlanStep>),
+    /// Where one proposed call stands: running once its checks passed, then how it ended.
+    Call {
+        call_id: String,
+        /// The tool as the model named it.
+        tool: String,
+        status: CallStatus,
+        /// The workspace-relative target (protected names hidden), when the call has one.
+        target: Option<String>,
+        /// Why it was rejected, denied or failed.
+        reason: Option<String>,
+    },
+}
+
+/// Where one call stands, from the turn's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    /// Past the checks and the ladder's refusal; it may still ask for approval.
+    Running,
+    Completed,
+    Failed,
+    /// Refused by a check or the loop's discipline before it ran.
+    Rejected,
+    /// Denied by the policy or by the person.
+    Denied,
+}
+
+impl CallStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Running => "running",
+            CallStatus::Completed => "completed",
+            CallStatus::Failed => "failed",
+            CallStatus::Rejected => "rejected",
+            CallStatus::Denied => "denied",
+        }
+    }
 }
 
 /// The turn's settings from the daemon's configuration and the session.
@@ -78,6 +116,7 @@ impl Turn {
         let mut record = TurnRecord::default();
         record.facts.mutation_requested = plan.contract().mutation_requested;
         record.facts.mutation_allowed = plan.contract().mutation_allowed;
+        let notices = vec![Notice::Plan(crate::plan::steps(&plan))];
         Turn {
             plan,
             settings,
@@ -86,7 +125,7 @@ impl Turn {
             grants,
             guard,
             calls: 0,
-            notices: Vec::new(),
+            notices,
             retried: obligation::Retried::default(),
             repair_files: None,
             repair_from: 0,

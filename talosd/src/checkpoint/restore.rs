@@ -222,6 +222,8 @@ async fn ask(
         details: restore::lines(steps),
         diff,
         remember_eligible: false,
+        call_id: None,
+        change: None,
     };
     let value = serde_json::to_value(&params).unwrap_or(serde_json::Value::Null);
     let timeout = Duration::from_secs(daemon.config.approval.timeout_secs);

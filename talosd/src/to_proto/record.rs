@@ -327,5 +327,40 @@ pub fn notice(notice: talos_core::turn::Notice) -> talos_protocol::event::TurnEv
         Notice::Info(text) => TurnEvent::Info { text },
         Notice::Ok(text) => TurnEvent::Ok { text },
         Notice::TrustedInfo(text) => TurnEvent::TrustedInfo { text },
+        Notice::Plan(steps) => TurnEvent::Plan {
+            steps: steps
+                .into_iter()
+                .map(|s| talos_protocol::PlanStep {
+                    text: s.text,
+                    kind: s.kind.as_str().into(),
+                    target: s.target,
+                })
+                .collect(),
+        },
+        Notice::Call {
+            call_id,
+            tool,
+            status,
+            target,
+            reason,
+        } => TurnEvent::Call {
+            call_id,
+            tool,
+            status: call_status(status),
+            target,
+            reason,
+        },
+    }
+}
+
+fn call_status(status: talos_core::turn::CallStatus) -> talos_protocol::CallStatus {
+    use talos_core::turn::CallStatus as Core;
+    use talos_protocol::CallStatus as Wire;
+    match status {
+        Core::Running => Wire::Running,
+        Core::Completed => Wire::Completed,
+        Core::Failed => Wire::Failed,
+        Core::Rejected => Wire::Rejected,
+        Core::Denied => Wire::Denied,
     }
 }

@@ -52,7 +52,7 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
             })
             .await
         }
-        Effect::Ask(ask) => match ctx.ask_for(ask).await {
+        Effect::Ask(ask) => match ctx.ask_for(call_id, ask).await {
             Ok((request_id, answer)) => Input::Answered { request_id, answer },
             Err(e) => Input::Failed(e.to_string()),
         },

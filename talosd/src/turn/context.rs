@@ -134,6 +134,7 @@ impl TurnCtx {
     /// Asks for the core's approval request; returns the request id and the answer.
     pub async fn ask_for(
         &mut self,
+        call_id: &str,
         ask: talos_core::turn::call::ApprovalAsk,
     ) -> Result<(String, talos_core::turn::record::Answer), crate::ids::IdError> {
         let request = ApprovalId::new()?;
@@ -147,6 +148,12 @@ impl TurnCtx {
             details: ask.details,
             diff: ask.diff.as_ref().map(crate::to_proto::diff),
             remember_eligible: ask.remember_eligible,
+            call_id: Some(call_id.to_string()),
+            change: ask.change.map(|c| proto::ProposedChange {
+                path: c.path,
+                old_text: c.before,
+                new_text: c.after,
+            }),
         };
         let request_id = params.request_id.clone();
         let (decision, source) = self.ask(request, params).await;

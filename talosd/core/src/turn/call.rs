@@ -13,7 +13,7 @@ mod write;
 use std::collections::BTreeMap;
 
 use super::record::{CallStage, ToolCallRecord};
-use super::{Notice, Turn};
+use super::{CallStatus, Notice, Turn};
 use crate::check::{self, CheckOutcome};
 use crate::command::{CommandPlan, CommandRequest};
 use crate::digest::digest_text;
@@ -53,7 +53,39 @@ pub struct ApprovalAsk {
     pub target: Option<String>,
     pub details: Vec<String>,
     pub diff: Option<crate::diff::Preview>,
+    /// The whole text before and after, for clients that draw their own diff (ACP editors);
+    /// only for text files up to [`FULL_CHANGE_CAP`] bytes on each side.
+    pub change: Option<ProposedChange>,
     pub remember_eligible: bool,
+}
+
+/// Beyond this many bytes on either side an approval carries only the capped diff.
+pub const FULL_CHANGE_CAP: usize = 256 * 1024;
+
+/// A text file's whole content before (`None`: it does not exist yet) and after a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProposedChange {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: String,
+}
+
+impl ProposedChange {
+    /// The change when both sides are text within the cap.
+    pub fn of(path: &str, before: Option<&[u8]>, after: &str) -> Option<ProposedChange> {
+        let before = match before {
+            Some(bytes) if bytes.len() <= FULL_CHANGE_CAP => {
+                Some(String::from_utf8(bytes.to_vec()).ok()?)
+            }
+            Some(_) => return None,
+            None => None,
+        };
+        (after.len() <= FULL_CHANGE_CAP).then(|| ProposedChange {
+            path: path.to_string(),
+            before,
+            after: after.to_string(),
+        })
+    }
 }
 
 /// What the daemon must do next for this call.
@@ -430,6 +462,13 @@ impl Call {
             call_id: self.id.clone(),
             message: accepted.facts.relative.clone().unwrap_or_default(),
         });
+        turn.notify(Notice::Call {
+            call_id: self.id.clone(),
+            tool: self.proposal.name.chars().take(100).collect(),
+            status: CallStatus::Running,
+            target: accepted.facts.relative.as_deref().map(hidden_if_protected),
+            reason: None,
+        });
         if let ToolArgs::RunCommand { request } = &accepted.args {
             let request = request.clone();
             return command::CommandFlow::start(accepted, request);
@@ -461,12 +500,18 @@ impl Call {
             .iter()
             .filter_map(|k| raw.get(*k).map(|v| ((*k).to_string(), digest_text(v))))
             .collect();
-        let path_hint = path_hint.map(|p| {
-            if crate::protected::protected_kind(&p).is_some() {
-                "<protected-path>".to_string()
-            } else {
-                p
-            }
+        let path_hint = path_hint.as_deref().map(hidden_if_protected);
+        turn.notify(Notice::Call {
+            call_id: self.id.clone(),
+            tool: self.proposal.name.chars().take(100).collect(),
+            status: match stage {
+                CallStage::Executed => CallStatus::Completed,
+                CallStage::Failed => CallStatus::Failed,
+                CallStage::Rejected => CallStatus::Rejected,
+                CallStage::Denied => CallStatus::Denied,
+            },
+            target: path_hint.clone(),
+            reason: rejection.clone(),
         });
         turn.record.tool_calls.push(ToolCallRecord {
             call_id: self.id.clone(),
@@ -563,4 +608,13 @@ pub(crate) fn unexpected(input: &Input) -> (State, Effect) {
 pub(crate) fn first_sentence(message: &str) -> String {
     let cut = message.find(". ").map_or(message.len(), |i| i + 1);
     message[..cut].to_string()
+}
+
+/// A path as records and notices show it: a protected name is never repeated.
+fn hidden_if_protected(path: &str) -> String {
+    if crate::protected::protected_kind(path).is_some() {
+        "<protected-path>".to_string()
+    } else {
+        path.to_string()
+    }
 }

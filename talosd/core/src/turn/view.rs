@@ -109,6 +109,7 @@ impl View {
                 "shown to you only; no model is involved".into(),
             ],
             diff: None,
+            change: None,
             remember_eligible: false,
         }
     }

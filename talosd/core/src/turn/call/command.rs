@@ -123,6 +123,7 @@ impl CommandFlow {
             target: Some(plan.cwd.clone()),
             details,
             diff: None,
+            change: None,
             remember_eligible: false,
         };
         self.next(Step::Asked(planned), Effect::Ask(ask))

@@ -38,6 +38,7 @@ impl ReadFlow {
                 audience.into(),
             ],
             diff: None,
+            change: None,
             remember_eligible: false,
         };
         let flow = ReadFlow {

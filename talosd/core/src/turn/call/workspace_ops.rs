@@ -130,6 +130,7 @@ impl OpsFlow {
             target: Some(self.primary()),
             details,
             diff: None,
+            change: None,
             remember_eligible: false,
         };
         self.next(Step::Asked, Effect::Ask(ask))

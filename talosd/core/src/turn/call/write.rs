@@ -511,6 +511,7 @@ fn approval(
         target: Some(shown.to_string()),
         details,
         diff: Some(change.preview.clone()),
+        change: super::ProposedChange::of(shown, change.before.as_deref(), &change.after),
         remember_eligible: decision.remember_eligible,
     }
 }

@@ -1,0 +1,212 @@
+//! `talos acp`: an Agent Client Protocol agent on stdio, a thin bridge to `talosd` (started on
+//! demand, as `talos run` does). Editors that speak ACP (Zed, JetBrains IDEs, Neovim's
+//! CodeCompanion, Emacs's agent-shell) get Talos's governed turns without plugin code.
+//!
+//! Shape: the main thread reads stdin line by line. Responses to the bridge's own requests
+//! (`session/request_permission`) go to the thread that waits for them; `session/cancel` is
+//! acted on at once (`turn/cancel` on a connection of its own, and the session's open
+//! permission requests deny); every request runs on a thread of its own, so a running prompt
+//! never stops the bridge from reading. Each prompt has its own daemon connection, which holds
+//! the turn and answers its approvals. Writes stay Talos's own (checkpoint, boundary, read-back):
+//! the editor's `fs/write_text_file` is never used (docs/decisions/0027-acp-bridge.md).
+
+mod map;
+mod prompt;
+mod session;
+mod wire;
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, PromptCapabilities,
+};
+use agent_client_protocol_schema::ProtocolVersion;
+use serde_json::Value;
+use talos_protocol::Mode;
+
+use crate::client::Client;
+use crate::failure::Failure;
+use crate::socket::{self, AutoStart, SocketTarget};
+use wire::{Incoming, Wire};
+
+/// One ACP session: a Talos session on a workspace in one mode. The ACP id stays the same when
+/// `session/set_mode` moves it to a Talos session in another mode.
+#[derive(Debug, Clone)]
+struct Session {
+    workspace: String,
+    mode: Mode,
+    talos_id: String,
+    /// Set while a prompt runs: whether `session/cancel` asked to stop it.
+    running: Option<Arc<AtomicBool>>,
+}
+
+/// The bridge's state, shared by the request threads.
+#[derive(Clone)]
+struct Bridge {
+    wire: Wire,
+    target: SocketTarget,
+    sessions: Arc<Mutex<HashMap<String, Session>>>,
+}
+
+/// A request's failure, answered as a JSON-RPC error.
+#[derive(Debug)]
+struct Refused {
+    code: i64,
+    message: String,
+}
+
+impl Refused {
+    fn params(message: impl Into<String>) -> Refused {
+        Refused {
+            code: wire::INVALID_PARAMS,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<Failure> for Refused {
+    fn from(failure: Failure) -> Refused {
+        match failure {
+            Failure::Rpc(error) => Refused {
+                code: error.code,
+                message: error.message,
+            },
+            other => Refused {
+                code: wire::INTERNAL_ERROR,
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Reads typed params, or refuses them as invalid params naming what was wrong.
+fn typed<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<T, Refused> {
+    serde_json::from_value(params).map_err(|e| Refused::params(format!("invalid {method} params: {e}")))
+}
+
+/// Runs the bridge until stdin closes; the exit code is 0.
+pub fn run(target: &SocketTarget) -> Result<u8, Failure> {
+    let bridge = Bridge {
+        wire: Wire::new(Box::new(std::io::stdout())),
+        target: target.clone(),
+        sessions: Arc::new(Mutex::new(HashMap::new())),
+    };
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        bridge.on_line(&line);
+    }
+    Ok(0)
+}
+
+impl Bridge {
+    fn on_line(&self, line: &str) {
+        match wire::classify(line) {
+            Incoming::Invalid { id, code, message } => self.wire.fail(&id, code, &message),
+            Incoming::Response(message) => {
+                // An answer to nothing the bridge asked is dropped, as JSON-RPC allows.
+                self.wire.deliver(&message);
+            }
+            Incoming::Notification { method, params } => self.on_notification(&method, params),
+            Incoming::Request { id, method, params } => {
+                let bridge = self.clone();
+                std::thread::spawn(move || {
+                    match bridge.on_request(&method, params) {
+                        Ok(result) => bridge.wire.respond(&id, result),
+                        Err(refused) => bridge.wire.fail(&id, refused.code, &refused.message),
+                    }
+                });
+            }
+        }
+    }
+
+    fn on_notification(&self, method: &str, params: Value) {
+        if method == "session/cancel" {
+            let Ok(cancel) = serde_json::from_value::<
+                agent_client_protocol_schema::v1::CancelNotification,
+            >(params) else {
+                return;
+            };
+            self.cancel(&cancel.session_id.0);
+        }
+        // Other notifications (including `$/cancel_request` and extensions) need no answer.
+    }
+
+    fn on_request(&self, method: &str, params: Value) -> Result<Value, Refused> {
+        let result = match method {
+            "initialize" => to_value(initialize(typed(method, params)?)),
+            "authenticate" => Ok(serde_json::json!({})),
+            "session/new" => to_value(self.new_session(typed(method, params)?)?),
+            "session/load" => to_value(self.load_session(typed(method, params)?)?),
+            "session/set_mode" => to_value(self.set_mode(typed(method, params)?)?),
+            "session/prompt" => to_value(self.prompt(typed(method, params)?)?),
+            _ => Err(Refused {
+                code: wire::METHOD_NOT_FOUND,
+                message: format!("method not found: {method}"),
+            }),
+        }?;
+        Ok(result)
+    }
+
+    /// `session/cancel`: the running turn is cancelled through the daemon, and the session's
+    /// open permission requests deny at once.
+    fn cancel(&self, acp_id: &str) {
+        let Some(session) = self.session(acp_id) else {
+            return;
+        };
+        let Some(flag) = session.running else {
+            return;
+        };
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.wire.abandon(acp_id);
+        let target = self.target.clone();
+        std::thread::spawn(move || {
+            if let Err(failure) = crate::interrupt::cancel(&target, &session.talos_id) {
+                eprintln!("talos acp: cannot cancel the turn: {failure}");
+            }
+        });
+    }
+
+    fn session(&self, acp_id: &str) -> Option<Session> {
+        self.lock().get(acp_id).cloned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new connection to the daemon, started if it is not running.
+    fn connect(&self) -> Result<Client, Failure> {
+        let mut client = Client::new(socket::connect(&self.target, AutoStart::Start)?)?;
+        client.initialize()?;
+        Ok(client)
+    }
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Result<Value, Refused> {
+    serde_json::to_value(value).map_err(|e| Refused {
+        code: wire::INTERNAL_ERROR,
+        message: format!("cannot encode the result: {e}"),
+    })
+}
+
+/// `initialize`: ACP version 1 (the only one Talos speaks, answered whatever the client asked,
+/// as ACP's negotiation says), sessions that load, prompts with text and embedded context, no
+/// authentication.
+fn initialize(request: InitializeRequest) -> InitializeResponse {
+    let _ = request.protocol_version;
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+        )
+        .auth_methods(Vec::new())
+        .agent_info(Implementation::new("talos", env!("CARGO_PKG_VERSION")).title("Talos".to_string()))
+}

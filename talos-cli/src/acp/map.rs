@@ -1,0 +1,309 @@
+//! Talos's records as ACP shapes: pure functions from the daemon's turn events, approval
+//! requests and outcomes to ACP's own types (`agent-client-protocol-schema`), so each rule is a
+//! row in a table test. Nothing here reads or writes.
+
+use std::path::Path;
+
+use agent_client_protocol_schema::v1::{
+    Content, ContentBlock, Diff, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome, SessionMode, SessionModeState,
+    StopReason, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
+};
+use talos_protocol::{
+    ApprovalRequestParams, CallStatus, Classification, CompletionStatus, Decision, Mode, PlanStep,
+    TurnOutcome,
+};
+
+/// The option ids `session/request_permission` offers.
+pub const ALLOW_ONCE: &str = "allow_once";
+pub const ALLOW_ALWAYS: &str = "allow_always";
+pub const REJECT_ONCE: &str = "reject_once";
+
+/// ACP's kind for a Talos tool (`talos.edit_file` → edit). Names the model wrote without the
+/// `talos.` prefix map the same way; anything else is `other`.
+pub fn tool_kind(tool: &str) -> ToolKind {
+    match tool.strip_prefix("talos.").unwrap_or(tool) {
+        "read_file" | "list_dir" => ToolKind::Read,
+        "grep" | "search" => ToolKind::Search,
+        "edit_file" | "write_file" | "mkdir" | "copy_path" | "apply_workspace_batch" => {
+            ToolKind::Edit
+        }
+        "delete_path" => ToolKind::Delete,
+        "move_path" | "rename_path" => ToolKind::Move,
+        "run_command" => ToolKind::Execute,
+        _ => ToolKind::Other,
+    }
+}
+
+/// `talos.edit_file settings.py`, or the tool alone.
+pub fn title(tool: &str, target: Option<&str>) -> String {
+    match target {
+        Some(target) if !target.is_empty() => format!("{tool} {target}"),
+        _ => tool.to_string(),
+    }
+}
+
+/// A workspace-relative path as the absolute path ACP asks for; protected names stay hidden.
+fn location(workspace: &str, target: Option<&str>) -> Vec<ToolCallLocation> {
+    match target {
+        Some(t) if !t.is_empty() && !t.starts_with('<') => {
+            vec![ToolCallLocation::new(Path::new(workspace).join(t))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn text(content: impl Into<String>) -> ToolCallContent {
+    ToolCallContent::Content(Content::new(ContentBlock::from(content.into())))
+}
+
+fn acp_status(status: CallStatus) -> ToolCallStatus {
+    match status {
+        CallStatus::Running => ToolCallStatus::InProgress,
+        CallStatus::Completed => ToolCallStatus::Completed,
+        CallStatus::Failed | CallStatus::Rejected | CallStatus::Denied => ToolCallStatus::Failed,
+    }
+}
+
+/// Why a call did not complete, as the editor shows it under the call.
+fn ending(status: CallStatus, reason: Option<&str>) -> Option<String> {
+    let what = match status {
+        CallStatus::Running | CallStatus::Completed => return None,
+        CallStatus::Failed => "failed",
+        CallStatus::Rejected => "rejected by a check",
+        CallStatus::Denied => "denied",
+    };
+    Some(match reason {
+        Some(reason) if !reason.is_empty() => format!("{what}: {reason}"),
+        _ => what.to_string(),
+    })
+}
+
+/// One `call` event of the daemon.
+pub struct CallEvent<'a> {
+    pub call_id: &'a str,
+    pub tool: &'a str,
+    pub status: CallStatus,
+    pub target: Option<&'a str>,
+    pub reason: Option<&'a str>,
+}
+
+/// The first ACP message for a call: a `tool_call` in its current state.
+pub fn tool_call(workspace: &str, call: &CallEvent<'_>) -> ToolCall {
+    let mut content = Vec::new();
+    if let Some(ending) = ending(call.status, call.reason) {
+        content.push(text(ending));
+    }
+    ToolCall::new(call.call_id.to_string(), title(call.tool, call.target))
+        .kind(tool_kind(call.tool))
+        .status(acp_status(call.status))
+        .locations(location(workspace, call.target))
+        .content(content)
+}
+
+/// A later state of a call already shown: a `tool_call_update`.
+pub fn tool_call_update(call: &CallEvent<'_>) -> ToolCallUpdate {
+    let mut fields = ToolCallUpdateFields::new().status(acp_status(call.status));
+    if let Some(ending) = ending(call.status, call.reason) {
+        fields = fields.content(vec![text(ending)]);
+    }
+    ToolCallUpdate::new(call.call_id.to_string(), fields)
+}
+
+/// The call an approval asks about, as `session/request_permission`'s tool call: its title,
+/// kind and location, the change as ACP `diff` content when the daemon sent the whole text
+/// (else the capped unified diff as text), and the approval's detail lines (warnings among
+/// them).
+pub fn permission_call(workspace: &str, request: &ApprovalRequestParams) -> ToolCallUpdate {
+    let mut content = Vec::new();
+    match (&request.change, &request.diff) {
+        (Some(change), _) => content.push(ToolCallContent::Diff(
+            Diff::new(Path::new(workspace).join(&change.path), change.new_text.clone())
+                .old_text(change.old_text.clone()),
+        )),
+        (None, Some(diff)) if !diff.text.is_empty() => {
+            content.push(text(format!("```diff\n{}```", diff.text)))
+        }
+        _ => {}
+    }
+    if !request.details.is_empty() {
+        content.push(text(request.details.join("\n")));
+    }
+    let id = request
+        .call_id
+        .clone()
+        .unwrap_or_else(|| request.request_id.clone());
+    let fields = ToolCallUpdateFields::new()
+        .title(format!(
+            "{}: {}",
+            request.description,
+            request.target.as_deref().unwrap_or("")
+        ))
+        .kind(tool_kind(&request.tool))
+        .status(ToolCallStatus::Pending)
+        .locations(location(workspace, request.target.as_deref()))
+        .content(content);
+    ToolCallUpdate::new(id, fields)
+}
+
+/// The answers offered: allow once, allow for the session only when Talos would remember it,
+/// reject.
+pub fn permission_options(remember_eligible: bool) -> Vec<PermissionOption> {
+    let mut options = vec![PermissionOption::new(
+        ALLOW_ONCE.to_string(),
+        "Allow",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if remember_eligible {
+        options.push(PermissionOption::new(
+            ALLOW_ALWAYS.to_string(),
+            "Allow for this session",
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        REJECT_ONCE.to_string(),
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    options
+}
+
+/// The editor's answer as Talos's decision: only an offered allow option allows; a cancelled
+/// request, an unknown option or `allow_always` where it was not offered denies.
+pub fn decision(outcome: &RequestPermissionOutcome, remember_eligible: bool) -> Decision {
+    match outcome {
+        RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
+            ALLOW_ONCE => Decision::Approve,
+            ALLOW_ALWAYS if remember_eligible => Decision::ApproveForSession,
+            _ => Decision::Deny,
+        },
+        _ => Decision::Deny,
+    }
+}
+
+/// Where each plan step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepState {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// The plan as ACP's `plan` update.
+pub fn plan(steps: &[PlanStep], states: &[StepState]) -> Plan {
+    Plan::new(
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let status = match states.get(i).copied().unwrap_or(StepState::Pending) {
+                    StepState::Pending => PlanEntryStatus::Pending,
+                    StepState::InProgress => PlanEntryStatus::InProgress,
+                    StepState::Completed => PlanEntryStatus::Completed,
+                };
+                PlanEntry::new(step.text.clone(), PlanEntryPriority::Medium, status)
+            })
+            .collect(),
+    )
+}
+
+/// The step a call works on: a read tool on a `read` step's target, a changing tool on a
+/// `change` step's target.
+pub fn step_of(steps: &[PlanStep], tool: &str, target: Option<&str>) -> Option<usize> {
+    let kind = match tool_kind(tool) {
+        ToolKind::Read | ToolKind::Search => "read",
+        ToolKind::Edit | ToolKind::Delete | ToolKind::Move => "change",
+        _ => return None,
+    };
+    let target = target?;
+    steps
+        .iter()
+        .position(|s| s.kind == kind && s.target.as_deref() == Some(target))
+}
+
+/// The stop reason for a finished turn: `cancelled` when the person cancelled it, `refusal`
+/// when the policy blocked the task, `end_turn` otherwise (a denied approval, a failure and a
+/// partial result end the turn normally; the final message says which).
+pub fn stop_reason(outcome: &TurnOutcome, cancel_asked: bool) -> StopReason {
+    if cancel_asked || outcome.status == CompletionStatus::Cancelled {
+        return StopReason::Cancelled;
+    }
+    if outcome.classification == Classification::BlockedByPolicy {
+        return StopReason::Refusal;
+    }
+    StopReason::EndTurn
+}
+
+/// The last message of a turn: the outcome's status and classification, the per-file
+/// results, and the trace id.
+pub fn outcome_message(outcome: &TurnOutcome) -> String {
+    let mut text = format!(
+        "\n\n---\n**{}** ({}) · trace `{}`",
+        crate::spelling::status_name(outcome.status),
+        crate::spelling::classification_name(outcome.classification),
+        outcome.trace_id
+    );
+    for file in &outcome.files {
+        text.push_str(&format!("\n- `{}`: {}", file.path, file.detail));
+    }
+    text.push('\n');
+    text
+}
+
+/// The final answer when what was streamed is not it (nothing streamed, or the guards
+/// replaced the model's text after it streamed).
+pub fn answer_to_send(streamed: &str, final_answer: &str) -> Option<String> {
+    if streamed.trim() == final_answer.trim() || final_answer.trim().is_empty() {
+        return None;
+    }
+    if streamed.trim().is_empty() {
+        return Some(final_answer.to_string());
+    }
+    Some(format!(
+        "\n\n[Talos replaced the answer above, which the records did not support:]\n{final_answer}"
+    ))
+}
+
+/// The session's modes as ACP modes, `current` selected.
+pub fn modes(current: Mode) -> SessionModeState {
+    SessionModeState::new(
+        current.as_str().to_string(),
+        Mode::ALL
+            .iter()
+            .map(|m| {
+                SessionMode::new(m.as_str().to_string(), mode_name(*m))
+                    .description(mode_description(*m).to_string())
+            })
+            .collect(),
+    )
+}
+
+/// A mode id from the editor, exactly as Talos names its modes.
+pub fn mode_from_id(id: &str) -> Option<Mode> {
+    Mode::ALL.into_iter().find(|m| m.as_str() == id)
+}
+
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Agent => "Agent",
+        Mode::Ask => "Ask",
+        Mode::Plan => "Plan",
+        Mode::Auto => "Auto",
+        Mode::Private => "Private",
+    }
+}
+
+fn mode_description(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Agent => "May change files, each change approved by you",
+        Mode::Ask => "Read-only: answers questions, never changes files",
+        Mode::Plan => "Read-only: plans, never changes files",
+        Mode::Auto => "Structural requests go to a deterministic viewer; others as agent",
+        Mode::Private => "Agent, but an approved protected read is shown to you, not the model",
+    }
+}
+
+#[cfg(test)]
+mod tests;

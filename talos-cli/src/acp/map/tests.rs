@@ -1,0 +1,217 @@
+//! Rows for the ACP mapping: tool kinds, call states, permissions, stop reasons, plans.
+
+use super::*;
+use agent_client_protocol_schema::v1::SelectedPermissionOutcome;
+use serde_json::json;
+use talos_protocol::{FileResult, ProposedChange};
+
+fn outcome(status: CompletionStatus, classification: Classification) -> TurnOutcome {
+    TurnOutcome {
+        turn_id: "turn-1".into(),
+        status,
+        classification,
+        final_answer: "done".into(),
+        trace_id: "trc-1".into(),
+        trace_path: None,
+        files: vec![FileResult {
+            path: "settings.py".into(),
+            changed: true,
+            detail: "Edited (13 bytes, +1 -1), verified".into(),
+        }],
+    }
+}
+
+#[test]
+fn every_talos_tool_has_its_acp_kind() {
+    let rows = [
+        ("talos.read_file", ToolKind::Read),
+        ("talos.list_dir", ToolKind::Read),
+        ("read_file", ToolKind::Read),
+        ("talos.grep", ToolKind::Search),
+        ("talos.search", ToolKind::Search),
+        ("talos.edit_file", ToolKind::Edit),
+        ("talos.write_file", ToolKind::Edit),
+        ("talos.mkdir", ToolKind::Edit),
+        ("talos.copy_path", ToolKind::Edit),
+        ("talos.apply_workspace_batch", ToolKind::Edit),
+        ("talos.delete_path", ToolKind::Delete),
+        ("talos.move_path", ToolKind::Move),
+        ("talos.rename_path", ToolKind::Move),
+        ("talos.run_command", ToolKind::Execute),
+        ("shell", ToolKind::Other),
+    ];
+    for (tool, kind) in rows {
+        assert_eq!(tool_kind(tool), kind, "{tool}");
+    }
+}
+
+#[test]
+fn call_states_map_to_acp_statuses_with_the_reason_shown() {
+    let rows = [
+        (CallStatus::Running, None, "in_progress", None),
+        (CallStatus::Completed, None, "completed", None),
+        (CallStatus::Failed, Some("disk full"), "failed", Some("failed: disk full")),
+        (CallStatus::Rejected, Some("path: escapes the workspace"), "failed", Some("rejected by a check: path: escapes the workspace")),
+        (CallStatus::Denied, Some("approval denied"), "failed", Some("denied: approval denied")),
+        (CallStatus::Denied, None, "failed", Some("denied")),
+    ];
+    for (status, reason, acp, shown) in rows {
+        let call = CallEvent {
+            call_id: "call-1",
+            tool: "talos.edit_file",
+            status,
+            target: Some("settings.py"),
+            reason,
+        };
+        let first = serde_json::to_value(tool_call("/ws", &call)).unwrap();
+        assert_eq!(first["status"], acp, "{status:?}");
+        assert_eq!(first["kind"], "edit");
+        assert_eq!(first["title"], "talos.edit_file settings.py");
+        assert_eq!(first["locations"], json!([{"path": "/ws/settings.py"}]));
+        let text = first["content"][0]["content"]["text"].as_str().map(str::to_string);
+        assert_eq!(text.as_deref(), shown, "{status:?}");
+        let later = serde_json::to_value(tool_call_update(&call)).unwrap();
+        assert_eq!(later["status"], acp);
+        assert_eq!(later["toolCallId"], "call-1");
+    }
+}
+
+#[test]
+fn a_protected_target_is_never_a_location() {
+    let call = CallEvent {
+        call_id: "call-1",
+        tool: "talos.read_file",
+        status: CallStatus::Denied,
+        target: Some("<protected-path>"),
+        reason: None,
+    };
+    let value = serde_json::to_value(tool_call("/ws", &call)).unwrap();
+    assert!(value.get("locations").is_none_or(|l| l == &json!([])), "{value}");
+}
+
+fn approval(change: Option<ProposedChange>, eligible: bool) -> ApprovalRequestParams {
+    serde_json::from_value(json!({
+        "turnId": "t", "sessionId": "s", "requestId": "apr-1", "tool": "talos.edit_file",
+        "description": "write operation: talos.edit_file", "target": "settings.py",
+        "details": ["permission: asks", "warning: this change contains a right-to-left override (U+202E) at line 2"],
+        "diff": {"text": "@@ -1 +1 @@\n-a\n+b\n", "added": 1, "removed": 1, "truncated": false, "note": ""},
+        "rememberEligible": eligible, "callId": "call-2",
+        "change": change.map(|c| serde_json::to_value(c).unwrap()),
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_permission_carries_the_diff_the_details_and_the_call_id() {
+    let change = ProposedChange {
+        path: "settings.py".into(),
+        old_text: Some("TIMEOUT = 30\n".into()),
+        new_text: "TIMEOUT = 60\n".into(),
+    };
+    let value = serde_json::to_value(permission_call("/ws", &approval(Some(change), true))).unwrap();
+    assert_eq!(value["toolCallId"], "call-2");
+    assert_eq!(value["status"], "pending");
+    assert_eq!(value["kind"], "edit");
+    assert_eq!(
+        value["content"][0],
+        json!({"type": "diff", "path": "/ws/settings.py", "oldText": "TIMEOUT = 30\n", "newText": "TIMEOUT = 60\n"})
+    );
+    let details = value["content"][1]["content"]["text"].as_str().unwrap();
+    assert!(details.contains("warning: this change contains a right-to-left override"), "{details}");
+    // Without the whole text, the capped unified diff is shown as text.
+    let value = serde_json::to_value(permission_call("/ws", &approval(None, true))).unwrap();
+    assert!(value["content"][0]["content"]["text"].as_str().unwrap().contains("-a\n+b"));
+}
+
+#[test]
+fn only_an_offered_allow_option_allows() {
+    let selected = |id: &str| {
+        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id.to_string()))
+    };
+    let rows = [
+        (selected(ALLOW_ONCE), true, Decision::Approve),
+        (selected(ALLOW_ALWAYS), true, Decision::ApproveForSession),
+        (selected(ALLOW_ALWAYS), false, Decision::Deny),
+        (selected(REJECT_ONCE), true, Decision::Deny),
+        (selected("approve"), true, Decision::Deny),
+        (RequestPermissionOutcome::Cancelled, true, Decision::Deny),
+    ];
+    for (outcome, eligible, expected) in rows {
+        assert_eq!(decision(&outcome, eligible), expected, "{outcome:?} {eligible}");
+    }
+    let ids = |eligible| {
+        permission_options(eligible)
+            .into_iter()
+            .map(|o| o.option_id.0.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(true), [ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE]);
+    assert_eq!(ids(false), [ALLOW_ONCE, REJECT_ONCE]);
+}
+
+#[test]
+fn stop_reasons_follow_the_outcome() {
+    let rows = [
+        (CompletionStatus::Complete, Classification::CompletedVerified, false, StopReason::EndTurn),
+        (CompletionStatus::Complete, Classification::CompletedVerified, true, StopReason::Cancelled),
+        (CompletionStatus::Cancelled, Classification::Cancelled, false, StopReason::Cancelled),
+        (CompletionStatus::Blocked, Classification::BlockedByPolicy, false, StopReason::Refusal),
+        (CompletionStatus::Blocked, Classification::BlockedByApproval, false, StopReason::EndTurn),
+        (CompletionStatus::Failed, Classification::Failed, false, StopReason::EndTurn),
+        (CompletionStatus::AdvisoryOnly, Classification::AdvisoryOnly, false, StopReason::EndTurn),
+    ];
+    for (status, classification, cancel, expected) in rows {
+        assert_eq!(
+            stop_reason(&outcome(status, classification), cancel),
+            expected,
+            "{status:?} {classification:?} {cancel}"
+        );
+    }
+}
+
+#[test]
+fn the_final_message_names_status_classification_files_and_trace() {
+    let text = outcome_message(&outcome(
+        CompletionStatus::Complete,
+        Classification::CompletedVerified,
+    ));
+    assert!(text.contains("**COMPLETE** (COMPLETED_VERIFIED) · trace `trc-1`"), "{text}");
+    assert!(text.contains("- `settings.py`: Edited (13 bytes, +1 -1), verified"), "{text}");
+}
+
+#[test]
+fn the_answer_is_sent_only_when_the_stream_was_not_it() {
+    assert_eq!(answer_to_send("done", "done\n"), None);
+    assert_eq!(answer_to_send("", "done"), Some("done".into()));
+    assert_eq!(answer_to_send("", ""), None);
+    let replaced = answer_to_send("I changed it", "[Not inspected: settings.py]").unwrap();
+    assert!(replaced.contains("Talos replaced the answer above") && replaced.ends_with("[Not inspected: settings.py]"));
+}
+
+#[test]
+fn plans_steps_and_modes() {
+    let steps = vec![
+        PlanStep { text: "Read a.py".into(), kind: "read".into(), target: Some("a.py".into()) },
+        PlanStep { text: "Change b.py".into(), kind: "change".into(), target: Some("b.py".into()) },
+        PlanStep { text: "Answer".into(), kind: "answer".into(), target: None },
+    ];
+    assert_eq!(step_of(&steps, "talos.read_file", Some("a.py")), Some(0));
+    assert_eq!(step_of(&steps, "talos.edit_file", Some("b.py")), Some(1));
+    assert_eq!(step_of(&steps, "talos.edit_file", Some("a.py")), None);
+    assert_eq!(step_of(&steps, "talos.run_command", None), None);
+    let value = serde_json::to_value(plan(&steps, &[StepState::Completed, StepState::InProgress])).unwrap();
+    assert_eq!(
+        value["entries"],
+        json!([
+            {"content": "Read a.py", "priority": "medium", "status": "completed"},
+            {"content": "Change b.py", "priority": "medium", "status": "in_progress"},
+            {"content": "Answer", "priority": "medium", "status": "pending"}
+        ])
+    );
+    let modes = serde_json::to_value(modes(Mode::Ask)).unwrap();
+    assert_eq!(modes["currentModeId"], "ask");
+    let ids: Vec<&str> = modes["availableModes"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["agent", "ask", "plan", "auto", "private"]);
+    assert_eq!(mode_from_id("plan"), Some(Mode::Plan));
+    assert_eq!(mode_from_id("Agent"), None, "mode ids are exact");
+}

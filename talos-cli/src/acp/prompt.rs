@@ -1,0 +1,370 @@
+//! `session/prompt`: one Talos turn. The prompt's text is the request; resources in it (links
+//! and embedded context naming a workspace file) become pins, read by the daemon through the
+//! same boundary and protection checks as `--pin` and framed as untrusted reference data. The
+//! turn's events become `session/update` notifications and its approvals
+//! `session/request_permission` requests; the outcome ends the prompt with its stop reason.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse,
+    RequestPermissionRequest, RequestPermissionResponse, SessionUpdate,
+};
+use serde_json::Value;
+use talos_protocol::event::{TurnEvent, TurnEventParams};
+use talos_protocol::{
+    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, Decision, Message, PlanStep,
+    TURN_EVENT, TURN_START, TurnOutcome, TurnStartParams,
+};
+
+use super::map::{self, CallEvent, StepState};
+use super::session::chunk;
+use super::wire::Reply;
+use super::{Bridge, Refused};
+use crate::client::{params, refuse_request};
+use crate::failure::Failure;
+
+/// The request text, the pins, and what could not be pinned.
+#[derive(Debug, Default, PartialEq)]
+pub struct Parts {
+    pub text: String,
+    pub pins: Vec<String>,
+    pub not_pinned: Vec<String>,
+}
+
+/// Splits a prompt into the request, pins (workspace-relative paths of `file:` resources
+/// inside the workspace) and resources left out (other URIs, files outside the workspace).
+/// Images and audio are refused: `initialize` does not offer them.
+pub fn parts(workspace: &str, blocks: &[ContentBlock]) -> Result<Parts, String> {
+    let mut parts = Parts::default();
+    let pin = |uri: &str, parts: &mut Parts| match relative(workspace, uri) {
+        Some(path) if !parts.pins.contains(&path) => parts.pins.push(path),
+        Some(_) => {}
+        None => parts.not_pinned.push(uri.to_string()),
+    };
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => {
+                if !parts.text.is_empty() {
+                    parts.text.push('\n');
+                }
+                parts.text.push_str(&text.text);
+            }
+            ContentBlock::ResourceLink(link) => pin(&link.uri, &mut parts),
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                EmbeddedResourceResource::TextResourceContents(t) => pin(&t.uri, &mut parts),
+                EmbeddedResourceResource::BlobResourceContents(b) => {
+                    parts.not_pinned.push(b.uri.clone())
+                }
+                _ => parts.not_pinned.push("(an embedded resource of an unknown kind)".into()),
+            },
+            ContentBlock::Image(_) => return Err("images are not supported: Talos takes text".into()),
+            ContentBlock::Audio(_) => return Err("audio is not supported: Talos takes text".into()),
+            _ => return Err("a content block of a kind Talos does not know".into()),
+        }
+    }
+    if parts.text.trim().is_empty() {
+        return Err("the prompt has no text".into());
+    }
+    Ok(parts)
+}
+
+/// `file:///ws/src/a.rs` → `src/a.rs` when inside `workspace`; anything else → `None`.
+fn relative(workspace: &str, uri: &str) -> Option<String> {
+    let path = percent_decoded(uri.strip_prefix("file://")?)?;
+    let rest = path.strip_prefix(workspace)?.strip_prefix('/')?;
+    (!rest.is_empty()).then(|| rest.to_string())
+}
+
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// What one prompt has shown the editor so far.
+struct Turn<'b> {
+    bridge: &'b Bridge,
+    acp_id: String,
+    workspace: String,
+    cancel: Arc<AtomicBool>,
+    steps: Vec<PlanStep>,
+    states: Vec<StepState>,
+    shown_calls: HashSet<String>,
+    streamed: String,
+}
+
+impl Bridge {
+    pub(super) fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Refused> {
+        let acp_id = request.session_id.0.to_string();
+        let session = self
+            .session(&acp_id)
+            .ok_or_else(|| Refused::params(format!("unknown session {acp_id}")))?;
+        let parts = parts(&session.workspace, &request.prompt).map_err(Refused::params)?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let mut sessions = self.lock();
+            let held = sessions
+                .get_mut(&acp_id)
+                .ok_or_else(|| Refused::params(format!("unknown session {acp_id}")))?;
+            if held.running.is_some() {
+                return Err(Refused::params("a prompt is already running in this session"));
+            }
+            held.running = Some(cancel.clone());
+        }
+        let mut turn = Turn {
+            bridge: self,
+            acp_id: acp_id.clone(),
+            workspace: session.workspace.clone(),
+            cancel,
+            steps: Vec::new(),
+            states: Vec::new(),
+            shown_calls: HashSet::new(),
+            streamed: String::new(),
+        };
+        let result = turn.run(&session.talos_id, parts);
+        if let Some(held) = self.lock().get_mut(&acp_id) {
+            held.running = None;
+        }
+        result
+    }
+}
+
+impl Turn<'_> {
+    fn run(&mut self, talos_id: &str, parts: Parts) -> Result<PromptResponse, Refused> {
+        for uri in &parts.not_pinned {
+            self.say(format!(
+                "[Not pinned: {uri} is not a file in this workspace; Talos pins workspace files only.]\n\n"
+            ));
+        }
+        let mut client = self.bridge.connect()?;
+        let start = TurnStartParams {
+            session_id: talos_id.to_string(),
+            prompt: parts.text,
+            pins: parts.pins,
+        };
+        let raw = client.call(
+            TURN_START,
+            params(serde_json::to_value(&start)),
+            &mut |message| self.on_message(message),
+        )?;
+        let outcome: TurnOutcome = serde_json::from_value(raw)
+            .map_err(|e| Refused::from(Failure::Connection(format!("invalid outcome: {e}"))))?;
+        if let Some(answer) = map::answer_to_send(&self.streamed, &outcome.final_answer) {
+            self.say(answer);
+        }
+        self.say(map::outcome_message(&outcome));
+        let cancelled = self.cancel.load(Ordering::SeqCst);
+        if !self.steps.is_empty() && outcome.status == talos_protocol::CompletionStatus::Complete {
+            self.states.iter_mut().for_each(|s| *s = StepState::Completed);
+            self.show_plan();
+        }
+        Ok(PromptResponse::new(map::stop_reason(&outcome, cancelled)))
+    }
+
+    fn on_message(&mut self, message: Message) -> Result<Option<Message>, Failure> {
+        match (message.method.as_deref(), message.id.clone()) {
+            (Some(TURN_EVENT), None) => {
+                let event = message
+                    .params
+                    .and_then(|p| serde_json::from_value::<TurnEventParams>(p).ok());
+                if let Some(event) = event {
+                    self.on_event(event.event);
+                }
+                Ok(None)
+            }
+            (Some(APPROVAL_REQUEST), Some(id)) => {
+                let decision = message
+                    .params
+                    .and_then(|p| serde_json::from_value::<ApprovalRequestParams>(p).ok())
+                    .map_or(Decision::Deny, |request| self.ask(&request));
+                Ok(Some(Message::response(
+                    id,
+                    params(serde_json::to_value(ApprovalResult { decision })),
+                )))
+            }
+            _ => Ok(refuse_request(&message)),
+        }
+    }
+
+    fn on_event(&mut self, event: TurnEvent) {
+        match event {
+            TurnEvent::StreamChunk { text, .. } => {
+                self.streamed.push_str(&text);
+                self.say(text);
+            }
+            TurnEvent::Plan { steps } => {
+                self.states = vec![StepState::Pending; steps.len()];
+                self.steps = steps;
+                self.show_plan();
+            }
+            TurnEvent::Call {
+                call_id,
+                tool,
+                status,
+                target,
+                reason,
+            } => {
+                let call = CallEvent {
+                    call_id: &call_id,
+                    tool: &tool,
+                    status,
+                    target: target.as_deref(),
+                    reason: reason.as_deref(),
+                };
+                let update = if self.shown_calls.insert(call_id.clone()) {
+                    SessionUpdate::ToolCall(map::tool_call(&self.workspace, &call))
+                } else {
+                    SessionUpdate::ToolCallUpdate(map::tool_call_update(&call))
+                };
+                self.bridge.update(&self.acp_id, update);
+                self.advance_plan(&call);
+            }
+            TurnEvent::Ok { text } | TurnEvent::Info { text } | TurnEvent::TrustedInfo { text } => {
+                self.bridge.update(
+                    &self.acp_id,
+                    SessionUpdate::AgentThoughtChunk(chunk(format!("{text}\n"))),
+                );
+            }
+            TurnEvent::Error { message } => self.say(format!("error: {message}\n")),
+            // The answer streams as chunks; approvals come as requests; the outcome is the
+            // turn/start response; the calls' states come as `call` events.
+            TurnEvent::StreamStart { .. }
+            | TurnEvent::StreamEnd { .. }
+            | TurnEvent::Streamed { .. }
+            | TurnEvent::Table { .. }
+            | TurnEvent::ToolProgress { .. }
+            | TurnEvent::ApprovalRequested { .. }
+            | TurnEvent::ApprovalResolved { .. }
+            | TurnEvent::Outcome { .. } => {}
+        }
+    }
+
+    /// A call that starts or completes moves its plan step.
+    fn advance_plan(&mut self, call: &CallEvent<'_>) {
+        let Some(i) = map::step_of(&self.steps, call.tool, call.target) else {
+            return;
+        };
+        let next = match call.status {
+            talos_protocol::CallStatus::Running => StepState::InProgress,
+            talos_protocol::CallStatus::Completed => StepState::Completed,
+            _ => return,
+        };
+        if self.states[i] != next && self.states[i] != StepState::Completed {
+            self.states[i] = next;
+            self.show_plan();
+        }
+    }
+
+    fn show_plan(&self) {
+        self.bridge.update(
+            &self.acp_id,
+            SessionUpdate::Plan(map::plan(&self.steps, &self.states)),
+        );
+    }
+
+    fn say(&self, text: impl Into<String>) {
+        self.bridge
+            .update(&self.acp_id, SessionUpdate::AgentMessageChunk(chunk(text)));
+    }
+
+    /// Asks the editor; a cancelled turn, a cancelled or failed request and an answer that
+    /// does not parse deny.
+    fn ask(&self, request: &ApprovalRequestParams) -> Decision {
+        if self.cancel.load(Ordering::SeqCst) {
+            return Decision::Deny;
+        }
+        let ask = RequestPermissionRequest::new(
+            self.acp_id.clone(),
+            map::permission_call(&self.workspace, request),
+            map::permission_options(request.remember_eligible),
+        );
+        let answer = self.bridge.wire.request(
+            &self.acp_id,
+            "session/request_permission",
+            serde_json::to_value(ask).unwrap_or(Value::Null),
+        );
+        match answer.recv() {
+            Ok(Reply::Result(result)) => serde_json::from_value::<RequestPermissionResponse>(result)
+                .map_or(Decision::Deny, |r| {
+                    map::decision(&r.outcome, request.remember_eligible)
+                }),
+            Ok(Reply::Failed(reason)) => {
+                eprintln!("talos acp: the permission request ended without an answer ({reason}): denied");
+                Decision::Deny
+            }
+            Err(_) => Decision::Deny,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn blocks(value: Value) -> Vec<ContentBlock> {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn resources_inside_the_workspace_become_pins_and_others_are_named() {
+        let prompt = blocks(json!([
+            {"type": "text", "text": "Explain this"},
+            {"type": "resource_link", "name": "a", "uri": "file:///ws/src/a.rs"},
+            {"type": "resource", "resource": {"uri": "file:///ws/my%20notes.md", "text": "x"}},
+            {"type": "resource", "resource": {"uri": "file:///etc/passwd", "text": "root"}},
+            {"type": "resource_link", "name": "w", "uri": "https://example.org/x"},
+            {"type": "resource_link", "name": "esc", "uri": "file:///wsx/secret"},
+            {"type": "resource_link", "name": "dup", "uri": "file:///ws/src/a.rs"},
+            {"type": "text", "text": "please"}
+        ]));
+        assert_eq!(
+            parts("/ws", &prompt).unwrap(),
+            Parts {
+                text: "Explain this\nplease".into(),
+                pins: vec!["src/a.rs".into(), "my notes.md".into()],
+                not_pinned: vec![
+                    "file:///etc/passwd".into(),
+                    "https://example.org/x".into(),
+                    "file:///wsx/secret".into()
+                ],
+            }
+        );
+    }
+
+    #[test]
+    fn images_audio_and_empty_prompts_are_refused() {
+        let rows = [
+            json!([{"type": "image", "data": "AA==", "mimeType": "image/png"}, {"type": "text", "text": "x"}]),
+            json!([{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}]),
+            json!([{"type": "text", "text": "   "}]),
+            json!([]),
+        ];
+        for row in rows {
+            assert!(parts("/ws", &blocks(row.clone())).is_err(), "{row}");
+        }
+    }
+
+    #[test]
+    fn a_pin_path_never_leaves_the_workspace_by_its_uri() {
+        for uri in ["file:///ws", "file:///ws/", "file:///ws2/a", "file://ws/a", "file:///ws/%ZZ"] {
+            assert_eq!(relative("/ws", uri), None, "{uri}");
+        }
+        // `..` stays in the path: the daemon resolves the pin beneath the root and refuses it.
+        assert_eq!(relative("/ws", "file:///ws/../etc/passwd"), Some("../etc/passwd".into()));
+    }
+}

@@ -1,0 +1,191 @@
+//! ACP's session methods on Talos sessions: `session/new` opens one on `cwd`, `session/load`
+//! reopens a persisted one and replays its history, `session/set_mode` moves the ACP session to
+//! a Talos session in the chosen mode.
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, ContentChunk, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, SessionNotification, SessionUpdate, SetSessionModeRequest,
+    SetSessionModeResponse,
+};
+use serde_json::{Value, json};
+use talos_protocol::{
+    Mode, SESSION_RESUME, SessionResumeParams, SessionResumeResult, TRACE_GET, TRACE_LIST,
+    TraceGetParams, TraceGetResult, TraceListParams, TraceListResult,
+};
+
+use super::{Bridge, Refused, Session, map};
+use crate::client::{ignore_messages, params};
+
+/// What the bridge says about the MCP servers an editor offers: it does not connect them.
+fn mcp_meta(offered: usize) -> serde_json::Map<String, Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "talos".into(),
+        json!({
+            "mcpServers": format!(
+                "not connected: Talos runs only its own governed tools ({offered} offered by the editor)"
+            )
+        }),
+    );
+    meta
+}
+
+/// The editor's `cwd` as Talos's workspace: absolute, existing, canonical.
+fn workspace(cwd: &std::path::Path) -> Result<String, Refused> {
+    if !cwd.is_absolute() {
+        return Err(Refused::params(format!(
+            "cwd must be an absolute path, not {}",
+            cwd.display()
+        )));
+    }
+    crate::canonical_workspace(cwd).map_err(|f| Refused::params(f.to_string()))
+}
+
+impl Bridge {
+    pub(super) fn new_session(
+        &self,
+        request: NewSessionRequest,
+    ) -> Result<NewSessionResponse, Refused> {
+        let workspace = workspace(&request.cwd)?;
+        let mut client = self.connect()?;
+        let talos_id = crate::sessions::open(&mut client, &workspace, Mode::Agent, true)?;
+        self.lock().insert(
+            talos_id.clone(),
+            Session {
+                workspace,
+                mode: Mode::Agent,
+                talos_id: talos_id.clone(),
+                running: None,
+            },
+        );
+        Ok(NewSessionResponse::new(talos_id)
+            .modes(map::modes(Mode::Agent))
+            .meta(mcp_meta(request.mcp_servers.len())))
+    }
+
+    /// Reopens a session the daemon persisted (or still holds) and replays each earlier turn
+    /// as the user's message and Talos's committed answer, before answering.
+    pub(super) fn load_session(
+        &self,
+        request: LoadSessionRequest,
+    ) -> Result<LoadSessionResponse, Refused> {
+        let workspace = workspace(&request.cwd)?;
+        let acp_id = request.session_id.0.to_string();
+        let mut client = self.connect()?;
+        let resumed: SessionResumeResult = serde_json::from_value(client.call(
+            SESSION_RESUME,
+            params(serde_json::to_value(SessionResumeParams {
+                session_id: acp_id.clone(),
+            })),
+            &mut ignore_messages,
+        )?)
+        .map_err(|e| Refused::from(crate::failure::Failure::Connection(e.to_string())))?;
+        if resumed.session.workspace != workspace {
+            return Err(Refused::params(format!(
+                "session {acp_id} is on workspace {}, not {workspace}",
+                resumed.session.workspace
+            )));
+        }
+        let mode = resumed.session.mode;
+        self.replay(&mut client, &acp_id)?;
+        self.lock().insert(
+            acp_id.clone(),
+            Session {
+                workspace,
+                mode,
+                talos_id: acp_id,
+                running: None,
+            },
+        );
+        Ok(LoadSessionResponse::new()
+            .modes(map::modes(mode))
+            .meta(mcp_meta(request.mcp_servers.len())))
+    }
+
+    /// The session's turns, oldest first, as `user_message_chunk` and `agent_message_chunk`
+    /// updates. A turn whose log is no longer kept is replayed as a note saying so.
+    fn replay(&self, client: &mut crate::client::Client, acp_id: &str) -> Result<(), Refused> {
+        let listed: TraceListResult = serde_json::from_value(client.call(
+            TRACE_LIST,
+            params(serde_json::to_value(TraceListParams {
+                session_id: Some(acp_id.to_string()),
+                workspace: None,
+                limit: Some(1000),
+            })),
+            &mut ignore_messages,
+        )?)
+        .map_err(|e| Refused::from(crate::failure::Failure::Connection(e.to_string())))?;
+        let mut traces = listed.traces;
+        traces.sort_by_key(|t| t.turn_number);
+        for summary in traces {
+            let got: Option<TraceGetResult> = client
+                .call(
+                    TRACE_GET,
+                    params(serde_json::to_value(TraceGetParams {
+                        trace_id: summary.trace_id.clone(),
+                    })),
+                    &mut ignore_messages,
+                )
+                .ok()
+                .and_then(|v| serde_json::from_value(v).ok());
+            let (request, answer) = got
+                .and_then(|g| g.turn_log)
+                .map(|log| crate::trace_view::turn_words(&log))
+                .unwrap_or((None, None));
+            let not_kept = "(not kept: the turn log was turned off or removed)";
+            let request = request.or(summary.request).unwrap_or_else(|| not_kept.into());
+            self.update(acp_id, SessionUpdate::UserMessageChunk(chunk(request)));
+            self.update(
+                acp_id,
+                SessionUpdate::AgentMessageChunk(chunk(answer.unwrap_or_else(|| not_kept.into()))),
+            );
+        }
+        Ok(())
+    }
+
+    /// Moves the session to a Talos session in the chosen mode on the same workspace. What was
+    /// approved "for the session" does not carry over: each mode's session has its own.
+    pub(super) fn set_mode(
+        &self,
+        request: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Refused> {
+        let acp_id = request.session_id.0.to_string();
+        let mode = map::mode_from_id(&request.mode_id.0).ok_or_else(|| {
+            Refused::params(format!(
+                "unknown mode {}; the modes are agent, ask, plan, auto and private",
+                request.mode_id.0
+            ))
+        })?;
+        let session = self
+            .session(&acp_id)
+            .ok_or_else(|| Refused::params(format!("unknown session {acp_id}")))?;
+        if session.running.is_some() {
+            return Err(Refused::params(
+                "a prompt is running in this session; change the mode when it has ended",
+            ));
+        }
+        if session.mode != mode {
+            let mut client = self.connect()?;
+            let talos_id = crate::sessions::open(&mut client, &session.workspace, mode, true)?;
+            if let Some(s) = self.lock().get_mut(&acp_id) {
+                s.mode = mode;
+                s.talos_id = talos_id;
+            }
+        }
+        Ok(SetSessionModeResponse::new())
+    }
+
+    /// Sends one `session/update`.
+    pub(super) fn update(&self, acp_id: &str, update: SessionUpdate) {
+        let notification = SessionNotification::new(acp_id.to_string(), update);
+        self.wire.notify(
+            "session/update",
+            serde_json::to_value(notification).unwrap_or(Value::Null),
+        );
+    }
+}
+
+/// A text chunk.
+pub(super) fn chunk(text: impl Into<String>) -> ContentChunk {
+    ContentChunk::new(ContentBlock::from(text.into()))
+}
