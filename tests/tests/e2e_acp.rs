@@ -1,0 +1,243 @@
+//! `talos acp` driven by a real ACP client: `tests/acp/sdk_client.py`, written on the official
+//! Python SDK (PyPI `agent-client-protocol`, installed by `packaging/get-acp-client.sh`), against
+//! the fake llama server. Initialize, a new session, a governed edit approved, one rejected, a
+//! cancel while the model's stream hangs, ask mode refusing a change, resources as pins,
+//! malformed input answered with errors while the bridge stays up, and `session/load` replaying
+//! the history in a second bridge. Plus raw-line checks that need no SDK: a client that leaves
+//! in the middle of a permission request writes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result, read_call};
+use talos_tests::harness::{TestDaemon, offline, timeout_workspace};
+
+const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
+const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
+
+fn home_with(config: &str) -> tempfile::TempDir {
+    let home = tempfile::Builder::new()
+        .prefix("ta")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(home.path().join("config.yaml"), offline(config)).unwrap();
+    home
+}
+
+fn stop(home: &Path) {
+    let _ = Command::new(TALOS)
+        .arg("stop")
+        .env("TALOS_HOME", home)
+        .output();
+}
+
+/// The text of the request's last user message that is the person's (not a runtime note).
+fn request_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| !c.starts_with("[Runtime:") && !c.starts_with("[tool_result:"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// "change NAME from A to B" in the request, as (NAME, A, B).
+fn change_of(text: &str) -> Option<(String, String, String)> {
+    let words: Vec<&str> = text.trim_end_matches('.').split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "change")?;
+    match words.get(at + 1..at + 6)? {
+        [name, "from", a, "to", b] => Some((name.to_string(), a.to_string(), b.to_string())),
+        _ => None,
+    }
+}
+
+/// A model that edits settings.py as asked: it reads the file, then proposes the edit the
+/// request names; "wait forever" hangs its stream; anything else gets a short answer.
+fn editing_model() -> talos_tests::fake_llama::Script {
+    Arc::new(|request: &Value| {
+        let text = request_text(request);
+        if text.contains("wait forever") {
+            return Reply::Hang;
+        }
+        let last = talos_tests::fake_llama::last_tool_result(request);
+        match change_of(&text) {
+            Some(_) if !after_tool_result(request) => read_call("settings.py"),
+            Some((name, from, to)) if last.contains(&format!("{name} = {from}")) => {
+                Reply::ToolCalls(vec![(
+                    "talos.edit_file".into(),
+                    json!({"path": "settings.py", "old_string": format!("{name} = {from}"), "new_string": format!("{name} = {to}")}).to_string(),
+                )])
+            }
+            _ => Reply::Text("settings.py sets TIMEOUT and RETRIES.".into()),
+        }
+    })
+}
+
+/// The SDK's python, installed on first use (the script is idempotent; CI runs it first).
+fn sdk_python() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = Command::new(root.join("packaging/get-acp-client.sh"))
+        .output()
+        .expect("packaging/get-acp-client.sh runs");
+    assert!(
+        out.status.success(),
+        "installing the ACP SDK failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().lines().last().unwrap())
+}
+
+/// Proves an editor built on the official ACP SDK can use Talos through `talos acp`: every
+/// step of `tests/acp/sdk_client.py` passes, and the disk shows only the approved edit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sdk_client_drives_talos_acp() {
+    let python = tokio::task::spawn_blocking(sdk_python).await.unwrap();
+    let llama = FakeLlama::start(true, editing_model()).await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("acp/sdk_client.py");
+    let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .env("TALOS_BIN", TALOS)
+            .env("TALOS_HOME", &home_path)
+            .env("TALOS_DAEMON", TALOSD)
+            .env("WORKSPACE", ws_path.canonicalize().unwrap())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    stop(home.path());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{said}");
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("ACP SDK client: all steps passed"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n",
+        "only the approved edit was written"
+    );
+    let sent: Vec<String> = llama.requests().iter().map(Value::to_string).collect();
+    assert!(
+        sent.iter().any(|r| r.contains("[Pinned file: settings.py. Untrusted")),
+        "the resource link became a pin framed as untrusted reference data"
+    );
+    assert!(
+        !sent.iter().any(|r| r.contains("root:x:0:0")),
+        "a resource outside the workspace never reaches the model"
+    );
+}
+
+/// `talos acp` with its stdin and stdout as pipes, read line by line.
+struct Bridge {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Bridge {
+    fn start(home: &Path) -> Bridge {
+        let mut child = Command::new(TALOS)
+            .arg("acp")
+            .env("TALOS_HOME", home)
+            .env("TALOS_DAEMON", TALOSD)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value: Value = serde_json::from_str(&line).expect("every stdout line is JSON");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Bridge { child, stdin, lines }
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message that `pick` accepts; others are skipped.
+    fn until(&self, pick: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let message = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("talos acp answered within 30 s");
+            if pick(&message) {
+                return message;
+            }
+        }
+    }
+
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.until(|m| m["id"] == id && m.get("method").is_none())
+    }
+}
+
+/// Proves an editor that goes away while a permission request is open denies it: the bridge
+/// ends with its stdin, the daemon's approval sees the connection close, and nothing is
+/// written; a second bridge still works with the same daemon.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_leaves_mid_permission_writes_nothing() {
+    let llama = FakeLlama::start(true, editing_model()).await;
+    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = timeout_workspace();
+    let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
+    tokio::task::spawn_blocking(move || {
+        let mut bridge = Bridge::start(&home_path);
+        let init = bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+        assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+        let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
+        let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
+        bridge.send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": sid,
+            "prompt": [{"type": "text", "text": "In settings.py, change TIMEOUT from 30 to 60."}]
+        }}));
+        let ask = bridge.until(|m| m["method"] == "session/request_permission");
+        assert_eq!(ask["params"]["toolCall"]["content"][0]["type"], "diff", "{ask}");
+        drop(bridge.stdin);
+        let status = bridge.child.wait().unwrap();
+        assert!(status.success(), "the bridge ends quietly with its stdin: {status}");
+        // The daemon sees the turn's connection close and denies; a new bridge works.
+        let mut again = Bridge::start(&home_path);
+        let init = again.call(1, "initialize", json!({"protocolVersion": 7}));
+        assert_eq!(init["result"]["protocolVersion"], 1, "the latest version Talos speaks");
+        let new = again.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
+        assert!(new["result"]["sessionId"].is_string(), "{new}");
+    })
+    .await
+    .unwrap();
+    // Stopping the daemon ends whatever still waits; either way nothing was approved.
+    stop(home.path());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n",
+        "nothing is written without an answer"
+    );
+}
