@@ -573,7 +573,7 @@ fn normalise(text: &str) -> String {
 
 // --- turn events ------------------------------------------------------------------------------
 
-const TURN_EVENT_VARIANTS: usize = 13;
+const TURN_EVENT_VARIANTS: usize = 15;
 
 /// One number per `TurnEvent` variant. No wildcard: a new variant is a compile error here, which
 /// is the prompt to add a sample below and a row to the kinds table in docs/protocol.md.
@@ -592,6 +592,8 @@ fn variant_number(event: &TurnEvent) -> usize {
         TurnEvent::ApprovalRequested { .. } => 10,
         TurnEvent::ApprovalResolved { .. } => 11,
         TurnEvent::Outcome { .. } => 12,
+        TurnEvent::Plan { .. } => 13,
+        TurnEvent::Call { .. } => 14,
     }
 }
 
@@ -613,6 +615,8 @@ fn turn_event_samples() -> Vec<TurnEvent> {
         json!({"kind": "approval_requested", "requestId": "", "tool": "", "description": ""}),
         json!({"kind": "approval_resolved", "requestId": "", "decision": "deny", "source": "client"}),
         json!({"kind": "outcome", "outcome": outcome}),
+        json!({"kind": "plan", "steps": []}),
+        json!({"kind": "call", "callId": "", "tool": "", "status": "running"}),
     ]
     .into_iter()
     .map(|sample| {
