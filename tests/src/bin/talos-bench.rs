@@ -5,7 +5,8 @@
 //! busy resident memory.
 //!
 //! Run: `cargo run --release -p talos-tests --bin talos-bench [-- TURNS STATUS_CALLS]`; the
-//! load benchmark (`-- load [LEVELS...]`) is in `talos-bench/load.rs`.
+//! load benchmark (`-- load [LEVELS...]`) is in `talos-bench/load.rs`, the ACP bridge's
+//! (`-- acp [RUNS]`) in `talos-bench/acp.rs`.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,8 @@ use talos_protocol::{Classification, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{Client, TestDaemon, approve_all};
 
+#[path = "talos-bench/acp.rs"]
+mod acp;
 #[path = "talos-bench/load.rs"]
 mod load;
 
@@ -26,6 +29,11 @@ async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     if std::env::args().nth(1).as_deref() == Some("load") {
         return load::main(args.skip(1).collect()).await;
+    }
+    let bench_acp = std::env::args().nth(1).as_deref() == Some("acp");
+    let acp_args: Vec<String> = std::env::args().skip(2).collect();
+    if bench_acp {
+        args.next();
     }
     let turns: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(300);
     let status_calls: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5000);
@@ -65,6 +73,13 @@ async fn main() -> anyhow::Result<()> {
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     let idle_rss = rss_kib(daemon.id())?;
+    if bench_acp {
+        let talos = sibling("e2e-talos")?;
+        let result = acp::main(acp_args, &socket, home.path(), &daemon_exe, &talos).await;
+        let _ = daemon.kill();
+        let _ = daemon.wait();
+        return result;
+    }
 
     let ws = tempfile::tempdir()?;
     let settings = ws.path().join("settings.py");
