@@ -20,10 +20,10 @@ use std::io::BufRead;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, PromptCapabilities,
 };
-use agent_client_protocol_schema::ProtocolVersion;
 use serde_json::Value;
 use talos_protocol::Mode;
 
@@ -84,7 +84,8 @@ impl From<Failure> for Refused {
 
 /// Reads typed params, or refuses them as invalid params naming what was wrong.
 fn typed<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<T, Refused> {
-    serde_json::from_value(params).map_err(|e| Refused::params(format!("invalid {method} params: {e}")))
+    serde_json::from_value(params)
+        .map_err(|e| Refused::params(format!("invalid {method} params: {e}")))
 }
 
 /// Runs the bridge until stdin closes; the exit code is 0.
@@ -114,13 +115,19 @@ impl Bridge {
                 self.wire.deliver(&message);
             }
             Incoming::Notification { method, params } => self.on_notification(&method, params),
+            // Requests that never wait (no daemon, no editor) are answered in line; the rest
+            // run on a thread each, so a prompt never stops the bridge from reading.
+            Incoming::Request { id, method, params } if answers_at_once(&method) => {
+                match self.on_request(&method, params) {
+                    Ok(result) => self.wire.respond(&id, result),
+                    Err(refused) => self.wire.fail(&id, refused.code, &refused.message),
+                }
+            }
             Incoming::Request { id, method, params } => {
                 let bridge = self.clone();
-                std::thread::spawn(move || {
-                    match bridge.on_request(&method, params) {
-                        Ok(result) => bridge.wire.respond(&id, result),
-                        Err(refused) => bridge.wire.fail(&id, refused.code, &refused.message),
-                    }
+                std::thread::spawn(move || match bridge.on_request(&method, params) {
+                    Ok(result) => bridge.wire.respond(&id, result),
+                    Err(refused) => bridge.wire.fail(&id, refused.code, &refused.message),
                 });
             }
         }
@@ -189,6 +196,14 @@ impl Bridge {
     }
 }
 
+/// `initialize`, `authenticate` and methods the bridge does not have.
+fn answers_at_once(method: &str) -> bool {
+    !matches!(
+        method,
+        "session/new" | "session/load" | "session/set_mode" | "session/prompt"
+    )
+}
+
 fn to_value<T: serde::Serialize>(value: T) -> Result<Value, Refused> {
     serde_json::to_value(value).map_err(|e| Refused {
         code: wire::INTERNAL_ERROR,
@@ -208,5 +223,7 @@ fn initialize(request: InitializeRequest) -> InitializeResponse {
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
         )
         .auth_methods(Vec::new())
-        .agent_info(Implementation::new("talos", env!("CARGO_PKG_VERSION")).title("Talos".to_string()))
+        .agent_info(
+            Implementation::new("talos", env!("CARGO_PKG_VERSION")).title("Talos".to_string()),
+        )
 }

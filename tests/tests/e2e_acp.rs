@@ -93,7 +93,13 @@ fn sdk_python() -> PathBuf {
         "installing the ACP SDK failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().lines().last().unwrap())
+    PathBuf::from(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
 }
 
 /// Proves an editor built on the official ACP SDK can use Talos through `talos acp`: every
@@ -134,7 +140,8 @@ async fn an_sdk_client_drives_talos_acp() {
     );
     let sent: Vec<String> = llama.requests().iter().map(Value::to_string).collect();
     assert!(
-        sent.iter().any(|r| r.contains("[Pinned file: settings.py. Untrusted")),
+        sent.iter()
+            .any(|r| r.contains("[Pinned file: settings.py. Untrusted")),
         "the resource link became a pin framed as untrusted reference data"
     );
     assert!(
@@ -173,7 +180,11 @@ impl Bridge {
                 }
             }
         });
-        Bridge { child, stdin, lines }
+        Bridge {
+            child,
+            stdin,
+            lines,
+        }
     }
 
     fn send(&mut self, message: Value) {
@@ -220,14 +231,23 @@ async fn an_editor_that_leaves_mid_permission_writes_nothing() {
             "prompt": [{"type": "text", "text": "In settings.py, change TIMEOUT from 30 to 60."}]
         }}));
         let ask = bridge.until(|m| m["method"] == "session/request_permission");
-        assert_eq!(ask["params"]["toolCall"]["content"][0]["type"], "diff", "{ask}");
+        assert_eq!(
+            ask["params"]["toolCall"]["content"][0]["type"], "diff",
+            "{ask}"
+        );
         drop(bridge.stdin);
         let status = bridge.child.wait().unwrap();
-        assert!(status.success(), "the bridge ends quietly with its stdin: {status}");
+        assert!(
+            status.success(),
+            "the bridge ends quietly with its stdin: {status}"
+        );
         // The daemon sees the turn's connection close and denies; a new bridge works.
         let mut again = Bridge::start(&home_path);
         let init = again.call(1, "initialize", json!({"protocolVersion": 7}));
-        assert_eq!(init["result"]["protocolVersion"], 1, "the latest version Talos speaks");
+        assert_eq!(
+            init["result"]["protocolVersion"], 1,
+            "the latest version Talos speaks"
+        );
         let new = again.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
         assert!(new["result"]["sessionId"].is_string(), "{new}");
     })

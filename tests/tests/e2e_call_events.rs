@@ -25,7 +25,9 @@ async fn run(steps: Vec<Reply>, decision: &'static str) -> (Vec<TurnEvent>, Vec<
     let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
-    let (_, seen) = client.turn_with(&session, EDIT, approve_all(decision)).await;
+    let (_, seen) = client
+        .turn_with(&session, EDIT, approve_all(decision))
+        .await;
     daemon.stop().await;
     let events = events(&seen).into_iter().map(|e| e.event).collect();
     (events, seen)
@@ -34,7 +36,10 @@ async fn run(steps: Vec<Reply>, decision: &'static str) -> (Vec<TurnEvent>, Vec<
 fn kind(event: &TurnEvent) -> String {
     let value = serde_json::to_value(event).unwrap();
     match event {
-        TurnEvent::Call { status, .. } => format!("call:{}", serde_json::to_value(status).unwrap().as_str().unwrap()),
+        TurnEvent::Call { status, .. } => format!(
+            "call:{}",
+            serde_json::to_value(status).unwrap().as_str().unwrap()
+        ),
         _ => value["kind"].as_str().unwrap().to_string(),
     }
 }
@@ -48,13 +53,26 @@ async fn an_edit_turn_sends_the_documented_order() {
     assert_eq!(
         kinds,
         [
-            "plan", "tool_progress", "call:running", "call:completed", "tool_progress",
-            "call:running", "approval_requested", "approval_resolved", "ok", "call:completed",
-            "stream_start", "stream_chunk", "stream_end", "outcome"
+            "plan",
+            "tool_progress",
+            "call:running",
+            "call:completed",
+            "tool_progress",
+            "call:running",
+            "approval_requested",
+            "approval_resolved",
+            "ok",
+            "call:completed",
+            "stream_start",
+            "stream_chunk",
+            "stream_end",
+            "outcome"
         ],
         "{events:#?}"
     );
-    let TurnEvent::Plan { steps } = &events[0] else { unreachable!() };
+    let TurnEvent::Plan { steps } = &events[0] else {
+        unreachable!()
+    };
     assert_eq!(steps[0].text, "Change settings.py (30 → 60)");
     assert_eq!(steps[0].target.as_deref(), Some("settings.py"));
     let ask = seen
@@ -74,18 +92,29 @@ async fn an_edit_turn_sends_the_documented_order() {
 #[tokio::test]
 async fn refused_and_denied_calls_end_with_their_reason() {
     let malformed = Reply::ToolCalls(vec![("talos.read_file".into(), "{\"path\": ".into())]);
-    let (events, _) = run(vec![malformed, read_call("settings.py"), edit_call()], "deny").await;
+    let (events, _) = run(
+        vec![malformed, read_call("settings.py"), edit_call()],
+        "deny",
+    )
+    .await;
     let calls: Vec<(&str, CallStatus, Option<&str>)> = events
         .iter()
         .filter_map(|e| match e {
-            TurnEvent::Call { call_id, status, reason, .. } => {
-                Some((call_id.as_str(), *status, reason.as_deref()))
-            }
+            TurnEvent::Call {
+                call_id,
+                status,
+                reason,
+                ..
+            } => Some((call_id.as_str(), *status, reason.as_deref())),
             _ => None,
         })
         .collect();
     let first: Vec<_> = calls.iter().filter(|c| c.0 == "call-1").collect();
-    assert_eq!(first.len(), 1, "a rejected call has only its end: {calls:?}");
+    assert_eq!(
+        first.len(),
+        1,
+        "a rejected call has only its end: {calls:?}"
+    );
     assert_eq!(first[0].1, CallStatus::Rejected);
     assert!(first[0].2.is_some_and(|r| !r.is_empty()), "{calls:?}");
     let last = calls.last().unwrap();

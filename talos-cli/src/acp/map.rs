@@ -119,8 +119,11 @@ pub fn permission_call(workspace: &str, request: &ApprovalRequestParams) -> Tool
     let mut content = Vec::new();
     match (&request.change, &request.diff) {
         (Some(change), _) => content.push(ToolCallContent::Diff(
-            Diff::new(Path::new(workspace).join(&change.path), change.new_text.clone())
-                .old_text(change.old_text.clone()),
+            Diff::new(
+                Path::new(workspace).join(&change.path),
+                change.new_text.clone(),
+            )
+            .old_text(change.old_text.clone()),
         )),
         (None, Some(diff)) if !diff.text.is_empty() => {
             content.push(text(format!("```diff\n{}```", diff.text)))

@@ -58,9 +58,13 @@ pub fn parts(workspace: &str, blocks: &[ContentBlock]) -> Result<Parts, String> 
                 EmbeddedResourceResource::BlobResourceContents(b) => {
                     parts.not_pinned.push(b.uri.clone())
                 }
-                _ => parts.not_pinned.push("(an embedded resource of an unknown kind)".into()),
+                _ => parts
+                    .not_pinned
+                    .push("(an embedded resource of an unknown kind)".into()),
             },
-            ContentBlock::Image(_) => return Err("images are not supported: Talos takes text".into()),
+            ContentBlock::Image(_) => {
+                return Err("images are not supported: Talos takes text".into());
+            }
             ContentBlock::Audio(_) => return Err("audio is not supported: Talos takes text".into()),
             _ => return Err("a content block of a kind Talos does not know".into()),
         }
@@ -105,6 +109,9 @@ struct Turn<'b> {
     states: Vec<StepState>,
     shown_calls: HashSet<String>,
     streamed: String,
+    talos_id: String,
+    /// Whether a cancel asked for before the turn had started was sent again once it had.
+    cancel_resent: bool,
 }
 
 impl Bridge {
@@ -121,7 +128,9 @@ impl Bridge {
                 .get_mut(&acp_id)
                 .ok_or_else(|| Refused::params(format!("unknown session {acp_id}")))?;
             if held.running.is_some() {
-                return Err(Refused::params("a prompt is already running in this session"));
+                return Err(Refused::params(
+                    "a prompt is already running in this session",
+                ));
             }
             held.running = Some(cancel.clone());
         }
@@ -134,8 +143,10 @@ impl Bridge {
             states: Vec::new(),
             shown_calls: HashSet::new(),
             streamed: String::new(),
+            talos_id: session.talos_id.clone(),
+            cancel_resent: false,
         };
-        let result = turn.run(&session.talos_id, parts);
+        let result = turn.run(parts);
         if let Some(held) = self.lock().get_mut(&acp_id) {
             held.running = None;
         }
@@ -144,15 +155,20 @@ impl Bridge {
 }
 
 impl Turn<'_> {
-    fn run(&mut self, talos_id: &str, parts: Parts) -> Result<PromptResponse, Refused> {
+    fn run(&mut self, parts: Parts) -> Result<PromptResponse, Refused> {
         for uri in &parts.not_pinned {
             self.say(format!(
                 "[Not pinned: {uri} is not a file in this workspace; Talos pins workspace files only.]\n\n"
             ));
         }
         let mut client = self.bridge.connect()?;
+        if self.cancel.load(Ordering::SeqCst) {
+            return Ok(PromptResponse::new(
+                agent_client_protocol_schema::v1::StopReason::Cancelled,
+            ));
+        }
         let start = TurnStartParams {
-            session_id: talos_id.to_string(),
+            session_id: self.talos_id.clone(),
             prompt: parts.text,
             pins: parts.pins,
         };
@@ -169,13 +185,23 @@ impl Turn<'_> {
         self.say(map::outcome_message(&outcome));
         let cancelled = self.cancel.load(Ordering::SeqCst);
         if !self.steps.is_empty() && outcome.status == talos_protocol::CompletionStatus::Complete {
-            self.states.iter_mut().for_each(|s| *s = StepState::Completed);
+            self.states
+                .iter_mut()
+                .for_each(|s| *s = StepState::Completed);
             self.show_plan();
         }
         Ok(PromptResponse::new(map::stop_reason(&outcome, cancelled)))
     }
 
     fn on_message(&mut self, message: Message) -> Result<Option<Message>, Failure> {
+        // A cancel that came while the turn was being started may have reached the daemon
+        // before the turn did: once the turn speaks, it is sent again (a second cancel of the
+        // same turn is harmless).
+        if self.cancel.load(Ordering::SeqCst) && !self.cancel_resent {
+            self.cancel_resent = true;
+            let (target, id) = (self.bridge.target.clone(), self.talos_id.clone());
+            std::thread::spawn(move || crate::interrupt::cancel(&target, &id));
+        }
         match (message.method.as_deref(), message.id.clone()) {
             (Some(TURN_EVENT), None) => {
                 let event = message
@@ -298,12 +324,16 @@ impl Turn<'_> {
             serde_json::to_value(ask).unwrap_or(Value::Null),
         );
         match answer.recv() {
-            Ok(Reply::Result(result)) => serde_json::from_value::<RequestPermissionResponse>(result)
-                .map_or(Decision::Deny, |r| {
-                    map::decision(&r.outcome, request.remember_eligible)
-                }),
+            Ok(Reply::Result(result)) => {
+                serde_json::from_value::<RequestPermissionResponse>(result)
+                    .map_or(Decision::Deny, |r| {
+                        map::decision(&r.outcome, request.remember_eligible)
+                    })
+            }
             Ok(Reply::Failed(reason)) => {
-                eprintln!("talos acp: the permission request ended without an answer ({reason}): denied");
+                eprintln!(
+                    "talos acp: the permission request ended without an answer ({reason}): denied"
+                );
                 Decision::Deny
             }
             Err(_) => Decision::Deny,
@@ -361,10 +391,19 @@ mod tests {
 
     #[test]
     fn a_pin_path_never_leaves_the_workspace_by_its_uri() {
-        for uri in ["file:///ws", "file:///ws/", "file:///ws2/a", "file://ws/a", "file:///ws/%ZZ"] {
+        for uri in [
+            "file:///ws",
+            "file:///ws/",
+            "file:///ws2/a",
+            "file://ws/a",
+            "file:///ws/%ZZ",
+        ] {
             assert_eq!(relative("/ws", uri), None, "{uri}");
         }
         // `..` stays in the path: the daemon resolves the pin beneath the root and refuses it.
-        assert_eq!(relative("/ws", "file:///ws/../etc/passwd"), Some("../etc/passwd".into()));
+        assert_eq!(
+            relative("/ws", "file:///ws/../etc/passwd"),
+            Some("../etc/passwd".into())
+        );
     }
 }

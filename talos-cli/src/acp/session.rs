@@ -133,7 +133,9 @@ impl Bridge {
                 .map(|log| crate::trace_view::turn_words(&log))
                 .unwrap_or((None, None));
             let not_kept = "(not kept: the turn log was turned off or removed)";
-            let request = request.or(summary.request).unwrap_or_else(|| not_kept.into());
+            let request = request
+                .or(summary.request)
+                .unwrap_or_else(|| not_kept.into());
             self.update(acp_id, SessionUpdate::UserMessageChunk(chunk(request)));
             self.update(
                 acp_id,

@@ -181,7 +181,9 @@ pub fn classify(line: &str) -> Incoming {
                 params,
             }
         }
-        (Some(Value::String(_)), Some(_)) => invalid("invalid request: an id is a string or a number"),
+        (Some(Value::String(_)), Some(_)) => {
+            invalid("invalid request: an id is a string or a number")
+        }
         (Some(Value::String(method)), None) => Incoming::Notification {
             method: method.clone(),
             params,
@@ -201,17 +203,38 @@ mod tests {
     #[test]
     fn lines_are_sorted_into_requests_notifications_responses_and_errors() {
         let rows: Vec<(&str, &str)> = vec![
-            (r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#, "request"),
-            (r#"{"jsonrpc":"2.0","id":"a","method":"session/new"}"#, "request"),
-            (r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#, "notification"),
-            (r#"{"jsonrpc":"2.0","id":"talos-1","result":{}}"#, "response"),
-            (r#"{"jsonrpc":"2.0","id":"talos-1","error":{"code":1,"message":"x"}}"#, "response"),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+                "request",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a","method":"session/new"}"#,
+                "request",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#,
+                "notification",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"talos-1","result":{}}"#,
+                "response",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"talos-1","error":{"code":1,"message":"x"}}"#,
+                "response",
+            ),
             ("{not json", "-32700"),
             ("[1,2]", "-32600"),
             (r#"{"id":1,"method":"initialize"}"#, "-32600"),
-            (r#"{"jsonrpc":"1.0","id":1,"method":"initialize"}"#, "-32600"),
+            (
+                r#"{"jsonrpc":"1.0","id":1,"method":"initialize"}"#,
+                "-32600",
+            ),
             (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, "-32600"),
-            (r#"{"jsonrpc":"2.0","id":{"x":1},"method":"initialize"}"#, "-32600"),
+            (
+                r#"{"jsonrpc":"2.0","id":{"x":1},"method":"initialize"}"#,
+                "-32600",
+            ),
             (r#"{"jsonrpc":"2.0","id":1}"#, "-32600"),
         ];
         for (line, expected) in rows {
@@ -232,7 +255,10 @@ mod tests {
         let second = wire.request("s2", "session/request_permission", json!({}));
         assert!(wire.deliver(&json!({"jsonrpc":"2.0","id":"talos-2","result":{"x":1}})));
         assert!(matches!(second.recv().unwrap(), Reply::Result(v) if v == json!({"x":1})));
-        assert!(!wire.deliver(&json!({"jsonrpc":"2.0","id":"talos-2","result":{}})), "answered once");
+        assert!(
+            !wire.deliver(&json!({"jsonrpc":"2.0","id":"talos-2","result":{}})),
+            "answered once"
+        );
         wire.abandon("s1");
         assert!(matches!(first.recv().unwrap(), Reply::Failed(_)));
     }

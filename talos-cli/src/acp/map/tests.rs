@@ -50,9 +50,24 @@ fn call_states_map_to_acp_statuses_with_the_reason_shown() {
     let rows = [
         (CallStatus::Running, None, "in_progress", None),
         (CallStatus::Completed, None, "completed", None),
-        (CallStatus::Failed, Some("disk full"), "failed", Some("failed: disk full")),
-        (CallStatus::Rejected, Some("path: escapes the workspace"), "failed", Some("rejected by a check: path: escapes the workspace")),
-        (CallStatus::Denied, Some("approval denied"), "failed", Some("denied: approval denied")),
+        (
+            CallStatus::Failed,
+            Some("disk full"),
+            "failed",
+            Some("failed: disk full"),
+        ),
+        (
+            CallStatus::Rejected,
+            Some("path: escapes the workspace"),
+            "failed",
+            Some("rejected by a check: path: escapes the workspace"),
+        ),
+        (
+            CallStatus::Denied,
+            Some("approval denied"),
+            "failed",
+            Some("denied: approval denied"),
+        ),
         (CallStatus::Denied, None, "failed", Some("denied")),
     ];
     for (status, reason, acp, shown) in rows {
@@ -68,7 +83,9 @@ fn call_states_map_to_acp_statuses_with_the_reason_shown() {
         assert_eq!(first["kind"], "edit");
         assert_eq!(first["title"], "talos.edit_file settings.py");
         assert_eq!(first["locations"], json!([{"path": "/ws/settings.py"}]));
-        let text = first["content"][0]["content"]["text"].as_str().map(str::to_string);
+        let text = first["content"][0]["content"]["text"]
+            .as_str()
+            .map(str::to_string);
         assert_eq!(text.as_deref(), shown, "{status:?}");
         let later = serde_json::to_value(tool_call_update(&call)).unwrap();
         assert_eq!(later["status"], acp);
@@ -86,7 +103,10 @@ fn a_protected_target_is_never_a_location() {
         reason: None,
     };
     let value = serde_json::to_value(tool_call("/ws", &call)).unwrap();
-    assert!(value.get("locations").is_none_or(|l| l == &json!([])), "{value}");
+    assert!(
+        value.get("locations").is_none_or(|l| l == &json!([])),
+        "{value}"
+    );
 }
 
 fn approval(change: Option<ProposedChange>, eligible: bool) -> ApprovalRequestParams {
@@ -108,7 +128,8 @@ fn a_permission_carries_the_diff_the_details_and_the_call_id() {
         old_text: Some("TIMEOUT = 30\n".into()),
         new_text: "TIMEOUT = 60\n".into(),
     };
-    let value = serde_json::to_value(permission_call("/ws", &approval(Some(change), true))).unwrap();
+    let value =
+        serde_json::to_value(permission_call("/ws", &approval(Some(change), true))).unwrap();
     assert_eq!(value["toolCallId"], "call-2");
     assert_eq!(value["status"], "pending");
     assert_eq!(value["kind"], "edit");
@@ -117,10 +138,18 @@ fn a_permission_carries_the_diff_the_details_and_the_call_id() {
         json!({"type": "diff", "path": "/ws/settings.py", "oldText": "TIMEOUT = 30\n", "newText": "TIMEOUT = 60\n"})
     );
     let details = value["content"][1]["content"]["text"].as_str().unwrap();
-    assert!(details.contains("warning: this change contains a right-to-left override"), "{details}");
+    assert!(
+        details.contains("warning: this change contains a right-to-left override"),
+        "{details}"
+    );
     // Without the whole text, the capped unified diff is shown as text.
     let value = serde_json::to_value(permission_call("/ws", &approval(None, true))).unwrap();
-    assert!(value["content"][0]["content"]["text"].as_str().unwrap().contains("-a\n+b"));
+    assert!(
+        value["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("-a\n+b")
+    );
 }
 
 #[test]
@@ -137,7 +166,11 @@ fn only_an_offered_allow_option_allows() {
         (RequestPermissionOutcome::Cancelled, true, Decision::Deny),
     ];
     for (outcome, eligible, expected) in rows {
-        assert_eq!(decision(&outcome, eligible), expected, "{outcome:?} {eligible}");
+        assert_eq!(
+            decision(&outcome, eligible),
+            expected,
+            "{outcome:?} {eligible}"
+        );
     }
     let ids = |eligible| {
         permission_options(eligible)
@@ -152,13 +185,48 @@ fn only_an_offered_allow_option_allows() {
 #[test]
 fn stop_reasons_follow_the_outcome() {
     let rows = [
-        (CompletionStatus::Complete, Classification::CompletedVerified, false, StopReason::EndTurn),
-        (CompletionStatus::Complete, Classification::CompletedVerified, true, StopReason::Cancelled),
-        (CompletionStatus::Cancelled, Classification::Cancelled, false, StopReason::Cancelled),
-        (CompletionStatus::Blocked, Classification::BlockedByPolicy, false, StopReason::Refusal),
-        (CompletionStatus::Blocked, Classification::BlockedByApproval, false, StopReason::EndTurn),
-        (CompletionStatus::Failed, Classification::Failed, false, StopReason::EndTurn),
-        (CompletionStatus::AdvisoryOnly, Classification::AdvisoryOnly, false, StopReason::EndTurn),
+        (
+            CompletionStatus::Complete,
+            Classification::CompletedVerified,
+            false,
+            StopReason::EndTurn,
+        ),
+        (
+            CompletionStatus::Complete,
+            Classification::CompletedVerified,
+            true,
+            StopReason::Cancelled,
+        ),
+        (
+            CompletionStatus::Cancelled,
+            Classification::Cancelled,
+            false,
+            StopReason::Cancelled,
+        ),
+        (
+            CompletionStatus::Blocked,
+            Classification::BlockedByPolicy,
+            false,
+            StopReason::Refusal,
+        ),
+        (
+            CompletionStatus::Blocked,
+            Classification::BlockedByApproval,
+            false,
+            StopReason::EndTurn,
+        ),
+        (
+            CompletionStatus::Failed,
+            Classification::Failed,
+            false,
+            StopReason::EndTurn,
+        ),
+        (
+            CompletionStatus::AdvisoryOnly,
+            Classification::AdvisoryOnly,
+            false,
+            StopReason::EndTurn,
+        ),
     ];
     for (status, classification, cancel, expected) in rows {
         assert_eq!(
@@ -175,8 +243,14 @@ fn the_final_message_names_status_classification_files_and_trace() {
         CompletionStatus::Complete,
         Classification::CompletedVerified,
     ));
-    assert!(text.contains("**COMPLETE** (COMPLETED_VERIFIED) · trace `trc-1`"), "{text}");
-    assert!(text.contains("- `settings.py`: Edited (13 bytes, +1 -1), verified"), "{text}");
+    assert!(
+        text.contains("**COMPLETE** (COMPLETED_VERIFIED) · trace `trc-1`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- `settings.py`: Edited (13 bytes, +1 -1), verified"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -185,21 +259,37 @@ fn the_answer_is_sent_only_when_the_stream_was_not_it() {
     assert_eq!(answer_to_send("", "done"), Some("done".into()));
     assert_eq!(answer_to_send("", ""), None);
     let replaced = answer_to_send("I changed it", "[Not inspected: settings.py]").unwrap();
-    assert!(replaced.contains("Talos replaced the answer above") && replaced.ends_with("[Not inspected: settings.py]"));
+    assert!(
+        replaced.contains("Talos replaced the answer above")
+            && replaced.ends_with("[Not inspected: settings.py]")
+    );
 }
 
 #[test]
 fn plans_steps_and_modes() {
     let steps = vec![
-        PlanStep { text: "Read a.py".into(), kind: "read".into(), target: Some("a.py".into()) },
-        PlanStep { text: "Change b.py".into(), kind: "change".into(), target: Some("b.py".into()) },
-        PlanStep { text: "Answer".into(), kind: "answer".into(), target: None },
+        PlanStep {
+            text: "Read a.py".into(),
+            kind: "read".into(),
+            target: Some("a.py".into()),
+        },
+        PlanStep {
+            text: "Change b.py".into(),
+            kind: "change".into(),
+            target: Some("b.py".into()),
+        },
+        PlanStep {
+            text: "Answer".into(),
+            kind: "answer".into(),
+            target: None,
+        },
     ];
     assert_eq!(step_of(&steps, "talos.read_file", Some("a.py")), Some(0));
     assert_eq!(step_of(&steps, "talos.edit_file", Some("b.py")), Some(1));
     assert_eq!(step_of(&steps, "talos.edit_file", Some("a.py")), None);
     assert_eq!(step_of(&steps, "talos.run_command", None), None);
-    let value = serde_json::to_value(plan(&steps, &[StepState::Completed, StepState::InProgress])).unwrap();
+    let value =
+        serde_json::to_value(plan(&steps, &[StepState::Completed, StepState::InProgress])).unwrap();
     assert_eq!(
         value["entries"],
         json!([
@@ -210,7 +300,12 @@ fn plans_steps_and_modes() {
     );
     let modes = serde_json::to_value(modes(Mode::Ask)).unwrap();
     assert_eq!(modes["currentModeId"], "ask");
-    let ids: Vec<&str> = modes["availableModes"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = modes["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["agent", "ask", "plan", "auto", "private"]);
     assert_eq!(mode_from_id("plan"), Some(Mode::Plan));
     assert_eq!(mode_from_id("Agent"), None, "mode ids are exact");

@@ -40,11 +40,9 @@ pub fn steps(plan: &TurnPlan) -> Vec<PlanStep> {
     let mut out = Vec::new();
     for result in plan.requested_results() {
         match result {
-            RequestedResult::Read { target } => out.push(step(
-                format!("Read {target}"),
-                Some(target),
-                StepKind::Read,
-            )),
+            RequestedResult::Read { target } => {
+                out.push(step(format!("Read {target}"), Some(target), StepKind::Read))
+            }
             RequestedResult::Changed { target } => {
                 let text = match replacement(plan.expectations(), target) {
                     Some((from, to)) => format!("Change {target} ({from} → {to})"),
@@ -56,11 +54,7 @@ pub fn steps(plan: &TurnPlan) -> Vec<PlanStep> {
         }
     }
     if plan.contract().verification_required {
-        out.push(step(
-            "Verify the result".into(),
-            None,
-            StepKind::Verify,
-        ));
+        out.push(step("Verify the result".into(), None, StepKind::Verify));
     }
     out.push(step("Answer".into(), None, StepKind::Answer));
     out
@@ -76,9 +70,11 @@ fn step(text: String, target: Option<&String>, kind: StepKind) -> PlanStep {
 
 fn replacement<'a>(expectations: &'a [Expectation], target: &str) -> Option<(&'a str, &'a str)> {
     expectations.iter().find_map(|e| match e {
-        Expectation::Replacement { target: t, from, to } if t == target => {
-            Some((from.as_str(), to.as_str()))
-        }
+        Expectation::Replacement {
+            target: t,
+            from,
+            to,
+        } if t == target => Some((from.as_str(), to.as_str())),
         _ => None,
     })
 }
@@ -104,7 +100,11 @@ mod tests {
                 "In settings.py, change TIMEOUT from 30 to 60.",
                 Posture::Agent,
                 vec![
-                    ("Change settings.py (30 → 60)".into(), some("settings.py"), StepKind::Change),
+                    (
+                        "Change settings.py (30 → 60)".into(),
+                        some("settings.py"),
+                        StepKind::Change,
+                    ),
                     ("Answer".into(), None, StepKind::Answer),
                 ],
             ),
@@ -112,7 +112,11 @@ mod tests {
                 "Explain settings.py",
                 Posture::Agent,
                 vec![
-                    ("Read settings.py".into(), some("settings.py"), StepKind::Read),
+                    (
+                        "Read settings.py".into(),
+                        some("settings.py"),
+                        StepKind::Read,
+                    ),
                     ("Answer".into(), None, StepKind::Answer),
                 ],
             ),
@@ -125,15 +129,20 @@ mod tests {
         for (request, posture, expected) in rows {
             let got = texts(request, posture);
             assert_eq!(got.last().map(|s| s.2), Some(StepKind::Answer), "{request}");
-            let without_verify: Vec<_> =
-                got.into_iter().filter(|s| s.2 != StepKind::Verify).collect();
+            let without_verify: Vec<_> = got
+                .into_iter()
+                .filter(|s| s.2 != StepKind::Verify)
+                .collect();
             assert_eq!(without_verify, expected, "{request}");
         }
     }
 
     #[test]
     fn a_change_in_ask_mode_is_planned_as_a_read() {
-        let got = texts("In settings.py, change TIMEOUT from 30 to 60.", Posture::AskReadOnly);
+        let got = texts(
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            Posture::AskReadOnly,
+        );
         assert!(
             got.iter().all(|s| s.2 != StepKind::Change),
             "ask mode never plans a change: {got:?}"

@@ -32,13 +32,22 @@ impl Acp {
             .spawn()?;
         let stdin = child.stdin.take().context("stdin")?;
         let stdout = BufReader::new(child.stdout.take().context("stdout")?);
-        Ok(Acp { child, stdin, stdout, next: 1 })
+        Ok(Acp {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        })
     }
 
     fn call(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         let id = self.next;
         self.next += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )?;
         self.stdin.flush()?;
         let mut line = String::new();
         loop {
@@ -120,13 +129,20 @@ pub async fn main(
         v.sort();
         v[v.len() / 2].as_secs_f64() * 1000.0
     };
-    println!("talos-bench acp: {runs} runs each (release={})", !cfg!(debug_assertions));
+    println!(
+        "talos-bench acp: {runs} runs each (release={})",
+        !cfg!(debug_assertions)
+    );
     println!(
         "  initialize   talos acp {:.3} ms   talosd protocol (connect + initialize) {:.3} ms",
         med(&mut acp_init),
         med(&mut own_init)
     );
-    let mut own_fresh: Vec<Duration> = own_init.iter().zip(&own_new).map(|(a, b)| *a + *b).collect();
+    let mut own_fresh: Vec<Duration> = own_init
+        .iter()
+        .zip(&own_new)
+        .map(|(a, b)| *a + *b)
+        .collect();
     println!(
         "  session/new  talos acp {:.3} ms   talosd protocol {:.3} ms on an open connection, {:.3} ms with its own connection as the bridge opens one",
         med(&mut acp_new),
