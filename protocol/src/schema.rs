@@ -249,10 +249,30 @@ pub fn files() -> BTreeMap<String, String> {
     files
 }
 
-/// Two-space indented JSON with a final newline, as committed.
+/// Two-space indented JSON with a final newline and every object's keys sorted, as committed.
+/// The keys are sorted here, not left to `serde_json::Map`: a workspace build that links a crate
+/// enabling serde_json's `preserve_order` (ACP's schema crate does) keeps insertion order in
+/// every map, and the committed files must not depend on which crates were built together.
 fn pretty(value: &Value) -> String {
     // Serialising a `serde_json::Value` to a string cannot fail.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&sorted(value)).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// `value` with each object rebuilt in key order.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
