@@ -67,6 +67,11 @@ pub enum WorkspaceError {
     NotFound(String),
     #[error("Path is a directory, not a file: {0}")]
     IsDirectory(String),
+    /// A regular file with more than one link, refused by [`Workspace::read_unshared`].
+    #[error(
+        "Path not allowed: {path} (it is a hard link: {links} names share its bytes, which may belong to a file outside the workspace)"
+    )]
+    HardLinked { path: String, links: u64 },
     #[error("File too large ({kb} KB). Max: 2048 KB")]
     TooLarge { kb: u64 },
     #[error("{context} {path}: {source}")]

@@ -14,6 +14,7 @@ pub mod obligation;
 pub mod pins;
 pub mod record;
 pub mod route;
+mod screen;
 pub mod view;
 pub mod web;
 
@@ -50,6 +51,9 @@ pub struct TurnSettings {
     pub rules: Vec<Rule>,
     /// Ask the model for a tool call on the first request when the plan needs one.
     pub require_tool_call: bool,
+    /// Let a proposed path hold bidirectional, zero-width or invisible characters (they are
+    /// refused before approval otherwise; `permissions.allow_invisible_path_characters`).
+    pub allow_invisible_path_characters: bool,
 }
 
 /// One turn in flight.

@@ -263,6 +263,17 @@ impl Call {
                 if let Some(message) = outside {
                     return self.rejected(turn, &raw, Some(tool), check::Stage::Surface, message);
                 }
+                if !turn.settings.allow_invisible_path_characters
+                    && let Some(message) = invisible_path(&args)
+                {
+                    return self.rejected(
+                        turn,
+                        &raw,
+                        Some(tool),
+                        check::Stage::Validation,
+                        message,
+                    );
+                }
                 let paths = args.paths().iter().map(|p| p.to_string()).collect();
                 (State::Resolving { tool, args }, Effect::Resolve(paths))
             }
@@ -282,7 +293,10 @@ impl Call {
         stage: check::Stage,
         message: String,
     ) -> (State, Effect) {
-        let path_hint = raw.get("path").or_else(|| raw.get("file_path")).cloned();
+        let path_hint = raw
+            .get("path")
+            .or_else(|| raw.get("file_path"))
+            .map(|p| crate::deceptive::escaped(p));
         let reason = format!("{}: {message}", stage.as_str());
         self.record(
             turn,
@@ -465,7 +479,7 @@ impl Call {
             if crate::protected::protected_kind(&p).is_some() {
                 "<protected-path>".to_string()
             } else {
-                p
+                crate::deceptive::escaped(&p)
             }
         });
         turn.record.tool_calls.push(ToolCallRecord {
@@ -522,6 +536,20 @@ impl Call {
         };
         finish(text, end == CallEnd::Succeeded, stop)
     }
+}
+
+/// Why a call's path (or a command's working directory) is refused before approval: it
+/// holds a character that changes what the person would see.
+fn invisible_path(args: &ToolArgs) -> Option<String> {
+    let cwd = match args {
+        ToolArgs::RunCommand { request } => Some(request.cwd.as_str()),
+        _ => None,
+    };
+    args.paths()
+        .iter()
+        .map(|p| p.as_ref())
+        .chain(cwd)
+        .find_map(crate::deceptive::path_refusal)
 }
 
 /// Content-like parameters whose digests the record keeps.
