@@ -14,6 +14,8 @@
 #![allow(clippy::disallowed_methods)]
 
 mod files;
+#[cfg(test)]
+mod hard_link_tests;
 pub mod ops;
 mod pending;
 #[cfg(test)]
