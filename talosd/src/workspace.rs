@@ -332,6 +332,13 @@ fn openat2_with_mode(
     }
 }
 
+/// A stat's link count (`nlink_t` is `u64` on x86-64 and `u32` on other Linux targets, so the
+/// conversion is not useless everywhere).
+#[allow(clippy::useless_conversion)]
+fn link_count(stat: &rustix::fs::Stat) -> u64 {
+    u64::from(stat.st_nlink)
+}
+
 /// The problem users see for a kernel refusal of a path.
 fn refusal(errno: Errno) -> Option<&'static str> {
     match errno {

@@ -220,6 +220,7 @@ async fn ask(
         target: None,
         details: &details,
         diff: diff.as_ref().map(|d| d.text.as_str()),
+        diff_cut: "",
     });
     details.extend(warnings);
     let params = proto::ApprovalRequestParams {

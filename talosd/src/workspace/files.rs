@@ -83,7 +83,7 @@ impl Workspace {
                 });
             }
         }
-        let links = u64::from(stat.st_nlink);
+        let links = super::link_count(&stat);
         if sharing == Sharing::Refused && links > 1 {
             return Err(WorkspaceError::HardLinked {
                 path: shown.into(),

@@ -165,7 +165,7 @@ impl Workspace {
                 file_type => {
                     done.push(part);
                     if pending.is_empty() && file_type == FileType::RegularFile {
-                        hard_links = u64::from(stat.st_nlink);
+                        hard_links = super::link_count(&stat);
                     }
                     if !pending.is_empty() {
                         return Err(if from_target > 0 {

@@ -17,6 +17,8 @@ pub struct ApprovalText<'a> {
     pub details: &'a [String],
     /// The diff preview's text (unified diff body, hunk headers included).
     pub diff: Option<&'a str>,
+    /// The diff lines past the preview's cap (empty when nothing was cut).
+    pub diff_cut: &'a str,
 }
 
 /// The `warning: ` lines for an approval, in order: target, diff, details, description.
@@ -32,7 +34,7 @@ pub fn warnings(text: &ApprovalText<'_>) -> Vec<String> {
         }
     }
     if let Some(diff) = text.diff {
-        found.extend(diff_warnings(diff));
+        found.extend(diff_warnings(diff, text.diff_cut));
     }
     for line in text.details {
         if line.starts_with("warning: ") {
@@ -100,12 +102,19 @@ fn label(line: &str) -> String {
 }
 
 /// Hidden characters in the diff, each with the line it is on: the new file's numbering for
-/// added and context lines, the old file's for removed ones. A byte order mark at the very
-/// start of line 1 is the file's encoding mark, not hidden text.
-fn diff_warnings(diff: &str) -> Vec<String> {
+/// added and context lines, the old file's for removed ones; the lines `cut` from the preview
+/// continue the numbering and say they are past its end. A byte order mark at the very start
+/// of line 1 is the file's encoding mark, not hidden text.
+fn diff_warnings(diff: &str, cut: &str) -> Vec<String> {
     let mut warnings = Vec::new();
     let (mut old, mut new) = (0usize, 0usize);
-    for line in diff.lines() {
+    let shown = diff.lines().count();
+    for (index, line) in diff.lines().chain(cut.lines()).enumerate() {
+        let past = if index >= shown {
+            " (past the end of the preview)"
+        } else {
+            ""
+        };
         if let Some((o, n)) = hunk_starts(line) {
             (old, new) = (o, n);
             continue;
@@ -118,12 +127,15 @@ fn diff_warnings(diff: &str) -> Vec<String> {
         for h in body_hidden(body, number) {
             warnings.push(match marker {
                 '-' => format!(
-                    "this change removes a line holding {} (line {number} before the change)",
+                    "this change removes a line holding {} (line {number} before the change){past}",
                     h.described()
                 ),
-                '+' => format!("this change contains {} at line {number}", h.described()),
+                '+' => format!(
+                    "this change contains {} at line {number}{past}",
+                    h.described()
+                ),
                 _ => format!(
-                    "the unchanged line {number} shown in this change contains {}",
+                    "the unchanged line {number} of this change contains {}{past}",
                     h.described()
                 ),
             });
@@ -237,6 +249,7 @@ mod tests {
             target,
             details,
             diff,
+            diff_cut: "",
         }
     }
 
@@ -265,9 +278,41 @@ mod tests {
         check(
             plain(None, &[], Some(later)),
             &[
-                "warning: the unchanged line 12 shown in this change contains a zero width space (U+200B)",
+                "warning: the unchanged line 12 of this change contains a zero width space (U+200B)",
                 "warning: this change removes a line holding a zero width joiner (U+200D) (line 11 before the change)",
                 "warning: this change contains a word joiner (U+2060) at line 14",
+            ],
+        );
+    }
+
+    /// Proves a hidden character in a line cut from the preview is still named, with the line
+    /// numbering continued and the cut said.
+    #[test]
+    fn lines_past_the_preview_are_screened() {
+        let details: Vec<String> = Vec::new();
+        check(
+            ApprovalText {
+                diff_cut: "+b\n+c\u{202E}\n",
+                ..plain(
+                    None,
+                    &details,
+                    Some("@@ -0,0 +1,3 @@\n+a\n... (2 more diff lines)\n"),
+                )
+            },
+            &[
+                "warning: this change contains a right-to-left override (U+202E) at line 3 (past the end of the preview)",
+            ],
+        );
+        let long: String = (0..80).map(|i| format!("line {i}\n")).collect();
+        let preview = crate::diff::preview(None, &format!("{long}x\u{2066}\n"));
+        assert!(preview.truncated);
+        check(
+            ApprovalText {
+                diff_cut: &preview.cut,
+                ..plain(None, &details, Some(&preview.text))
+            },
+            &[
+                "warning: this change contains a left-to-right isolate (U+2066) at line 81 (past the end of the preview)",
             ],
         );
     }
@@ -348,6 +393,7 @@ mod tests {
                 target: None,
                 details: &details,
                 diff: None,
+                diff_cut: "",
             },
             &[
                 "warning: the \"restored\" line contains a zero width space (U+200B)",

@@ -16,6 +16,7 @@ impl Turn {
             target: ask.target.as_deref(),
             details: &ask.details,
             diff: ask.diff.as_ref().map(|d| d.text.as_str()),
+            diff_cut: ask.diff.as_ref().map_or("", |d| d.cut.as_str()),
         });
         for line in &found {
             let what = line.strip_prefix("warning: ").unwrap_or(line);
