@@ -179,6 +179,17 @@ async fn a_path_with_a_right_to_left_override_is_refused_before_approval() {
         asked[0].details
     );
     assert!(!allowed.ws().join(path).exists(), "denied, nothing written");
+    let trace = allowed.daemon.traces().pop().unwrap();
+    let recorded: Vec<Option<&str>> = trace
+        .permission_decisions
+        .iter()
+        .map(|d| d.relative_path.as_deref())
+        .collect();
+    assert_eq!(
+        recorded,
+        [Some("notes\\u{202e}txt.sh")],
+        "kept escaped in the trace"
+    );
 }
 
 /// Proves a read of a file hard-linked to a secret outside the workspace asks, the approval

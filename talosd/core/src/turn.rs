@@ -136,7 +136,8 @@ impl Turn {
             tool,
             action: decision.action,
             reason_code: decision.reason_code.to_string(),
-            relative_path,
+            // A path with hidden characters (allowed by the configuration) is kept escaped.
+            relative_path: relative_path.map(|p| crate::deceptive::escaped(&p)),
             remember_eligible: decision.remember_eligible,
         });
     }
