@@ -237,12 +237,13 @@ pub fn hidden_in(text: &str) -> Vec<Hidden> {
     found
 }
 
-/// `text` with every hidden character and every control character but newline and tab
-/// written as `\u{202e}`, so a record or a message never carries one raw.
+/// `text` (a path, a label: one line) with every hidden character and every control
+/// character, newline and tab included, written as `\u{202e}`, so a record or a message never
+/// carries one raw.
 pub fn escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if (c.is_control() && c != '\n' && c != '\t') || hidden(c).is_some() {
+        if c.is_control() || hidden(c).is_some() {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);
@@ -384,7 +385,7 @@ mod tests {
             ("plain.txt", "plain.txt"),
             ("a\u{202E}txt.exe", "a\\u{202e}txt.exe"),
             ("x\u{200B}y\u{1b}[31m", "x\\u{200b}y\\u{1b}[31m"),
-            (".еnv\n\tz", ".еnv\n\tz"),
+            (".еnv\n\tz", ".еnv\\u{a}\\u{9}z"),
         ];
         for (text, expected) in rows {
             assert_eq!(escaped(text), expected);

@@ -86,7 +86,8 @@ fn look_alike(text: &str, subject: &str, seen: &mut Vec<String>) -> Option<Strin
     }
     seen.push(name.clone());
     Some(format!(
-        "{subject} looks like {name} (spelled with look-alike characters: {})",
+        "{subject} looks like {} (spelled with look-alike characters: {})",
+        escaped(&name),
         look_alike_code_points(text).join(", ")
     ))
 }
