@@ -145,6 +145,31 @@ mod tests {
         );
     }
 
+    /// Proves a right-to-left override in the target, a details line and the diff reaches the
+    /// terminal as `\u{202e}`, never raw, and the daemon's warning line is shown as sent.
+    #[test]
+    fn hidden_characters_are_shown_escaped() {
+        let request: ApprovalRequestParams = serde_json::from_value(json!({
+            "turnId": "t1", "sessionId": "s1", "requestId": "r1", "tool": "talos.write_file",
+            "description": "write operation: talos.write_file",
+            "target": "a\u{202e}txt.sh",
+            "details": ["warning: this change contains a right-to-left override (U+202E) at line 2"],
+            "diff": {"text": "@@ -0,0 +1,2 @@\n+ok\n+if admin \u{202e} } \u{2066}{\n", "added": 2, "removed": 0, "truncated": false, "note": "new file"},
+            "rememberEligible": false
+        }))
+        .unwrap();
+        let shown = describe(&request, Palette::PLAIN);
+        assert_eq!(
+            shown,
+            "approval required: write operation: talos.write_file\n  \
+             target: a\\u{202e}txt.sh\n  \
+             warning: this change contains a right-to-left override (U+202E) at line 2\n  \
+             diff (+2 -0) new file\n  @@ -0,0 +1,2 @@\n  +ok\n  \
+             +if admin \\u{202e} } \\u{2066}{\n"
+        );
+        assert!(!shown.contains('\u{202e}') && !shown.contains('\u{2066}'));
+    }
+
     #[test]
     fn a_target_restated_in_the_details_is_shown_once_and_the_note_follows_the_counts() {
         assert_eq!(

@@ -2,7 +2,7 @@
 //! stdout (a broken pipe stops quietly) and stderr (best effort), and the pure formatting of
 //! diffs, tables, per-file results and the status line. Text that came from the daemon is
 //! passed through [`printable`] before it reaches stderr, so it cannot move the cursor or
-//! repaint the approval prompt.
+//! repaint the approval prompt, nor hide or reorder what an approval shows.
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
@@ -10,6 +10,8 @@ use std::io::{self, IsTerminal, Write};
 use talos_protocol::{CompletionStatus, FileResult, TurnOutcome};
 
 use crate::failure::Failure;
+
+mod invisible;
 use crate::spelling::{classification_name, status_name};
 
 /// The few styles the CLI uses.
@@ -109,17 +111,17 @@ impl Output {
     }
 }
 
-/// Escapes control characters other than newline and tab (`\u{1b}` for ESC, ...).
+/// Escapes control characters other than newline and tab (`\u{1b}` for ESC, ...), and the
+/// characters that are drawn as nothing or reorder what is drawn (`\u{202e}` for a
+/// right-to-left override, `\u{200b}` for a zero width space, ...).
 pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    let escapes = |c: char| (c.is_control() && c != '\n' && c != '\t') || invisible::hides(c);
+    if !text.chars().any(escapes) {
         return Cow::Borrowed(text);
     }
     let mut escaped = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() && c != '\n' && c != '\t' {
+        if escapes(c) {
             escaped.extend(c.escape_unicode());
         } else {
             escaped.push(c);
@@ -270,6 +272,10 @@ mod tests {
     fn control_characters_from_the_daemon_are_escaped() {
         assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
         assert_eq!(printable("a\x1b[2Jb\rc"), "a\\u{1b}[2Jb\\u{d}c");
+        assert_eq!(
+            printable("if admin \u{202e} } \u{2066}{ x\u{200b}y .еnv"),
+            "if admin \\u{202e} } \\u{2066}{ x\\u{200b}y .еnv"
+        );
         assert_eq!(
             colour_diff("+\x1b[31mx", Palette::PLAIN, ""),
             "+\\u{1b}[31mx\n"

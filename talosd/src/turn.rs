@@ -75,6 +75,7 @@ pub async fn run(
         strict_names: daemon.config.tools.strict_names,
         rules: daemon.rules.clone(),
         require_tool_call: daemon.config.tools.require_tool_call,
+        allow_invisible_path_characters: daemon.config.permissions.allow_invisible_path_characters,
     };
     let core = Turn::new(plan, settings, session.grants());
     let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));

@@ -14,6 +14,8 @@
 #![allow(clippy::disallowed_methods)]
 
 mod files;
+#[cfg(test)]
+mod hard_link_tests;
 pub mod ops;
 mod pending;
 #[cfg(test)]
@@ -67,6 +69,11 @@ pub enum WorkspaceError {
     NotFound(String),
     #[error("Path is a directory, not a file: {0}")]
     IsDirectory(String),
+    /// A regular file with more than one link, refused by [`Workspace::read_unshared`].
+    #[error(
+        "Path not allowed: {path} (it is a hard link: {links} names share its bytes, which may belong to a file outside the workspace)"
+    )]
+    HardLinked { path: String, links: u64 },
     #[error("File too large ({kb} KB). Max: 2048 KB")]
     TooLarge { kb: u64 },
     #[error("{context} {path}: {source}")]
@@ -323,6 +330,13 @@ fn openat2_with_mode(
             other => return other,
         }
     }
+}
+
+/// A stat's link count (`nlink_t` is `u64` on x86-64 and `u32` on other Linux targets, so the
+/// conversion is not useless everywhere).
+#[allow(clippy::useless_conversion)]
+fn link_count(stat: &rustix::fs::Stat) -> u64 {
+    u64::from(stat.st_nlink)
 }
 
 /// The problem users see for a kernel refusal of a path.

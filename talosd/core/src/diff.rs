@@ -13,6 +13,9 @@ pub struct Preview {
     pub removed: usize,
     pub truncated: bool,
     pub note: &'static str,
+    /// The body lines past the cap, not shown; the approval screen still names a hidden
+    /// character in them (`talos_core::deceptive`).
+    pub cut: String,
 }
 
 /// `before` is `None` for a new file.
@@ -62,7 +65,13 @@ pub fn preview(before: Option<&str>, after: &str) -> Preview {
         removed,
         truncated,
         note,
+        cut: cut_lines(&lines[shown..]),
     }
+}
+
+/// Lines past a cap, each ending in a newline.
+pub fn cut_lines(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
 #[cfg(test)]

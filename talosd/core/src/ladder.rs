@@ -1,6 +1,7 @@
 //! The permission ladder, read top to bottom; the first matching step decides:
 //! a path that escapes the workspace is denied; a change to a protected path is denied without
-//! a prompt; then configured deny rules; protected reads ask; configured ask rules; configured
+//! a prompt; then configured deny rules; protected reads ask; reads of a hard-linked file ask;
+//! configured ask rules; configured
 //! allow rules; read-only tools are allowed; a write the session remembers is allowed;
 //! everything else asks. Deny therefore wins over ask over allow whatever the rule order.
 
@@ -24,6 +25,10 @@ pub struct PathFacts {
     /// Why the path was refused, when it escapes or is malformed.
     pub problem: Option<String>,
     pub protected: Option<ProtectedKind>,
+    /// The link count of the regular file the path lands on (0 when it is not a regular file
+    /// or does not exist). Above one, the file's bytes are shared with another name, which may
+    /// be outside the workspace.
+    pub hard_links: u64,
 }
 
 impl PathFacts {
@@ -33,7 +38,14 @@ impl PathFacts {
             escapes: false,
             problem: None,
             protected: None,
+            hard_links: 0,
         }
+    }
+
+    /// Whether the path is a regular file with more than one name (a hard link): reading it
+    /// may read bytes that belong to a file outside the workspace.
+    pub fn shares_bytes(&self) -> bool {
+        self.hard_links > 1
     }
 }
 
@@ -175,6 +187,17 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
             false,
         );
     }
+    if path.shares_bytes() && tool == ToolId::ReadFile {
+        return decision(
+            Action::Ask,
+            ReasonCode::HardLinkAsk,
+            format!(
+                "Permission policy requires approval before reading `{relative}`: it is a hard link ({} names share its bytes), so its content may belong to a file outside the workspace.",
+                path.hard_links
+            ),
+            false,
+        );
+    }
     if let Some(rule) = rules::first(input.rules, Effect::Ask, &query) {
         return decision(
             Action::Ask,
@@ -239,6 +262,7 @@ mod tests {
             escapes,
             problem: None,
             protected: crate::protected::protected_kind(relative),
+            hard_links: 1,
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod command;
 pub mod contract;
+pub mod deceptive;
 pub mod diff;
 pub mod digest;
 pub mod discipline;

@@ -95,7 +95,11 @@ pub fn protected_kind(relative: &str) -> Option<ProtectedKind> {
 }
 
 fn is_numbered_device(stem: &str) -> bool {
-    let (prefix, digit) = stem.split_at(stem.len().min(3));
+    // `get`, not `split_at`: a stem with a multi-byte character (`crеdentials`, Cyrillic `е`)
+    // has no character boundary at byte 3, and `split_at` would panic there.
+    let (Some(prefix), Some(digit)) = (stem.get(..3), stem.get(3..)) else {
+        return false;
+    };
     (prefix == "com" || prefix == "lpt")
         && digit.len() == 1
         && digit.chars().all(|c| ('1'..='9').contains(&c))
@@ -141,6 +145,10 @@ mod tests {
             ("settings.py", None),
             ("keyboard.js", None),
             ("src/tokenizer.rs", None),
+            // A multi-byte character across byte 3 of a stem is no device and no panic.
+            ("cr\u{435}dentials", None),
+            ("co\u{43C}1", None),
+            ("\u{2066}\u{2069}", None),
         ];
         for (path, expected) in rows {
             assert_eq!(protected_kind(path), *expected, "{path}");

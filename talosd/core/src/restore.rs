@@ -329,6 +329,7 @@ pub fn preview(files: &[Sides]) -> Option<diff::Preview> {
         removed,
         truncated,
         note: "",
+        cut: diff::cut_lines(&lines[shown..]),
     })
 }
 

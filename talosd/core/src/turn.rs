@@ -14,6 +14,7 @@ pub mod obligation;
 pub mod pins;
 pub mod record;
 pub mod route;
+mod screen;
 pub mod view;
 pub mod web;
 
@@ -88,6 +89,9 @@ pub struct TurnSettings {
     pub rules: Vec<Rule>,
     /// Ask the model for a tool call on the first request when the plan needs one.
     pub require_tool_call: bool,
+    /// Let a proposed path hold bidirectional, zero-width or invisible characters (they are
+    /// refused before approval otherwise; `permissions.allow_invisible_path_characters`).
+    pub allow_invisible_path_characters: bool,
 }
 
 /// One turn in flight.
@@ -171,7 +175,8 @@ impl Turn {
             tool,
             action: decision.action,
             reason_code: decision.reason_code.to_string(),
-            relative_path,
+            // A path with hidden characters (allowed by the configuration) is kept escaped.
+            relative_path: relative_path.map(|p| crate::deceptive::escaped(&p)),
             remember_eligible: decision.remember_eligible,
         });
     }

@@ -212,14 +212,25 @@ async fn ask(
     diff: Option<proto::DiffPreview>,
 ) -> Result<proto::Decision, IdError> {
     let request = ApprovalId::new()?;
+    let description = restore::description(&unit.what, steps);
+    let mut details = restore::lines(steps);
+    // Paths and restored text that change what the person sees are named in plain warnings.
+    let warnings = talos_core::deceptive::warnings(&talos_core::deceptive::ApprovalText {
+        description: &description,
+        target: None,
+        details: &details,
+        diff: diff.as_ref().map(|d| d.text.as_str()),
+        diff_cut: "",
+    });
+    details.extend(warnings);
     let params = proto::ApprovalRequestParams {
         turn_id: operation.to_string(),
         session_id: unit.session_id.clone().unwrap_or_default(),
         request_id: request.to_string(),
         tool: RESTORE_TRIGGER.into(),
-        description: restore::description(&unit.what, steps),
+        description,
         target: None,
-        details: restore::lines(steps),
+        details,
         diff,
         remember_eligible: false,
         call_id: None,

@@ -1,6 +1,7 @@
-//! `permissions.rules` in `config.yaml`: each rule's fields parsed with the config, so that a
+//! `permissions` in `config.yaml`: each rule's fields parsed with the config, so that a
 //! bad effect, tool, risk, phase or glob is a parse error naming its line, never a rule that
-//! silently allows. Lists accept a single value too (`tools: talos.write_file`).
+//! silently allows. Lists accept a single value too (`tools: talos.write_file`). Beside the
+//! rules, `allow_invisible_path_characters` (off by default).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -15,6 +16,11 @@ use talos_core::tools::{self, Risk, ToolId};
 #[serde(deny_unknown_fields, default)]
 pub struct PermissionsConfig {
     pub rules: Vec<RuleConfig>,
+    /// `permissions.allow_invisible_path_characters`: let a proposed path hold bidirectional,
+    /// zero-width or other invisible characters. Off by default: such a path is refused
+    /// before approval, because the person cannot see what it names. When on, the approval
+    /// still carries a warning naming each character.
+    pub allow_invisible_path_characters: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -131,12 +131,15 @@ impl TurnCtx {
 }
 
 impl TurnCtx {
-    /// Asks for the core's approval request; returns the request id and the answer.
+    /// Asks for the core's approval request, screened first: characters that change what the
+    /// person sees become `warning: ` lines in its details and warnings in the trace. Returns
+    /// the request id and the answer.
     pub async fn ask_for(
         &mut self,
         call_id: &str,
-        ask: talos_core::turn::call::ApprovalAsk,
+        mut ask: talos_core::turn::call::ApprovalAsk,
     ) -> Result<(String, talos_core::turn::record::Answer), crate::ids::IdError> {
+        self.core.screen_approval(&mut ask);
         let request = ApprovalId::new()?;
         let params = proto::ApprovalRequestParams {
             turn_id: self.turn_id.to_string(),

@@ -32,7 +32,7 @@ fn read(ctx: &TurnCtx, pin: &str) -> Result<(String, Vec<u8>), String> {
     let bytes = ctx
         .session
         .files
-        .read(location, &shown)
+        .read_unshared(location, &shown)
         .map_err(|e| format!("pin {shown}: {e}"))?
         .ok_or_else(|| format!("pin {shown}: file not found"))?;
     Ok((shown, bytes))

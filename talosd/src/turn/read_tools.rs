@@ -1,6 +1,7 @@
 //! The read-only tools' IO: read_file, list_dir and grep through the workspace handle. What
 //! they show is `talos_core::view`'s; listing shows names; grep never returns lines from
-//! protected files.
+//! protected files, nor from hard-linked ones (their bytes may belong to a file outside the
+//! workspace; `Workspace::read_unshared` refuses them).
 
 use talos_core::protected::protected_kind;
 use talos_core::tools::ToolArgs;
@@ -103,8 +104,13 @@ pub fn grep(workspace: &Workspace, request: &GrepRequest<'_>) -> Result<String, 
         {
             continue;
         }
-        let Ok(Some(bytes)) = workspace.read(&rel, &rel) else {
-            continue;
+        let bytes = match workspace.read_unshared(&rel, &rel) {
+            Ok(Some(bytes)) => bytes,
+            Err(IoError::HardLinked { .. }) => {
+                protected_skipped += 1;
+                continue;
+            }
+            Ok(None) | Err(_) => continue,
         };
         if view::grep_skips(&bytes) {
             continue;

@@ -18,11 +18,31 @@ use super::{
     location_segments,
 };
 
+/// Whether a read may read a regular file that has more than one link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sharing {
+    Allowed,
+    Refused,
+}
+
 impl Workspace {
     /// Reads a regular file, refusing a symlink in the final position, anything that is not a
     /// regular file, and files over [`MAX_FILE_BYTES`]. `Ok(None)` when it does not exist.
     pub fn read(&self, location: &str, shown: &str) -> Result<Option<Vec<u8>>, WorkspaceError> {
         self.read_limited(location, shown, MAX_FILE_BYTES)
+    }
+
+    /// [`Workspace::read`] for a reader that sends what it reads on without an approval (grep,
+    /// pins): a regular file with more than one link is refused with
+    /// [`WorkspaceError::HardLinked`], its link count checked on the opened descriptor, so
+    /// bytes shared with a file outside the workspace are never read this way. (A
+    /// `talos.read_file` of such a file asks first: the ladder's `HARD_LINK_ASK`.)
+    pub fn read_unshared(
+        &self,
+        location: &str,
+        shown: &str,
+    ) -> Result<Option<Vec<u8>>, WorkspaceError> {
+        self.read_checked(location, shown, MAX_FILE_BYTES, Sharing::Refused)
     }
 
     /// [`Workspace::read`] with another size cap (checkpoints copy larger files).
@@ -31,6 +51,16 @@ impl Workspace {
         location: &str,
         shown: &str,
         limit: u64,
+    ) -> Result<Option<Vec<u8>>, WorkspaceError> {
+        self.read_checked(location, shown, limit, Sharing::Allowed)
+    }
+
+    fn read_checked(
+        &self,
+        location: &str,
+        shown: &str,
+        limit: u64,
+        sharing: Sharing,
     ) -> Result<Option<Vec<u8>>, WorkspaceError> {
         let fd = match self.open_beneath(
             location,
@@ -52,6 +82,13 @@ impl Workspace {
                     problem: "not a regular file".into(),
                 });
             }
+        }
+        let links = super::link_count(&stat);
+        if sharing == Sharing::Refused && links > 1 {
+            return Err(WorkspaceError::HardLinked {
+                path: shown.into(),
+                links,
+            });
         }
         let len = u64::try_from(stat.st_size).unwrap_or(0);
         if len > limit {

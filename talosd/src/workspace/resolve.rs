@@ -23,10 +23,21 @@ fn refused(raw: &str, problem: &str) -> Resolved {
             escapes: true,
             problem: Some(problem.to_string()),
             protected: protected_kind(raw),
+            hard_links: 0,
         },
         location: None,
         final_is_symlink: false,
     }
+}
+
+/// Where a walk from the root ended.
+struct Followed {
+    /// The real segments, symlinks followed; missing ones kept as written.
+    done: Vec<String>,
+    /// The last written segment was itself a symlink.
+    final_is_symlink: bool,
+    /// The link count of the regular file the path lands on; 0 for anything else.
+    hard_links: u64,
 }
 
 const DANGLING: &str = "symlink whose target does not exist";
@@ -42,7 +53,11 @@ impl Workspace {
         };
         let lexical_relative = lexical.join("/");
         match self.follow(lexical) {
-            Ok((done, final_is_symlink)) => {
+            Ok(Followed {
+                done,
+                final_is_symlink,
+                hard_links,
+            }) => {
                 let relative =
                     pathname::joined(&done.iter().map(String::as_str).collect::<Vec<_>>());
                 let protected =
@@ -53,6 +68,7 @@ impl Workspace {
                         escapes: false,
                         problem: None,
                         protected,
+                        hard_links,
                     },
                     location: Some(relative),
                     final_is_symlink,
@@ -62,15 +78,17 @@ impl Workspace {
         }
     }
 
-    /// Walks `lexical` from the root: the real segments (links followed) and whether the last
-    /// written segment was itself a link. Missing segments are kept as written.
-    fn follow(&self, lexical: Vec<&str>) -> Result<(Vec<String>, bool), &'static str> {
+    /// Walks `lexical` from the root: the real segments (links followed), whether the last
+    /// written segment was itself a link, and the link count of the regular file it lands on.
+    /// Missing segments are kept as written.
+    fn follow(&self, lexical: Vec<&str>) -> Result<Followed, &'static str> {
         let mut pending: VecDeque<String> = lexical.into_iter().map(str::to_string).collect();
         let mut done: Vec<String> = Vec::new();
         let mut current: Option<OwnedFd> = None;
         let mut from_target = 0usize;
         let mut hops = 0usize;
         let mut final_is_symlink = false;
+        let mut hard_links = 0;
         while let Some(part) = pending.pop_front() {
             let in_target = from_target > 0;
             from_target = from_target.saturating_sub(1);
@@ -92,7 +110,11 @@ impl Workspace {
                 Err(Errno::NOENT) => {
                     done.push(part);
                     done.extend(pending);
-                    return Ok((done, false));
+                    return Ok(Followed {
+                        done,
+                        final_is_symlink: false,
+                        hard_links: 0,
+                    });
                 }
                 Err(_) if in_target => return Err(DANGLING),
                 Err(_) => return Err(UNINSPECTABLE),
@@ -140,8 +162,11 @@ impl Workspace {
                     done.push(part);
                     current = Some(next);
                 }
-                _ => {
+                file_type => {
                     done.push(part);
+                    if pending.is_empty() && file_type == FileType::RegularFile {
+                        hard_links = super::link_count(&stat);
+                    }
                     if !pending.is_empty() {
                         return Err(if from_target > 0 {
                             DANGLING
@@ -152,7 +177,11 @@ impl Workspace {
                 }
             }
         }
-        Ok((done, final_is_symlink))
+        Ok(Followed {
+            done,
+            final_is_symlink,
+            hard_links,
+        })
     }
 
     /// A descriptor of `done` (link-free, beneath the root), or `None` for the root.

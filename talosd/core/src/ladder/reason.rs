@@ -13,6 +13,8 @@ pub enum ReasonCode {
     ConfigDeny,
     /// A read of a protected path.
     ProtectedPathAsk,
+    /// A read of a regular file with more than one link (its bytes may live outside).
+    HardLinkAsk,
     /// A configured rule asks.
     ConfigAsk,
     /// A configured rule allows.
@@ -36,6 +38,7 @@ impl ReasonCode {
             ReasonCode::ProtectedPathDeny => "PROTECTED_PATH_DENY",
             ReasonCode::ConfigDeny => "CONFIG_DENY",
             ReasonCode::ProtectedPathAsk => "PROTECTED_PATH_ASK",
+            ReasonCode::HardLinkAsk => "HARD_LINK_ASK",
             ReasonCode::ConfigAsk => "CONFIG_ASK",
             ReasonCode::ConfigAllow => "CONFIG_ALLOW",
             ReasonCode::DefaultReadAllow => "DEFAULT_READ_ALLOW",

@@ -295,6 +295,17 @@ impl Call {
                 if let Some(message) = outside {
                     return self.rejected(turn, &raw, Some(tool), check::Stage::Surface, message);
                 }
+                if !turn.settings.allow_invisible_path_characters
+                    && let Some(message) = invisible_path(&args)
+                {
+                    return self.rejected(
+                        turn,
+                        &raw,
+                        Some(tool),
+                        check::Stage::Validation,
+                        message,
+                    );
+                }
                 let paths = args.paths().iter().map(|p| p.to_string()).collect();
                 (State::Resolving { tool, args }, Effect::Resolve(paths))
             }
@@ -314,7 +325,10 @@ impl Call {
         stage: check::Stage,
         message: String,
     ) -> (State, Effect) {
-        let path_hint = raw.get("path").or_else(|| raw.get("file_path")).cloned();
+        let path_hint = raw
+            .get("path")
+            .or_else(|| raw.get("file_path"))
+            .map(|p| crate::deceptive::escaped(p));
         let reason = format!("{}: {message}", stage.as_str());
         self.record(
             turn,
@@ -569,6 +583,20 @@ impl Call {
     }
 }
 
+/// Why a call's path (or a command's working directory) is refused before approval: it
+/// holds a character that changes what the person would see.
+fn invisible_path(args: &ToolArgs) -> Option<String> {
+    let cwd = match args {
+        ToolArgs::RunCommand { request } => Some(request.cwd.as_str()),
+        _ => None,
+    };
+    args.paths()
+        .iter()
+        .map(|p| p.as_ref())
+        .chain(cwd)
+        .find_map(crate::deceptive::path_refusal)
+}
+
 /// Content-like parameters whose digests the record keeps.
 const CONTENT_KEYS: [&str; 9] = [
     "content",
@@ -610,11 +638,12 @@ pub(crate) fn first_sentence(message: &str) -> String {
     message[..cut].to_string()
 }
 
-/// A path as records and notices show it: a protected name is never repeated.
+/// A path as records and notices show it: a protected name is never repeated, and characters
+/// that change what the eye sees are escaped (`\u{202e}`).
 fn hidden_if_protected(path: &str) -> String {
     if crate::protected::protected_kind(path).is_some() {
         "<protected-path>".to_string()
     } else {
-        path.to_string()
+        crate::deceptive::escaped(path)
     }
 }

@@ -1,8 +1,9 @@
 //! Pinned files: workspace files the person pins into a turn. They reach the model framed as
 //! untrusted workspace file content, reference data only. That framing is advice to the model;
 //! the enforcement is the surface check and the permission ladder, which pinning does not
-//! touch. A pin that escapes the workspace, names a protected file, is too large or is not
-//! UTF-8 text is refused.
+//! touch. A pin that escapes the workspace, names a protected file or a hard-linked one (its
+//! bytes may belong to a file outside the workspace), is too large or is not UTF-8 text is
+//! refused.
 
 use crate::digest::digest_text;
 use crate::ladder::PathFacts;
@@ -22,6 +23,12 @@ pub fn admit(pin: &str, facts: &PathFacts) -> Result<String, String> {
     if facts.protected.is_some() {
         return Err(format!(
             "pin {shown} refused: it is a protected path; ask for it in a turn so the read is approved"
+        ));
+    }
+    if facts.shares_bytes() {
+        return Err(format!(
+            "pin {shown} refused: it is a hard link ({} names share its bytes, which may belong to a file outside the workspace); ask for it in a turn so the read is approved",
+            facts.hard_links
         ));
     }
     Ok(shown)
@@ -59,6 +66,7 @@ mod tests {
             escapes,
             problem: escapes.then(|| "symlink leaves the workspace".to_string()),
             protected: protected_kind(relative),
+            hard_links: 1,
         }
     }
 
@@ -85,6 +93,19 @@ mod tests {
         }
     }
 
+    /// Proves a hard-linked pin is refused before any read, naming the link count.
+    #[test]
+    fn a_hard_linked_pin_is_refused() {
+        let linked = PathFacts {
+            hard_links: 2,
+            ..facts("notes.txt", false)
+        };
+        assert_eq!(
+            admit("notes.txt", &linked),
+            Err("pin notes.txt refused: it is a hard link (2 names share its bytes, which may belong to a file outside the workspace); ask for it in a turn so the read is approved".to_string())
+        );
+    }
+
     #[test]
     fn pinned_text_is_framed_as_untrusted_and_recorded_by_digest() {
         let plan = crate::plan::TurnPlan::from_turn(crate::posture::apply(
@@ -96,6 +117,7 @@ mod tests {
             strict_names: false,
             rules: Vec::new(),
             require_tool_call: false,
+            allow_invisible_path_characters: false,
         };
         let mut turn = Turn::new(plan, settings, Default::default());
         let block = turn.pin("notes.md", b"hello".to_vec());

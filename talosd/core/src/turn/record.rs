@@ -11,6 +11,7 @@ use crate::tools::ToolId;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum WarningCode {
     CleanVerdictContradicted,
+    DeceptiveTextInApproval,
     DocumentNotReadable,
     EvidenceTargetNotRead,
     ExactLiteralWriteCorrected,
@@ -30,8 +31,9 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 16] = [
+    pub const ALL: [WarningCode; 17] = [
         WarningCode::CleanVerdictContradicted,
+        WarningCode::DeceptiveTextInApproval,
         WarningCode::DocumentNotReadable,
         WarningCode::EvidenceTargetNotRead,
         WarningCode::ExactLiteralWriteCorrected,
@@ -52,6 +54,7 @@ impl WarningCode {
     pub fn as_str(self) -> &'static str {
         match self {
             WarningCode::CleanVerdictContradicted => "CLEAN_VERDICT_CONTRADICTED",
+            WarningCode::DeceptiveTextInApproval => "DECEPTIVE_TEXT_IN_APPROVAL",
             WarningCode::DocumentNotReadable => "DOCUMENT_NOT_READABLE",
             WarningCode::EvidenceTargetNotRead => "EVIDENCE_TARGET_NOT_READ",
             WarningCode::ExactLiteralWriteCorrected => "EXACT_LITERAL_WRITE_CORRECTED",

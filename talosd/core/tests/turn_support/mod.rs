@@ -75,14 +75,17 @@ pub fn name(effect: &Effect) -> &'static str {
 }
 
 pub fn facts(raw: &str) -> ResolvedPath {
-    // The pretend kernel: `link/` is a symlink to a directory outside the workspace.
+    // The pretend kernel: `link/` is a symlink to a directory outside the workspace, and the
+    // files under `shared/` are hard links (two names each).
     let escapes = raw.starts_with("link/");
+    let hard_links = if raw.starts_with("shared/") { 2 } else { 1 };
     ResolvedPath {
         facts: PathFacts {
             relative: Some(raw.trim_start_matches("./").to_string()),
             escapes,
             problem: escapes.then(|| "symlink leaves the workspace".to_string()),
             protected: protected_kind(raw),
+            hard_links,
         },
         final_is_symlink: false,
     }
@@ -186,6 +189,7 @@ pub fn settings(mode: SessionMode) -> TurnSettings {
         strict_names: false,
         rules: Vec::new(),
         require_tool_call: true,
+        allow_invisible_path_characters: false,
     }
 }
 

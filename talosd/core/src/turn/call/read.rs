@@ -1,6 +1,7 @@
-//! The read tools' flow: a protected read asks first (and a denial stops the loop); the output
-//! of a protected file is remembered so the answer cannot echo it, and in private mode it is
-//! shown to the person only and withheld from the model.
+//! The read tools' flow: a protected read (or a read of a hard-linked file) asks first (and a
+//! denial stops the loop); the output of a protected or hard-linked file is remembered so the
+//! answer cannot echo it, and in private mode it is shown to the person only and withheld from
+//! the model.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
 use crate::discipline::CallEnd;
@@ -98,7 +99,9 @@ impl ReadFlow {
     ) -> (State, Effect) {
         let accepted = &self.accepted;
         let path_hint = accepted.facts.relative.clone();
-        let protected = accepted.facts.protected.is_some();
+        // A hard-linked file's bytes may be a protected file's outside the workspace: its
+        // content is kept from the answer and, in private mode, from the model like one.
+        let protected = accepted.facts.protected.is_some() || accepted.facts.shares_bytes();
         let (success, output) = match output {
             Ok(text) => (true, text),
             Err(e) => (false, format!("[error] {e}")),
