@@ -16,7 +16,6 @@ mod session;
 mod wire;
 
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -96,12 +95,18 @@ pub fn run(target: &SocketTarget) -> Result<u8, Failure> {
         sessions: Arc::new(Mutex::new(HashMap::new())),
     };
     let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
+    let mut input = stdin.lock();
+    loop {
+        match wire::read_line(&mut input, wire::MAX_LINE) {
+            wire::Line::End => break,
+            wire::Line::Text(line) if line.trim().is_empty() => {}
+            wire::Line::Text(line) => bridge.on_line(&line),
+            wire::Line::Unreadable(message) => bridge.wire.fail(
+                &Value::Null,
+                wire::PARSE_ERROR,
+                &format!("parse error: {message}"),
+            ),
         }
-        bridge.on_line(&line);
     }
     Ok(0)
 }

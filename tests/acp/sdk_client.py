@@ -219,6 +219,7 @@ async def main():
         # Malformed input: each answered with an error, and the bridge stays up.
         for line, code in [
             (b"{not json\n", -32700),
+            (b"\xff\xfe not UTF-8\n", -32700),
             (b'{"jsonrpc":"2.0","id":901,"method":7}\n', -32600),
             (b'{"jsonrpc":"2.0","id":902,"method":"session/new","params":{"cwd":"relative"}}\n', -32602),
             (b'{"jsonrpc":"2.0","id":903,"method":"session/prompt","params":{"sessionId":"ses-nope","prompt":[]}}\n', -32602),

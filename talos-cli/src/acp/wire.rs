@@ -127,6 +127,57 @@ impl Wire {
     }
 }
 
+/// The longest line the bridge reads (16 MiB); a longer one is answered as a parse error and
+/// skipped, never held in memory whole.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// One line of input.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    Text(String),
+    /// Too long, or not UTF-8: answered with a parse error, and the bridge reads on.
+    Unreadable(String),
+    /// End of input (or a read error): the editor is gone.
+    End,
+}
+
+/// Reads one newline-terminated line of at most `cap` bytes.
+pub fn read_line(input: &mut impl std::io::BufRead, cap: usize) -> Line {
+    let mut bytes = Vec::new();
+    let mut too_long = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok([]) if bytes.is_empty() && !too_long => return Line::End,
+            Ok([]) => break,
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Line::End,
+        };
+        let (part, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(at) => (&chunk[..at], Some(at + 1)),
+            None => (chunk, None),
+        };
+        if !too_long && bytes.len() + part.len() <= cap {
+            bytes.extend_from_slice(part);
+        } else {
+            too_long = true;
+            bytes.clear();
+        }
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if too_long {
+        return Line::Unreadable(format!("a line longer than {cap} bytes"));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Line::Text(text.trim_end_matches('\r').to_string()),
+        Err(_) => Line::Unreadable("a line that is not UTF-8".into()),
+    }
+}
+
 /// One line from the editor, sorted.
 #[derive(Debug, PartialEq)]
 pub enum Incoming {
@@ -246,6 +297,19 @@ mod tests {
             };
             assert_eq!(got, expected, "{line}");
         }
+    }
+
+    #[test]
+    fn lines_are_read_whole_capped_and_checked() {
+        let mut input =
+            std::io::Cursor::new(b"{\"a\":1}\r\n\xff\xfe\n0123456789ABCDEF\nok\ntail".to_vec());
+        let mut next = || read_line(&mut input, 12);
+        assert_eq!(next(), Line::Text("{\"a\":1}".into()));
+        assert!(matches!(next(), Line::Unreadable(m) if m.contains("UTF-8")));
+        assert!(matches!(next(), Line::Unreadable(m) if m.contains("longer than 12")));
+        assert_eq!(next(), Line::Text("ok".into()));
+        assert_eq!(next(), Line::Text("tail".into()));
+        assert_eq!(next(), Line::End);
     }
 
     #[test]
