@@ -213,6 +213,32 @@ fn push_part(parts: &mut Vec<String>, chars: &[char]) {
     }
 }
 
+/// Question words too common to rank by.
+#[rustfmt::skip]
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
+    "i", "in", "is", "it", "me", "of", "on", "or", "please", "set", "show", "tell", "that",
+    "the", "this", "to", "what", "when", "where", "which", "who", "why", "with", "explain",
+    "find", "we", "you",
+];
+
+/// The distinct terms of a query worth searching for (question words dropped, unless that
+/// leaves nothing).
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for (_, term) in terms(query) {
+        if !all.contains(&term) {
+            all.push(term);
+        }
+    }
+    let kept: Vec<String> = all
+        .iter()
+        .filter(|t| !STOPWORDS.contains(&t.as_str()))
+        .cloned()
+        .collect();
+    if kept.is_empty() { all } else { kept }
+}
+
 /// What the index remembers of a file to judge it changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {

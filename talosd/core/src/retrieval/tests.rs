@@ -189,3 +189,18 @@ fn report_rows() {
         .collect();
     assert!(report("approval", &many, 50).len() <= SEARCH_OUTPUT_CHARS + 200);
 }
+
+/// Proves question words are dropped from a query unless nothing else is left.
+#[test]
+fn query_term_rows() {
+    assert_eq!(
+        query_terms("where is the approval timeout set?"),
+        vec!["approval", "timeout"]
+    );
+    assert_eq!(
+        query_terms("how are sessionStores kept"),
+        vec!["sessionstores", "session", "stores", "kept"]
+    );
+    assert_eq!(query_terms("where is it"), vec!["where", "is", "it"]);
+    assert!(query_terms("?!").is_empty());
+}
