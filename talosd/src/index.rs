@@ -9,6 +9,7 @@
 
 mod store;
 mod tokenizer;
+pub mod tool;
 mod walk;
 
 use std::collections::HashMap;
@@ -253,11 +254,20 @@ pub fn reindex_file(
     let lock = lock_for(&folder);
     let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
     let mut opened = open_or_rebuild(index_home, workspace.root(), false)?;
-    let writer = writer(&opened.index)?;
-    let mut writer = writer;
-    let listed = walk::files(workspace.root())
-        .into_iter()
-        .find(|l| l.path == relative);
+    let Some(held) = opened.manifest.files.get(relative).cloned() else {
+        // Not indexed before (new, ignored or never admitted): the next update decides.
+        return Ok(());
+    };
+    let mut writer = writer(&opened.index)?;
+    let listed = match workspace.read_limited(relative, relative, retrieval::MAX_INDEXED_BYTES) {
+        Ok(Some(bytes)) => Some(Listed {
+            path: relative.to_string(),
+            size: bytes.len() as u64,
+            // Unknown here: the next update reads and hashes it once more, and finds it same.
+            mtime_ns: held.mtime_ns.wrapping_add(1),
+        }),
+        _ => None,
+    };
     match listed {
         Some(file) => match index_file(&opened, &writer, workspace, &file, None)? {
             FileOutcome::Indexed(entry) | FileOutcome::SameContent(entry) => {
