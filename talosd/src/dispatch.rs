@@ -161,6 +161,31 @@ pub async fn handle(
             let p = parse(params)?;
             crate::checkpoint::serve::undo(daemon, peer, p).await
         }
+        proto::INDEX_STATUS => {
+            let p: proto::IndexParams = parse(params)?;
+            crate::offload::blocking(|| {
+                let root = workspace_root(&p.workspace)?;
+                to_value(crate::index::requests::status(&daemon.home.index(), &root))
+            })
+        }
+        proto::INDEX_REBUILD => {
+            let p: proto::IndexParams = parse(params)?;
+            crate::offload::blocking(|| {
+                let root = workspace_root(&p.workspace)?;
+                crate::index::requests::rebuild(&daemon.home.index(), &root)
+                    .map_err(internal)
+                    .and_then(to_value)
+            })
+        }
+        proto::INDEX_SEARCH => {
+            let p: proto::IndexSearchParams = parse(params)?;
+            crate::offload::blocking(|| {
+                let root = workspace_root(&p.workspace)?;
+                crate::index::requests::search(&daemon.home.index(), &root, &p)
+                    .map_err(internal)
+                    .and_then(to_value)
+            })
+        }
         proto::TRACE_LIST => {
             let p: proto::TraceListParams = parse(params)?;
             crate::offload::blocking(|| {

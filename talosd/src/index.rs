@@ -7,6 +7,7 @@
 //! size and mtime first, then the content hash. A folder whose marker, manifest or tantivy
 //! files do not open is rebuilt from nothing.
 
+pub mod requests;
 mod store;
 mod tokenizer;
 pub mod tool;

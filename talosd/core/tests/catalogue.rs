@@ -75,7 +75,12 @@ const ALIASES: &[(ToolId, &[&str])] = &[
     (ToolId::Grep, &["grep", "grepsearch"]),
     (
         ToolId::Search,
-        &["search", "search_workspace", "codebase_search", "search_index"],
+        &[
+            "search",
+            "search_workspace",
+            "codebase_search",
+            "search_index",
+        ],
     ),
     (
         ToolId::RunCommand,
