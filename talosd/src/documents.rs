@@ -10,11 +10,9 @@ mod child;
 pub mod parse;
 pub mod samples;
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use talos_core::retrieval::DocumentKind;
 
@@ -46,50 +44,16 @@ fn program() -> Option<PathBuf> {
 /// capability note.
 pub fn extract(kind: DocumentKind, bytes: &[u8]) -> Result<String, String> {
     let program = program().ok_or("no extractor program")?;
-    let mut child = Command::new(program)
-        .arg(FLAG)
-        .arg(kind.as_str())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .env_clear()
-        .spawn()
-        .map_err(|e| format!("the extractor did not start: {e}"))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let input = bytes.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = (&mut stdout)
-            .take(MAX_TEXT_BYTES as u64 + 1)
-            .read_to_end(&mut out);
-        out
-    });
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= TIME_LIMIT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => break None,
-        }
-    };
-    let _ = feeder.join();
-    let out = reader.join().unwrap_or_default();
-    let Some(status) = status else {
-        return Err(format!(
-            "extraction stopped after the {} s time limit",
-            TIME_LIMIT.as_secs()
-        ));
-    };
-    match status.code() {
+    let run = crate::runner::run_with_input_blocking(
+        &program,
+        &[FLAG.to_string(), kind.as_str().to_string()],
+        bytes.to_vec(),
+        TIME_LIMIT,
+        MAX_TEXT_BYTES as u64 + 1,
+    )
+    .map_err(|e| format!("the extractor did not start: {e}"))?;
+    let out = run.stdout;
+    match run.code {
         Some(0) => {
             let mut text = String::from_utf8_lossy(&out).into_owned();
             if text.len() > MAX_TEXT_BYTES {
@@ -107,6 +71,9 @@ pub fn extract(kind: DocumentKind, bytes: &[u8]) -> Result<String, String> {
         }
         Some(ENCRYPTED_EXIT) => Err("it is encrypted".into()),
         Some(_) => Err(format!("it is not a readable {} file", kind.as_str())),
-        None => Err("the extractor was stopped by a limit".into()),
+        None => Err(format!(
+            "extraction was stopped by its {} s time limit or another limit",
+            TIME_LIMIT.as_secs()
+        )),
     }
 }

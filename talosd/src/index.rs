@@ -234,7 +234,7 @@ fn run(
     writer
         .commit()
         .map_err(|e| format!("cannot commit the index: {e}"))?;
-    opened.manifest.updated_ms = crate::turn::now_ms();
+    opened.manifest.updated_ms = now_ms();
     store::save(&opened.folder, &opened.manifest)
         .map_err(|e| format!("cannot save the index manifest: {e}"))?;
     progress(Progress { done: total, total });
@@ -469,6 +469,12 @@ pub fn status(index_home: &Path, root: &Path) -> Status {
             state: if bytes == 0 { "absent" } else { "invalid" },
         },
     }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The folder a workspace's index lives in (for tests and the bench).

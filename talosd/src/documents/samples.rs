@@ -1,6 +1,7 @@
 //! Small documents made in memory, for the tests and the bench (no fixtures downloaded): a
 //! pdf with one line per page, a docx with paragraphs, an xlsx with one sheet of inline
-//! strings, and the hostile shapes (a malformed pdf, a zip-bomb-shaped docx).
+//! strings, and the hostile shapes (a malformed pdf, a zip-bomb-shaped docx). The XML parts
+//! carry no namespace declarations: the parsers match element names as written.
 
 use std::io::{Cursor, Write};
 
@@ -94,12 +95,9 @@ pub fn docx(paragraphs: &[&str]) -> Vec<u8> {
         .map(|p| format!("<w:p><w:r><w:t>{}</w:t></w:r></w:p>", escape(p)))
         .collect();
     let document = format!(
-        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document><w:body>{body}</w:body></w:document>"#
     );
-    zipped(&[
-        ("[Content_Types].xml", CONTENT_TYPES.as_bytes()),
-        ("word/document.xml", document.as_bytes()),
-    ])
+    zipped(&[("word/document.xml", document.as_bytes())])
 }
 
 /// A docx whose document.xml inflates to `megabytes` MiB of one repeated byte.
@@ -132,19 +130,16 @@ pub fn xlsx(sheet: &str, rows: &[&[&str]]) -> Vec<u8> {
         data.push_str("</row>");
     }
     let worksheet = format!(
-        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{data}</sheetData></worksheet>"#
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet><sheetData>{data}</sheetData></worksheet>"#
     );
     let workbook = format!(
-        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="{}" sheetId="1" r:id="rId1"/></sheets></workbook>"#,
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook><sheets><sheet name="{}" sheetId="1" r:id="rId1"/></sheets></workbook>"#,
         escape(sheet)
     );
-    let rels = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#;
+    let rels = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>"#;
     zipped(&[
-        ("[Content_Types].xml", CONTENT_TYPES.as_bytes()),
         ("xl/workbook.xml", workbook.as_bytes()),
         ("xl/_rels/workbook.xml.rels", rels.as_bytes()),
         ("xl/worksheets/sheet1.xml", worksheet.as_bytes()),
     ])
 }
-
-const CONTENT_TYPES: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#;

@@ -1,3 +1,6 @@
+//! The index on temporary workspaces and homes, hostile links included.
+
+// std::fs here: the test workspaces and homes are built and broken by path.
 #![allow(clippy::disallowed_methods)]
 
 use std::path::Path;

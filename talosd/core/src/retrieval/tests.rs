@@ -1,3 +1,5 @@
+//! Table tests of the retrieval decisions.
+
 use super::*;
 
 fn words_of(text: &str) -> Vec<String> {

@@ -1,3 +1,5 @@
+//! The parsers on documents made in memory, hostile ones included.
+
 use super::*;
 use crate::documents::samples;
 
