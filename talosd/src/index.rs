@@ -471,6 +471,20 @@ pub fn status(index_home: &Path, root: &Path) -> Status {
     }
 }
 
+/// Removes the indexes of workspaces that are gone, or not updated for `max_age_ms`, and
+/// folders that do not read as an index (retention, `daemon/gc`). Returns how many.
+pub fn prune(index_home: &Path, max_age_ms: u64) -> u64 {
+    let mut removed = 0;
+    for folder in store::stale_folders(index_home, now_ms(), max_age_ms) {
+        let lock = lock_for(&folder);
+        let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if store::remove(&folder).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

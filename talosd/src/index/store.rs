@@ -86,6 +86,44 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     std::fs::rename(&temporary, path)
 }
 
+/// The index folders under `index_home` that should go: the workspace they index is no longer
+/// a directory, their last update is older than `max_age_ms`, or their marker does not read.
+pub fn stale_folders(index_home: &Path, now_ms: u64, max_age_ms: u64) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(index_home) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let folder = entry.path();
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let meta: Option<Meta> = std::fs::read(folder.join("meta.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let manifest: Option<Manifest> = std::fs::read(folder.join("manifest.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let stale = match (meta, manifest) {
+            (Some(meta), Some(manifest)) => {
+                !Path::new(&meta.root).is_dir()
+                    || (manifest.updated_ms > 0
+                        && now_ms.saturating_sub(manifest.updated_ms) > max_age_ms)
+            }
+            _ => true,
+        };
+        if stale {
+            out.push(folder);
+        }
+    }
+    out
+}
+
+/// Removes an index folder.
+pub fn remove(folder: &Path) -> std::io::Result<()> {
+    std::fs::remove_dir_all(folder)
+}
+
 /// Bytes the index folder holds on disk.
 pub fn bytes(folder: &Path) -> u64 {
     fn walk(dir: &Path) -> u64 {

@@ -216,3 +216,21 @@ fn progress_reaches_the_total() {
     update(&f.home, &workspace(&f), &mut |p| seen.push(p)).unwrap();
     assert_eq!(seen.last(), Some(&Progress { done: 2, total: 2 }));
 }
+
+/// Proves retention removes the index of a vanished workspace, an idle one and a broken
+/// folder, and keeps a fresh one.
+#[test]
+fn prune_removes_stale_indexes_only() {
+    let kept = fixture(&[("a.txt", "alpha\n")]);
+    update_all(&kept);
+    let gone = fixture(&[("b.txt", "beta\n")]);
+    let gone_home = kept.home.clone();
+    update(&gone_home, &workspace(&gone), &mut |_| {}).unwrap();
+    let gone_folder = folder_of(&gone_home, &gone.root);
+    std::fs::remove_dir_all(&gone.root).unwrap();
+    std::fs::create_dir_all(kept.home.join("junk")).unwrap();
+    assert_eq!(prune(&kept.home, 3_600_000), 2);
+    assert!(!gone_folder.exists());
+    assert!(folder_of(&kept.home, &kept.root).exists());
+    assert_eq!(prune(&kept.home, 3_600_000), 0, "nothing else is stale");
+}
