@@ -40,7 +40,7 @@ pub fn child_main(args: &[String]) -> i32 {
                 end -= 1;
             }
             let mut out = std::io::stdout().lock();
-            if out.write_all(text[..end].as_bytes()).is_err() || out.flush().is_err() {
+            if out.write_all(&text.as_bytes()[..end]).is_err() || out.flush().is_err() {
                 return 4;
             }
             0
