@@ -231,3 +231,39 @@ async fn a_link_out_of_the_workspace_is_never_searched() {
     assert!(!sent.contains("outsider-text"), "{sent}");
     assert!(!sent.contains("notes.txt:"), "{sent}");
 }
+
+/// Proves the runtime retrieves first on a workspace question: the first model request
+/// already offers the ranked file (not its protected neighbours) for reading, and the answer
+/// rests on the read that follows.
+#[tokio::test]
+async fn the_runtime_offers_the_top_files_before_the_first_request() {
+    let ws = workspace();
+    let model = scripted(vec![
+        read_call("src/approval.rs"),
+        Reply::Text("APPROVAL_TIMEOUT_SECS in src/approval.rs sets it to 120 seconds.".into()),
+    ]);
+    let run = agent_turn(ws.path(), model, "Where is the approval timeout set?").await;
+    let first = serde_json::to_string(&run.requests[0]).unwrap();
+    assert!(
+        first.contains("Talos searched the workspace index"),
+        "{first}"
+    );
+    assert!(first.contains("- src/approval.rs (lines 1-4"), "{first}");
+    assert!(
+        !first.contains("hunter2") && !first.contains(".env"),
+        "{first}"
+    );
+    assert_eq!(
+        run.outcome.status,
+        CompletionStatus::Complete,
+        "{:?}",
+        run.outcome
+    );
+    let tools: Vec<&str> = run
+        .trace
+        .tool_calls
+        .iter()
+        .filter_map(|c| c.tool.as_deref())
+        .collect();
+    assert_eq!(tools, ["talos.read_file"], "{:?}", run.trace);
+}

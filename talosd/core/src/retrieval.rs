@@ -5,6 +5,7 @@
 //! tantivy; everything it decides comes from here.
 
 use crate::protected::protected_kind;
+use crate::task::TaskType;
 
 /// Largest file the index reads (text or document), in bytes.
 pub const MAX_INDEXED_BYTES: u64 = 1 << 20;
@@ -338,6 +339,54 @@ pub fn report(query: &str, hits: &[Hit], limit: usize) -> String {
     }
     out
 }
+
+/// Whether the runtime searches the index itself before the first model request: a question
+/// about the workspace (no change asked, no file named) on a surface that offers
+/// `talos.search`. What it finds is offered for reading, never counted as evidence.
+pub fn retrieves_first(
+    task: TaskType,
+    mutation_requested: bool,
+    named_targets: usize,
+    search_offered: bool,
+) -> bool {
+    search_offered
+        && !mutation_requested
+        && named_targets == 0
+        && matches!(
+            task,
+            TaskType::ReadOnlyQa | TaskType::WorkspaceExplain | TaskType::DiagnoseOnly
+        )
+}
+
+/// The message that offers the top files for reading (at most [`HINT_FILES`] distinct files,
+/// best chunk each); `None` when nothing matched.
+pub fn hint(query: &str, hits: &[Hit]) -> Option<String> {
+    let mut rows: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for hit in hits {
+        if protected_kind(&hit.path).is_some() || seen.contains(&hit.path.as_str()) {
+            continue;
+        }
+        seen.push(&hit.path);
+        let (line, text) = snippet(&hit.text, hit.start_line, query);
+        rows.push(format!(
+            "- {} (lines {}-{}, line {line}: {text})",
+            hit.path, hit.start_line, hit.end_line
+        ));
+        if rows.len() >= HINT_FILES {
+            break;
+        }
+    }
+    (!rows.is_empty()).then(|| {
+        format!(
+            "[Talos searched the workspace index for this question. These places rank first; they have not been read. Read the relevant ones with talos.read_file before answering, and rely only on what you read.]\n{}",
+            rows.join("\n")
+        )
+    })
+}
+
+/// Files the runtime's own retrieval offers.
+pub const HINT_FILES: usize = 3;
 
 #[cfg(test)]
 mod tests;

@@ -206,3 +206,51 @@ fn query_term_rows() {
     assert_eq!(query_terms("where is it"), vec!["where", "is", "it"]);
     assert!(query_terms("?!").is_empty());
 }
+
+/// Proves the runtime retrieves first only for workspace questions that name no file, and
+/// only where talos.search is offered.
+#[test]
+fn retrieves_first_rows() {
+    use crate::task::TaskType::*;
+    assert!(retrieves_first(ReadOnlyQa, false, 0, true));
+    assert!(retrieves_first(WorkspaceExplain, false, 0, true));
+    assert!(retrieves_first(DiagnoseOnly, false, 0, true));
+    assert!(
+        !retrieves_first(ReadOnlyQa, false, 1, true),
+        "a named file is read, not searched"
+    );
+    assert!(!retrieves_first(ReadOnlyQa, true, 0, true));
+    assert!(!retrieves_first(ReadOnlyQa, false, 0, false));
+    assert!(!retrieves_first(FileEdit, false, 0, true));
+    assert!(!retrieves_first(SmallTalk, false, 0, true));
+}
+
+/// Proves the hint offers distinct files, best first, never a protected one, and nothing when
+/// nothing matched.
+#[test]
+fn hint_rows() {
+    let hits = vec![
+        hit("src/a.rs", 1, "approval timeout\n"),
+        hit("src/a.rs", 41, "approval again\n"),
+        hit(".env", 1, "approval SECRET\n"),
+        hit("src/b.rs", 1, "approval\n"),
+        hit("src/c.rs", 1, "approval\n"),
+        hit("src/d.rs", 1, "approval\n"),
+    ];
+    let got = hint("approval timeout", &hits).unwrap();
+    assert!(got.contains("rely only on what you read"), "{got}");
+    assert!(
+        got.contains("- src/a.rs (lines 1-3, line 1: approval timeout)"),
+        "{got}"
+    );
+    assert!(
+        got.contains("src/b.rs") && got.contains("src/c.rs"),
+        "{got}"
+    );
+    assert!(
+        !got.contains("src/d.rs") && !got.contains("SECRET") && !got.contains(".env"),
+        "{got}"
+    );
+    assert_eq!(got.matches("src/a.rs").count(), 1);
+    assert_eq!(hint("x", &[]), None);
+}
