@@ -64,9 +64,11 @@ pub const INDEX_STATUS: &str = "index/status";
 pub const INDEX_REBUILD: &str = "index/rebuild";
 /// Ranked chunks of a workspace for a query, without the model.
 pub const INDEX_SEARCH: &str = "index/search";
+/// Notification from the daemon while `index/rebuild` runs.
+pub const INDEX_PROGRESS: &str = "index/progress";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 27] = [
+pub const ALL_METHODS: [&str; 28] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -94,6 +96,7 @@ pub const ALL_METHODS: [&str; 27] = [
     INDEX_STATUS,
     INDEX_REBUILD,
     INDEX_SEARCH,
+    INDEX_PROGRESS,
 ];
 
 /// The model endpoint in `daemon/status`.

@@ -184,6 +184,12 @@ pub fn method_schemas() -> Vec<MethodSchema> {
         call::<m::IndexParams, m::IndexStatusResult>(m::INDEX_STATUS),
         call::<m::IndexParams, m::IndexRebuildResult>(m::INDEX_REBUILD),
         call::<m::IndexSearchParams, m::IndexSearchResult>(m::INDEX_SEARCH),
+        MethodSchema {
+            method: m::INDEX_PROGRESS,
+            sender: Sender::Daemon,
+            params: typed::<m::IndexProgressParams>(Sender::Daemon),
+            result: Side::Absent,
+        },
     ]
 }
 

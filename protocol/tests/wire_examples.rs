@@ -153,6 +153,10 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::IndexParams>,
             round_trip::<m::IndexRebuildResult>,
         ),
+        m::INDEX_PROGRESS => Shape {
+            params: Typed(round_trip::<m::IndexProgressParams>),
+            result: Absent,
+        },
         m::INDEX_SEARCH => typed_pair(
             round_trip::<m::IndexSearchParams>,
             round_trip::<m::IndexSearchResult>,

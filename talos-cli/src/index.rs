@@ -1,9 +1,11 @@
 //! `talos index [status|rebuild]` and `talos search "query"`: the workspace's search index
 //! through the daemon (`index/*` methods), and ranked hits without the model.
 
+use std::io::IsTerminal;
+
 use talos_protocol::{
-    INDEX_REBUILD, INDEX_SEARCH, INDEX_STATUS, IndexRebuildResult, IndexSearchResult,
-    IndexStatusResult,
+    INDEX_PROGRESS, INDEX_REBUILD, INDEX_SEARCH, INDEX_STATUS, IndexRebuildResult,
+    IndexSearchResult, IndexStatusResult,
 };
 
 use crate::client::{Client, ignore_messages, params};
@@ -17,6 +19,20 @@ fn call(
 ) -> Result<serde_json::Value, Failure> {
     client.initialize()?;
     client.call(method, params(Ok(value)), &mut ignore_messages)
+}
+
+/// One progress line for `index/progress`: a bar of 30 cells and the counts.
+fn bar(done: u64, total: u64) -> String {
+    let filled = if total == 0 {
+        30
+    } else {
+        usize::try_from(done.min(total) * 30 / total).unwrap_or(30)
+    };
+    format!(
+        "\rIndexing [{}{}] {done}/{total} files",
+        "#".repeat(filled),
+        ".".repeat(30 - filled)
+    )
 }
 
 fn invalid(method: &str, e: serde_json::Error) -> Failure {
@@ -64,14 +80,30 @@ pub fn rebuild(
     json: bool,
     output: &Output,
 ) -> Result<(), Failure> {
+    let terminal = !json && std::io::stderr().is_terminal();
     if !json {
         output.err_line("Rebuilding the index (this reads every file once)...");
     }
-    let raw = call(
-        client,
+    let mut drew = false;
+    client.initialize()?;
+    let raw = client.call(
         INDEX_REBUILD,
-        serde_json::json!({ "workspace": workspace }),
+        params(Ok(serde_json::json!({ "workspace": workspace }))),
+        &mut |message| {
+            if terminal
+                && message.method.as_deref() == Some(INDEX_PROGRESS)
+                && let Some(p) = message.params.as_ref()
+            {
+                let count = |k: &str| p.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+                output.err(&bar(count("done"), count("total")));
+                drew = true;
+            }
+            ignore_messages(message)
+        },
     )?;
+    if drew {
+        output.err("\n");
+    }
     if json {
         return output.out(&format!("{raw}\n"));
     }
@@ -120,4 +152,34 @@ pub fn search(
         ));
     }
     output.out(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bar;
+
+    /// Proves the progress bar fills with the share of files done, an empty listing full.
+    #[test]
+    fn bar_rows() {
+        assert_eq!(
+            bar(0, 10),
+            format!("\rIndexing [{}] 0/10 files", ".".repeat(30))
+        );
+        assert_eq!(
+            bar(5, 10),
+            format!(
+                "\rIndexing [{}{}] 5/10 files",
+                "#".repeat(15),
+                ".".repeat(15)
+            )
+        );
+        assert_eq!(
+            bar(10, 10),
+            format!("\rIndexing [{}] 10/10 files", "#".repeat(30))
+        );
+        assert_eq!(
+            bar(0, 0),
+            format!("\rIndexing [{}] 0/0 files", "#".repeat(30))
+        );
+    }
 }

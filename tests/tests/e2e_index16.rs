@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use serde_json::json;
-use talos_protocol::{CompletionStatus, IndexRebuildResult, IndexSearchResult, IndexStatusResult};
+use talos_protocol::{
+    CompletionStatus, IndexProgressParams, IndexRebuildResult, IndexSearchResult, IndexStatusResult,
+};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted};
 use talos_tests::harness::{TestDaemon, agent_turn};
 use talosd::documents::samples;
@@ -125,9 +127,27 @@ async fn index_methods_report_and_never_show_protected_files() {
     let paths: Vec<&str> = found.hits.iter().map(|h| h.path.as_str()).collect();
     assert_eq!(paths, ["src/approval.rs"], "{found:?}");
     assert!(!serde_json::to_string(&found).unwrap().contains("hunter2"));
-    let rebuilt: IndexRebuildResult = client
-        .request("index/rebuild", json!({ "workspace": root }))
-        .await;
+    let (response, seen) = client
+        .call_with("index/rebuild", json!({ "workspace": root }), |_| {
+            talos_tests::harness::Answer::Ignore
+        })
+        .await
+        .unwrap();
+    let progress: Vec<IndexProgressParams> = seen
+        .iter()
+        .filter(|m| m.method.as_deref() == Some("index/progress"))
+        .map(|m| serde_json::from_value(m.params.clone().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        progress.last(),
+        Some(&IndexProgressParams {
+            workspace: root.to_string(),
+            done: 3,
+            total: 3
+        }),
+        "{progress:?}"
+    );
+    let rebuilt: IndexRebuildResult = serde_json::from_value(response.result.unwrap()).unwrap();
     assert_eq!(rebuilt.indexed, 2, "{rebuilt:?}");
     assert_eq!(rebuilt.status.state, "ready");
     assert_eq!((rebuilt.status.files, rebuilt.status.chunks), (2, 2));

@@ -45,6 +45,19 @@ pub struct IndexRebuildResult {
     pub status: IndexStatusResult,
 }
 
+/// Params of `index/progress`, the daemon's notification while `index/rebuild` runs (sent
+/// only to the connection that asked).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexProgressParams {
+    /// The canonical workspace root.
+    pub workspace: String,
+    /// Files looked at so far.
+    pub done: u64,
+    /// Files the walk listed.
+    pub total: u64,
+}
+
 /// Params of `index/search`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -1,10 +1,12 @@
 //! The `index/*` methods: status, rebuild and search of one workspace's index, on a
 //! workspace root the dispatcher has already checked.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use talos_protocol as proto;
 
+use crate::connection::Peer;
 use crate::workspace::Workspace;
 
 fn status_of(index_home: &Path, root: &Path) -> proto::IndexStatusResult {
@@ -33,6 +35,39 @@ pub fn rebuild(index_home: &Path, root: &Path) -> Result<proto::IndexRebuildResu
         skipped: done.skipped,
         status: status_of(index_home, root),
     })
+}
+
+/// `index/rebuild` on the blocking pool, sending `index/progress` to `peer` as it goes.
+pub async fn rebuild_notifying(
+    index_home: PathBuf,
+    root: PathBuf,
+    peer: Arc<Peer>,
+) -> Result<proto::IndexRebuildResult, String> {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<super::Progress>();
+    let shown = root.display().to_string();
+    let work = tokio::task::spawn_blocking(move || {
+        let workspace = Workspace::open(&root).map_err(|e| e.to_string())?;
+        let done = super::rebuild(&index_home, &workspace, &mut |p| {
+            let _ = sender.send(p);
+        })?;
+        Ok::<_, String>(proto::IndexRebuildResult {
+            indexed: done.indexed,
+            skipped: done.skipped,
+            status: status_of(&index_home, &root),
+        })
+    });
+    while let Some(progress) = receiver.recv().await {
+        let params = proto::IndexProgressParams {
+            workspace: shown.clone(),
+            done: progress.done,
+            total: progress.total,
+        };
+        if let Ok(value) = serde_json::to_value(params) {
+            let _ = peer.notify(proto::INDEX_PROGRESS, value).await;
+        }
+    }
+    work.await
+        .map_err(|e| format!("the rebuild task failed: {e}"))?
 }
 
 /// `index/search`: update, then the ranked hits with their snippets.
