@@ -23,11 +23,9 @@ fn call(
 
 /// One progress line for `index/progress`: a bar of 30 cells and the counts.
 fn bar(done: u64, total: u64) -> String {
-    let filled = if total == 0 {
-        30
-    } else {
-        usize::try_from(done.min(total) * 30 / total).unwrap_or(30)
-    };
+    let filled = (done.min(total) * 30)
+        .checked_div(total)
+        .map_or(30, |cells| usize::try_from(cells).unwrap_or(30));
     format!(
         "\rIndexing [{}{}] {done}/{total} files",
         "#".repeat(filled),
