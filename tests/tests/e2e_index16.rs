@@ -287,3 +287,58 @@ async fn the_runtime_offers_the_top_files_before_the_first_request() {
         .collect();
     assert_eq!(tools, ["talos.read_file"], "{:?}", run.trace);
 }
+
+/// Proves `talos search` prints ranked hits without the model, and `talos index` reports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_search_and_talos_index_print_without_the_model() {
+    const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
+    let ws = workspace();
+    let llama = FakeLlama::start(true, scripted(vec![Reply::Text("unused".into())])).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let home = daemon.home.path().to_path_buf();
+    let root = ws.path().to_path_buf();
+    let run = move |args: Vec<&'static str>| {
+        let home = home.clone();
+        let root = root.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                std::process::Command::new(TALOS)
+                    .args(&args)
+                    .arg("--workspace")
+                    .arg(&root)
+                    .env("TALOS_HOME", &home)
+                    .env("NO_COLOR", "1")
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .unwrap()
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let out = run(vec!["search", "approval timeout hunter2"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        stdout.starts_with("1. src/approval.rs:1-4 (line 4)\n   pub const APPROVAL_TIMEOUT_SECS"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("hunter2") && !stdout.contains("secrets.pem"),
+        "{stdout}"
+    );
+    let out = run(vec!["index", "status"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(": ready\n  files: 2\n  chunks: 2\n"),
+        "{stdout}"
+    );
+    let out = run(vec!["index", "rebuild"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("Indexed 2 file(s), skipped 1."),
+        "{stdout}"
+    );
+    assert!(llama.requests().is_empty(), "the model is never asked");
+    daemon.stop().await;
+}
