@@ -253,7 +253,12 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
             let offered = offered_tools(first);
             assert_eq!(
                 offered,
-                vec!["talos.read_file", "talos.list_dir", "talos.grep"],
+                vec![
+                    "talos.read_file",
+                    "talos.list_dir",
+                    "talos.grep",
+                    "talos.search"
+                ],
                 "ask mode offers no write tools"
             );
         } else {
