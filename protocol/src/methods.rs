@@ -10,11 +10,13 @@ mod checkpoint;
 mod continuity;
 mod handshake;
 mod housekeeping;
+mod index;
 
 pub use checkpoint::*;
 pub use continuity::*;
 pub use handshake::*;
 pub use housekeeping::*;
+pub use index::*;
 
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
@@ -56,9 +58,17 @@ pub const TRACE_LIST: &str = "trace/list";
 pub const TRACE_GET: &str = "trace/get";
 /// Applies the retention policy now and reports what was removed.
 pub const DAEMON_GC: &str = "daemon/gc";
+/// Files, chunks, bytes, last update and state of a workspace's search index.
+pub const INDEX_STATUS: &str = "index/status";
+/// Builds a workspace's search index again from nothing.
+pub const INDEX_REBUILD: &str = "index/rebuild";
+/// Ranked chunks of a workspace for a query, without the model.
+pub const INDEX_SEARCH: &str = "index/search";
+/// Notification from the daemon while `index/rebuild` runs.
+pub const INDEX_PROGRESS: &str = "index/progress";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 24] = [
+pub const ALL_METHODS: [&str; 28] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -83,6 +93,10 @@ pub const ALL_METHODS: [&str; 24] = [
     TRACE_LIST,
     TRACE_GET,
     DAEMON_GC,
+    INDEX_STATUS,
+    INDEX_REBUILD,
+    INDEX_SEARCH,
+    INDEX_PROGRESS,
 ];
 
 /// The model endpoint in `daemon/status`.

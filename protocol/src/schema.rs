@@ -181,6 +181,15 @@ pub fn method_schemas() -> Vec<MethodSchema> {
         call::<m::TraceListParams, m::TraceListResult>(m::TRACE_LIST),
         call::<m::TraceGetParams, m::TraceGetResult>(m::TRACE_GET),
         query::<m::DaemonGcResult>(m::DAEMON_GC),
+        call::<m::IndexParams, m::IndexStatusResult>(m::INDEX_STATUS),
+        call::<m::IndexParams, m::IndexRebuildResult>(m::INDEX_REBUILD),
+        call::<m::IndexSearchParams, m::IndexSearchResult>(m::INDEX_SEARCH),
+        MethodSchema {
+            method: m::INDEX_PROGRESS,
+            sender: Sender::Daemon,
+            params: typed::<m::IndexProgressParams>(Sender::Daemon),
+            result: Side::Absent,
+        },
     ]
 }
 

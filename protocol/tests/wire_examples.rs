@@ -145,6 +145,22 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::TraceGetResult>,
         ),
         m::DAEMON_GC => ignored_params(round_trip::<m::DaemonGcResult>),
+        m::INDEX_STATUS => typed_pair(
+            round_trip::<m::IndexParams>,
+            round_trip::<m::IndexStatusResult>,
+        ),
+        m::INDEX_REBUILD => typed_pair(
+            round_trip::<m::IndexParams>,
+            round_trip::<m::IndexRebuildResult>,
+        ),
+        m::INDEX_PROGRESS => Shape {
+            params: Typed(round_trip::<m::IndexProgressParams>),
+            result: Absent,
+        },
+        m::INDEX_SEARCH => typed_pair(
+            round_trip::<m::IndexSearchParams>,
+            round_trip::<m::IndexSearchResult>,
+        ),
         _ => return None,
     })
 }

@@ -12,6 +12,7 @@ mod checkpoints;
 mod client;
 mod control;
 mod failure;
+mod index;
 mod interactive;
 mod interrupt;
 mod profiles;
@@ -184,6 +185,41 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The workspace's search index: `talos index status` (the default) or `talos index rebuild`.
+    Index {
+        #[command(subcommand)]
+        action: Option<IndexAction>,
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR", global = true)]
+        workspace: Option<PathBuf>,
+        /// Print the daemon's result as one JSON line.
+        #[arg(long, global = true)]
+        json: bool,
+    },
+    /// Ranked places in the workspace for a query, from the index, without the model.
+    Search {
+        /// Words or identifiers to look for.
+        #[arg(value_name = "QUERY")]
+        query: String,
+        /// Hits to show (default 8, at most 20).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Print the daemon's result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `talos index` actions.
+#[derive(Debug, Clone, Copy, Subcommand)]
+enum IndexAction {
+    /// Files, chunks, bytes, last update and state.
+    Status,
+    /// Build the index again from nothing.
+    Rebuild,
 }
 
 #[derive(Debug, Subcommand)]
@@ -380,6 +416,30 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Acp => acp::run(&target),
+        Command::Index {
+            action,
+            workspace,
+            json,
+        } => {
+            let workspace = workspace_or_current(workspace)?;
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            match action.unwrap_or(IndexAction::Status) {
+                IndexAction::Status => index::status(&mut client, &workspace, json, output)?,
+                IndexAction::Rebuild => index::rebuild(&mut client, &workspace, json, output)?,
+            }
+            Ok(0)
+        }
+        Command::Search {
+            query,
+            limit,
+            workspace,
+            json,
+        } => {
+            let workspace = workspace_or_current(workspace)?;
+            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
+            index::search(&mut client, &workspace, &query, limit, json, output)?;
+            Ok(0)
+        }
         Command::Gc { json } => {
             let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
             traces::gc(&mut client, json, output)?;

@@ -161,6 +161,30 @@ pub async fn handle(
             let p = parse(params)?;
             crate::checkpoint::serve::undo(daemon, peer, p).await
         }
+        proto::INDEX_STATUS => {
+            let p: proto::IndexParams = parse(params)?;
+            crate::offload::blocking(|| {
+                let root = workspace_root(&p.workspace)?;
+                to_value(crate::index::requests::status(&daemon.home.index(), &root))
+            })
+        }
+        proto::INDEX_REBUILD => {
+            let p: proto::IndexParams = parse(params)?;
+            let root = crate::offload::blocking(|| workspace_root(&p.workspace))?;
+            crate::index::requests::rebuild_notifying(daemon.home.index(), root, peer.clone())
+                .await
+                .map_err(internal)
+                .and_then(to_value)
+        }
+        proto::INDEX_SEARCH => {
+            let p: proto::IndexSearchParams = parse(params)?;
+            crate::offload::blocking(|| {
+                let root = workspace_root(&p.workspace)?;
+                crate::index::requests::search(&daemon.home.index(), &root, &p)
+                    .map_err(internal)
+                    .and_then(to_value)
+            })
+        }
         proto::TRACE_LIST => {
             let p: proto::TraceListParams = parse(params)?;
             crate::offload::blocking(|| {
@@ -177,7 +201,7 @@ pub async fn handle(
         proto::DAEMON_GC => crate::gc::run_once(daemon)
             .map_err(|message| RpcError::new(ErrorCode::ConfigError, message))
             .and_then(to_value),
-        proto::TURN_EVENT | proto::APPROVAL_REQUEST => Err(RpcError::new(
+        proto::TURN_EVENT | proto::APPROVAL_REQUEST | proto::INDEX_PROGRESS => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),
         )),

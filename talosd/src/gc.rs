@@ -9,6 +9,9 @@ use talos_protocol::DaemonGcResult;
 
 use crate::server::Daemon;
 
+/// How long a workspace index may go without an update before retention removes it.
+pub const INDEX_MAX_AGE_MS: u64 = 30 * 24 * 3600 * 1000;
+
 /// How often a serving daemon applies the policy.
 pub const INTERVAL: Duration = Duration::from_secs(3600);
 
@@ -35,7 +38,11 @@ pub fn run_once(daemon: &Daemon) -> Result<DaemonGcResult, String> {
             exclusive.as_ref(),
         )
     });
+    // Workspace indexes (issue 16): those of vanished workspaces, or idle for 30 days, go.
+    let index_home = daemon.home.index();
+    let indexes = crate::offload::blocking(|| crate::index::prune(&index_home, INDEX_MAX_AGE_MS));
     tracing::info!(
+        indexes,
         traces = result.traces.files,
         turn_logs = result.turn_logs.files,
         checkpoints = result.checkpoints.files,

@@ -35,6 +35,10 @@ fn main() -> ExitCode {
         let code = talosd::contain::shim_main(&raw[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    if raw.get(1).map(String::as_str) == Some(talosd::documents::FLAG) {
+        let code = talosd::documents::child_main(&raw[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let args = Args::parse();
     let talos_home = std::env::var("TALOS_HOME").ok();
     let home = Home::resolve(talos_home.as_deref());

@@ -90,6 +90,10 @@ impl Home {
     pub fn sessions(&self) -> PathBuf {
         self.state.join("sessions")
     }
+    /// The workspace indexes (`crate::index`), one folder per workspace.
+    pub fn index(&self) -> PathBuf {
+        self.state.join("index")
+    }
     pub fn logs(&self) -> PathBuf {
         self.state.join("logs")
     }

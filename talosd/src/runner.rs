@@ -359,3 +359,66 @@ mod tests {
         assert!(r.duration_ms < 10_000);
     }
 }
+
+/// How a run with input ended.
+#[derive(Debug)]
+pub struct InputRun {
+    /// The exit code; `None` when the time limit killed it or a signal ended it.
+    pub code: Option<i32>,
+    /// Standard output, at most the cap.
+    pub stdout: Vec<u8>,
+}
+
+/// Runs `program args` on this thread in its own process group with an empty environment,
+/// `input` written to its standard input, standard error discarded and standard output
+/// captured up to `stdout_cap` bytes; after `limit` the whole group is killed. For the
+/// document extractor (`crate::documents`).
+pub fn run_with_input_blocking(
+    program: &Path,
+    args: &[String],
+    input: Vec<u8>,
+    limit: Duration,
+    stdout_cap: u64,
+) -> std::io::Result<InputRun> {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    let pid = child.id();
+    let stdin = child.stdin.take();
+    let feeder = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&input);
+        }
+    });
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.take(stdout_cap).read_to_end(&mut out);
+        }
+        out
+    });
+    let started = Instant::now();
+    let code = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code(),
+            Ok(None) if started.elapsed() < limit => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => break None,
+        }
+    };
+    kill_group(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = feeder.join();
+    let stdout = reader.join().unwrap_or_default();
+    Ok(InputRun { code, stdout })
+}

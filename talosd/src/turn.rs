@@ -11,6 +11,7 @@ mod effects;
 mod model_loop;
 mod pins;
 mod read_tools;
+mod retrieve;
 mod verify;
 mod viewer;
 

@@ -68,7 +68,9 @@ impl TestDaemon {
             .and_then(|exe| exe.parent()?.parent().map(|dir| dir.join("e2e-talosd")))
             .filter(|p| p.exists())
         {
-            talosd::contain::use_shim(shim);
+            talosd::contain::use_shim(shim.clone());
+            // Document text is extracted by the same real talosd (issue 16).
+            talosd::documents::use_program(shim);
         }
         let talos_home = talosd::paths::Home::from_root(home.path());
         talos_home.prepare().unwrap();

@@ -266,7 +266,12 @@ async fn after_a_change_the_verify_phase_never_widens_the_surface() {
     );
     assert_eq!(
         offered_tools(&s.llama.requests()[2]),
-        vec!["talos.read_file", "talos.list_dir", "talos.grep"]
+        vec![
+            "talos.read_file",
+            "talos.list_dir",
+            "talos.grep",
+            "talos.search"
+        ]
     );
     assert_eq!(trace.phase_transitions[0].to, "VERIFY");
     assert_eq!(s.settings(), "TIMEOUT = 60\nRETRIES = 3\n");

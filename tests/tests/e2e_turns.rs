@@ -253,7 +253,12 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
             let offered = offered_tools(first);
             assert_eq!(
                 offered,
-                vec!["talos.read_file", "talos.list_dir", "talos.grep"],
+                vec![
+                    "talos.read_file",
+                    "talos.list_dir",
+                    "talos.grep",
+                    "talos.search"
+                ],
                 "ask mode offers no write tools"
             );
         } else {
@@ -277,7 +282,7 @@ async fn ask_mode_rejects_an_edit_before_approval_and_before_io_native_and_text(
             .unwrap();
         assert_eq!(edit.stage, "rejected");
         assert_eq!(edit.source, if native { "native" } else { "text" });
-        assert!(edit.rejection.as_deref().unwrap().contains("Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file."));
+        assert!(edit.rejection.as_deref().unwrap().contains("Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file, talos.search."));
         assert!(trace.approvals.is_empty());
         daemon.stop().await;
     }

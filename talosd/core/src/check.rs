@@ -75,7 +75,7 @@ impl PhaseCategory {
             | ToolId::RenamePath
             | ToolId::DeletePath
             | ToolId::ApplyWorkspaceBatch => PhaseCategory::Mutate,
-            ToolId::Grep => PhaseCategory::Search,
+            ToolId::Grep | ToolId::Search => PhaseCategory::Search,
             ToolId::ReadFile | ToolId::ListDir => PhaseCategory::Read,
         }
     }
@@ -178,6 +178,7 @@ fn nothing_happened(tool: ToolId) -> &'static str {
         ToolId::ReadFile
         | ToolId::ListDir
         | ToolId::Grep
+        | ToolId::Search
         | ToolId::WriteFile
         | ToolId::EditFile
         | ToolId::MkDir
@@ -202,6 +203,7 @@ fn canonicalise_path(args: &mut ToolArgs) {
         | ToolArgs::MovePath { from: path, .. }
         | ToolArgs::CopyPath { from: path, .. } => path,
         ToolArgs::Grep { .. }
+        | ToolArgs::Search { .. }
         | ToolArgs::ApplyWorkspaceBatch { .. }
         | ToolArgs::RunCommand { .. } => return,
     };
@@ -290,6 +292,7 @@ fn acted_on(args: &ToolArgs) -> Vec<&str> {
         | ToolArgs::ReadFile { .. }
         | ToolArgs::ListDir { .. }
         | ToolArgs::Grep { .. }
+        | ToolArgs::Search { .. }
         | ToolArgs::RunCommand { .. } => Vec::new(),
     }
 }
@@ -381,7 +384,7 @@ mod tests {
         );
         assert_eq!(
             rejected(run(EDIT, Posture::AskReadOnly, "talos.edit_file", EDIT_ARGS)),
-            (Stage::Surface, "Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file.".into())
+            (Stage::Surface, "Current-turn tool surface did not allow talos.edit_file. Allowed tools: talos.grep, talos.list_dir, talos.read_file, talos.search.".into())
         );
         assert_eq!(
             rejected(run(

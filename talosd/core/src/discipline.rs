@@ -164,6 +164,7 @@ impl LoopGuard {
                         }
                         ToolId::ListDir
                         | ToolId::Grep
+                        | ToolId::Search
                         | ToolId::MkDir
                         | ToolId::MovePath
                         | ToolId::CopyPath

@@ -30,6 +30,7 @@ pub mod prompt;
 pub mod protected;
 pub mod restore;
 pub mod retention;
+pub mod retrieval;
 pub mod rules;
 pub mod sanitize;
 pub mod streamfilter;

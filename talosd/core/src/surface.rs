@@ -18,11 +18,17 @@ pub struct Surface {
     reason: &'static str,
 }
 
-const READ_TOOLS: [ToolId; 3] = [ToolId::ReadFile, ToolId::ListDir, ToolId::Grep];
-const VERIFY_TOOLS: [ToolId; 4] = [
+const READ_TOOLS: [ToolId; 4] = [
     ToolId::ReadFile,
     ToolId::ListDir,
     ToolId::Grep,
+    ToolId::Search,
+];
+const VERIFY_TOOLS: [ToolId; 5] = [
+    ToolId::ReadFile,
+    ToolId::ListDir,
+    ToolId::Grep,
+    ToolId::Search,
     ToolId::RunCommand,
 ];
 
@@ -173,6 +179,7 @@ fn op_reason(tool: ToolId) -> &'static str {
         ToolId::ReadFile
         | ToolId::ListDir
         | ToolId::Grep
+        | ToolId::Search
         | ToolId::WriteFile
         | ToolId::EditFile
         | ToolId::RunCommand => "mutation apply surface",
@@ -290,6 +297,7 @@ mod tests {
                 "talos.grep",
                 "talos.list_dir",
                 "talos.read_file",
+                "talos.search",
                 "talos.write_file",
             ],
             "file edit target apply surface",
@@ -297,13 +305,23 @@ mod tests {
         check(
             edit,
             Posture::AskReadOnly,
-            &["talos.grep", "talos.list_dir", "talos.read_file"],
+            &[
+                "talos.grep",
+                "talos.list_dir",
+                "talos.read_file",
+                "talos.search",
+            ],
             "read-only metadata surface",
         );
         check(
             edit,
             Posture::PlanReadOnly,
-            &["talos.grep", "talos.list_dir", "talos.read_file"],
+            &[
+                "talos.grep",
+                "talos.list_dir",
+                "talos.read_file",
+                "talos.search",
+            ],
             "read-only metadata surface",
         );
         check("hello", Posture::Agent, &[], "small-talk");
@@ -332,6 +350,7 @@ mod tests {
                 "talos.move_path",
                 "talos.read_file",
                 "talos.rename_path",
+                "talos.search",
                 "talos.write_file",
             ],
             "mutation apply surface",
@@ -367,7 +386,12 @@ mod tests {
         check(
             "Delete the file old.txt",
             Posture::AskReadOnly,
-            &["talos.grep", "talos.list_dir", "talos.read_file"],
+            &[
+                "talos.grep",
+                "talos.list_dir",
+                "talos.read_file",
+                "talos.search",
+            ],
             "read-only metadata surface",
         );
         check(
@@ -378,6 +402,7 @@ mod tests {
                 "talos.grep",
                 "talos.list_dir",
                 "talos.read_file",
+                "talos.search",
                 "talos.write_file",
             ],
             "file edit target apply surface",
@@ -394,8 +419,14 @@ mod tests {
             "talos.list_dir",
             "talos.read_file",
             "talos.run_command",
+            "talos.search",
         ];
-        const READ: &[&str] = &["talos.grep", "talos.list_dir", "talos.read_file"];
+        const READ: &[&str] = &[
+            "talos.grep",
+            "talos.list_dir",
+            "talos.read_file",
+            "talos.search",
+        ];
         let rows: &[(&str, Posture, &[&str], &str)] = &[
             (
                 "Use talos.run_command with profile gradle_test",

@@ -23,6 +23,8 @@ pub enum ToolId {
     ReadFile,
     ListDir,
     Grep,
+    /// Ranked chunks from the workspace index (issue 16).
+    Search,
     WriteFile,
     EditFile,
     MkDir,
@@ -79,6 +81,10 @@ pub enum ToolArgs {
         max_results: usize,
         regex: bool,
     },
+    Search {
+        query: String,
+        limit: usize,
+    },
     WriteFile {
         path: String,
         content: String,
@@ -133,7 +139,7 @@ impl Risk {
 impl ToolId {
     /// Every tool, in registration order (the order of `/tools` and of the
     /// native `tools` array before per-turn filtering).
-    pub const ALL: [ToolId; 12] = [
+    pub const ALL: [ToolId; 13] = [
         ToolId::ReadFile,
         ToolId::WriteFile,
         ToolId::EditFile,
@@ -145,6 +151,7 @@ impl ToolId {
         ToolId::DeletePath,
         ToolId::RunCommand,
         ToolId::Grep,
+        ToolId::Search,
         ToolId::ListDir,
     ];
 
@@ -153,6 +160,7 @@ impl ToolId {
             ToolId::ReadFile => "talos.read_file",
             ToolId::ListDir => "talos.list_dir",
             ToolId::Grep => "talos.grep",
+            ToolId::Search => "talos.search",
             ToolId::WriteFile => "talos.write_file",
             ToolId::EditFile => "talos.edit_file",
             ToolId::MkDir => "talos.mkdir",
@@ -170,7 +178,7 @@ impl ToolId {
     /// needs approval, though it changes no file itself.
     pub fn risk(self) -> Risk {
         match self {
-            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep => Risk::ReadOnly,
+            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep | ToolId::Search => Risk::ReadOnly,
             ToolId::RunCommand
             | ToolId::WriteFile
             | ToolId::EditFile
@@ -188,7 +196,11 @@ impl ToolId {
     /// business, which the approval says.
     pub fn mutates(self) -> bool {
         match self {
-            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep | ToolId::RunCommand => false,
+            ToolId::ReadFile
+            | ToolId::ListDir
+            | ToolId::Grep
+            | ToolId::Search
+            | ToolId::RunCommand => false,
             ToolId::WriteFile
             | ToolId::EditFile
             | ToolId::MkDir
@@ -204,7 +216,11 @@ impl ToolId {
     /// never checkpointed (their approval says so).
     pub fn requires_checkpoint(self) -> bool {
         match self {
-            ToolId::ReadFile | ToolId::ListDir | ToolId::Grep | ToolId::RunCommand => false,
+            ToolId::ReadFile
+            | ToolId::ListDir
+            | ToolId::Grep
+            | ToolId::Search
+            | ToolId::RunCommand => false,
             ToolId::WriteFile
             | ToolId::EditFile
             | ToolId::MkDir
@@ -223,6 +239,7 @@ impl ToolId {
             ToolId::ReadFile
             | ToolId::ListDir
             | ToolId::Grep
+            | ToolId::Search
             | ToolId::WriteFile
             | ToolId::EditFile
             | ToolId::RunCommand => false,
@@ -247,6 +264,7 @@ impl ToolArgs {
             ToolArgs::ReadFile { .. } => ToolId::ReadFile,
             ToolArgs::ListDir { .. } => ToolId::ListDir,
             ToolArgs::Grep { .. } => ToolId::Grep,
+            ToolArgs::Search { .. } => ToolId::Search,
             ToolArgs::WriteFile { .. } => ToolId::WriteFile,
             ToolArgs::EditFile { .. } => ToolId::EditFile,
             ToolArgs::MkDir { .. } => ToolId::MkDir,
@@ -273,7 +291,7 @@ impl ToolArgs {
             ToolArgs::ApplyWorkspaceBatch { operations } => {
                 operations.first().map(WorkspaceOp::primary_path)
             }
-            ToolArgs::Grep { .. } | ToolArgs::RunCommand { .. } => None,
+            ToolArgs::Grep { .. } | ToolArgs::Search { .. } | ToolArgs::RunCommand { .. } => None,
         }
     }
 
@@ -300,7 +318,9 @@ impl ToolArgs {
             ToolArgs::ApplyWorkspaceBatch { operations } => {
                 operations.iter().flat_map(WorkspaceOp::paths).collect()
             }
-            ToolArgs::Grep { .. } | ToolArgs::RunCommand { .. } => Vec::new(),
+            ToolArgs::Grep { .. } | ToolArgs::Search { .. } | ToolArgs::RunCommand { .. } => {
+                Vec::new()
+            }
         }
     }
 
@@ -314,6 +334,7 @@ impl ToolArgs {
             ToolArgs::ReadFile { .. }
             | ToolArgs::ListDir { .. }
             | ToolArgs::Grep { .. }
+            | ToolArgs::Search { .. }
             | ToolArgs::WriteFile { .. }
             | ToolArgs::EditFile { .. }
             | ToolArgs::MkDir { .. }

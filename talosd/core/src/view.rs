@@ -17,7 +17,23 @@ pub fn file(shown: &str, bytes: &[u8], max_lines: usize, offset: usize) -> Strin
     if bytes.iter().take(8000).any(|b| *b == 0) {
         return format!("{shown} looks like a binary file; its contents are not shown.");
     }
-    let text = String::from_utf8_lossy(bytes);
+    numbered(shown, &String::from_utf8_lossy(bytes), max_lines, offset)
+}
+
+/// A document's extracted text (with its page, sheet or slide markers) as the model reads it:
+/// numbered and capped like any file.
+pub fn extracted(shown: &str, text: &str, max_lines: usize, offset: usize) -> String {
+    numbered(shown, text, max_lines, offset)
+}
+
+/// The capability note for a document whose text could not be extracted: never invented text.
+pub fn document_note(shown: &str, reason: &str) -> String {
+    format!(
+        "{shown} is a binary document; Talos could not extract its text ({reason}), so its contents are not shown."
+    )
+}
+
+fn numbered(shown: &str, text: &str, max_lines: usize, offset: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     if lines.is_empty() {
         return format!("{shown} is empty.");

@@ -72,7 +72,16 @@ const ALIASES: &[(ToolId, &[&str])] = &[
             "listdirectory",
         ],
     ),
-    (ToolId::Grep, &["grep", "search", "grepsearch"]),
+    (ToolId::Grep, &["grep", "grepsearch"]),
+    (
+        ToolId::Search,
+        &[
+            "search",
+            "search_workspace",
+            "codebase_search",
+            "search_index",
+        ],
+    ),
     (
         ToolId::RunCommand,
         &["run_command", "command_run", "runcommand"],
@@ -111,6 +120,7 @@ fn registration_order_and_names() {
             "talos.delete_path",
             "talos.run_command",
             "talos.grep",
+            "talos.search",
             "talos.list_dir",
         ]
     );
@@ -129,6 +139,7 @@ fn risk_and_metadata_rows() {
         (ToolId::ReadFile, ReadOnly, false, false, false),
         (ToolId::ListDir, ReadOnly, false, false, false),
         (ToolId::Grep, ReadOnly, false, false, false),
+        (ToolId::Search, ReadOnly, false, false, false),
         (ToolId::WriteFile, Write, true, true, false),
         (ToolId::EditFile, Write, true, true, false),
         (ToolId::MkDir, Write, true, true, true),
@@ -213,7 +224,7 @@ fn backend_namespaces_and_foreign_namespaces() {
         }
         let raw = format!("{namespace}delete_file");
         check_name(&raw, false, NameResolution::Alias(ToolId::DeletePath));
-        for other in ["rm", "mv", "create_file", "ls", "search"] {
+        for other in ["rm", "mv", "create_file", "ls", "grepsearch"] {
             let raw = format!("{namespace}{other}");
             check_name(&raw, false, NameResolution::RejectedNamespace);
         }

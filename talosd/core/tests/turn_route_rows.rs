@@ -63,10 +63,17 @@ fn every_route_is_decided_before_the_model() {
             Route::Fixed(route::RESTORE_ANSWER.into()),
         ),
         (
+            "Summarise report.doc and notes.ppt",
+            SessionMode::Agent,
+            false,
+            Route::UnreadableDocuments(vec!["report.doc".into(), "notes.ppt".into()]),
+        ),
+        // pdf, docx and xlsx text is extracted (issue 16): the model reads them.
+        (
             "Summarise report.pdf and notes.docx",
             SessionMode::Agent,
             false,
-            Route::UnreadableDocuments(vec!["report.pdf".into(), "notes.docx".into()]),
+            Route::Model,
         ),
         (
             "Summarize report.pdf. If PDF is unsupported, read report.md instead.",

@@ -555,10 +555,10 @@ fn routes_are_decided_before_any_model_call() {
             Route::Model,
         ),
         (
-            "Summarise report.pdf",
+            "Summarise report.doc",
             SessionMode::Agent,
             false,
-            Route::UnreadableDocuments(vec!["report.pdf".into()]),
+            Route::UnreadableDocuments(vec!["report.doc".into()]),
         ),
         (EDIT, SessionMode::Agent, false, Route::Model),
     ];

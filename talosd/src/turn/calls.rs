@@ -57,7 +57,14 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
             Err(e) => Input::Failed(e.to_string()),
         },
         Effect::Read(args) => {
-            off_worker(move || Input::Output(read_tools::run(&workspace, &args))).await
+            let index_home = ctx.daemon.home.index();
+            off_worker(move || {
+                Input::Output(
+                    crate::index::tool::call(&index_home, &workspace, &args)
+                        .unwrap_or_else(|| read_tools::run(&workspace, &args)),
+                )
+            })
+            .await
         }
         Effect::ReadCurrent { path } => {
             off_worker(move || Input::Current(effects::read_current(&workspace, &path))).await
@@ -77,13 +84,18 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
             expected,
             bytes,
         } => {
+            let index_home = ctx.daemon.home.index();
             off_worker(move || {
-                Input::Written(effects::write(
-                    &workspace,
-                    &path,
-                    expected.as_deref(),
-                    &bytes,
-                ))
+                let written = effects::write(&workspace, &path, expected.as_deref(), &bytes);
+                // A file Talos wrote is reindexed at once (when the index holds it).
+                if written.is_ok()
+                    && let Ok(placed) = workspace.place(&path)
+                    && let Err(e) =
+                        crate::index::reindex_file(&index_home, &workspace, &placed.location)
+                {
+                    tracing::warn!(error = %e, "reindexing a written file failed");
+                }
+                Input::Written(written)
             })
             .await
         }

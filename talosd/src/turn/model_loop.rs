@@ -37,6 +37,9 @@ pub async fn run(ctx: &mut TurnCtx) -> String {
     if let Some(pinned) = super::pins::message(ctx, &pins).await {
         messages.push(pinned);
     }
+    if let Some(retrieved) = super::retrieve::message(ctx).await {
+        messages.push(retrieved);
+    }
     messages.push(json!({"role": "user", "content": ctx.core.plan.original_request()}));
     let mut conversation = Conversation {
         messages,

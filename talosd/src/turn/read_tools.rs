@@ -32,6 +32,13 @@ pub fn read_file(
     let bytes = workspace
         .read(location, shown)?
         .ok_or_else(|| IoError::NotFound(shown.into()))?;
+    if let Some(kind) = talos_core::retrieval::DocumentKind::of(shown) {
+        // Document text (issue 16): extracted in a limited child; refusals get the note.
+        return Ok(match crate::documents::extract(kind, &bytes) {
+            Ok(text) => view::extracted(shown, &text, max_lines, offset),
+            Err(reason) => view::document_note(shown, &reason),
+        });
+    }
     Ok(view::file(shown, &bytes, max_lines, offset))
 }
 
@@ -183,6 +190,7 @@ pub fn run(workspace: &Workspace, args: &ToolArgs) -> Result<String, String> {
                 regex: *regex,
             },
         ),
+        ToolArgs::Search { .. } => Err("talos.search runs through the workspace index".into()),
         ToolArgs::WriteFile { .. }
         | ToolArgs::EditFile { .. }
         | ToolArgs::MkDir { .. }

@@ -54,6 +54,9 @@ impl ToolId {
                 "List the entries of a workspace directory; directories end with `/`."
             }
             ToolId::Grep => "Search workspace text files for a pattern (case-insensitive).",
+            ToolId::Search => {
+                "Find the workspace chunks most relevant to a question or identifiers (ranked, from the workspace index); read the files before relying on them."
+            }
             ToolId::WriteFile => {
                 "Create or overwrite a workspace file with the full content given."
             }
@@ -115,6 +118,14 @@ impl ToolId {
                 ),
                 integer("max_results", "Default 50."),
                 flag("regex", "Treat pattern as a simple regex."),
+            ],
+            ToolId::Search => vec![
+                text(
+                    "query",
+                    "Words or identifiers to look for.",
+                    &["q", "question", "text", "pattern"],
+                ),
+                integer("limit", "Chunks to return, 1..20 (default 8)."),
             ],
             ToolId::WriteFile => vec![
                 text(

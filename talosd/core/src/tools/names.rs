@@ -97,7 +97,8 @@ fn bare_alias(local: &str) -> Option<ToolId> {
         "list_dir" | "list_directory" | "dir_list" | "ls" | "listdir" | "listdirectory" => {
             ToolId::ListDir
         }
-        "grep" | "search" | "grepsearch" => ToolId::Grep,
+        "grep" | "grepsearch" => ToolId::Grep,
+        "search" | "search_workspace" | "codebase_search" | "search_index" => ToolId::Search,
         // Never `run_shell`, `bash`, `shell` or `exec`: there is no shell tool to alias.
         "run_command" | "command_run" | "runcommand" => ToolId::RunCommand,
         _ => return None,

@@ -127,6 +127,15 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
             max_results: fields.int("max_results", 50, 1, 1000)?,
             regex: fields.flag("regex")?,
         },
+        ToolId::Search => ToolArgs::Search {
+            query: fields.text("query"),
+            limit: fields.int(
+                "limit",
+                crate::retrieval::DEFAULT_LIMIT,
+                1,
+                crate::retrieval::MAX_LIMIT,
+            )?,
+        },
         ToolId::WriteFile => ToolArgs::WriteFile {
             path: fields.text("path"),
             content: fields.text("content"),
@@ -204,6 +213,11 @@ pub fn normalise(tool: ToolId, raw: &BTreeMap<String, String>) -> Result<ToolArg
     {
         return Err(missing(tool, "pattern"));
     }
+    if let ToolArgs::Search { query, .. } = &args
+        && query.trim().is_empty()
+    {
+        return Err(missing(tool, "query"));
+    }
     Ok(args)
 }
 
@@ -222,6 +236,7 @@ fn missing_lead(tool: ToolId) -> &'static str {
         ToolId::ReadFile
         | ToolId::ListDir
         | ToolId::Grep
+        | ToolId::Search
         | ToolId::WriteFile
         | ToolId::EditFile
         | ToolId::MkDir

@@ -101,7 +101,9 @@ fn unreadable_documents(contract: &TaskContract) -> Option<Vec<String>> {
         .iter()
         .chain(&contract.source_evidence_targets)
     {
-        if is_unreadable_document(target) && !documents.contains(target) {
+        // pdf, docx, xlsx, ods, odt and pptx are extracted (issue 16): the model reads them.
+        let extracted = crate::retrieval::DocumentKind::of(target).is_some();
+        if is_unreadable_document(target) && !extracted && !documents.contains(target) {
             documents.push(target.clone());
         }
     }

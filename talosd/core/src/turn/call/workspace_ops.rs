@@ -312,6 +312,7 @@ pub fn ops_of(args: &ToolArgs) -> Vec<WorkspaceOp> {
         ToolArgs::ReadFile { .. }
         | ToolArgs::ListDir { .. }
         | ToolArgs::Grep { .. }
+        | ToolArgs::Search { .. }
         | ToolArgs::WriteFile { .. }
         | ToolArgs::EditFile { .. }
         | ToolArgs::RunCommand { .. } => Vec::new(),

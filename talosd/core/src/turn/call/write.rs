@@ -363,6 +363,7 @@ fn read_first(turn: &Turn, args: &ToolArgs, shown: &str, before: Option<&str>) -
         ToolArgs::ReadFile { .. }
         | ToolArgs::ListDir { .. }
         | ToolArgs::Grep { .. }
+        | ToolArgs::Search { .. }
         | ToolArgs::MkDir { .. }
         | ToolArgs::MovePath { .. }
         | ToolArgs::CopyPath { .. }
@@ -408,6 +409,7 @@ fn proposed(
         ToolArgs::ReadFile { .. }
         | ToolArgs::ListDir { .. }
         | ToolArgs::Grep { .. }
+        | ToolArgs::Search { .. }
         | ToolArgs::MkDir { .. }
         | ToolArgs::MovePath { .. }
         | ToolArgs::CopyPath { .. }
