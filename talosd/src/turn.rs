@@ -6,6 +6,7 @@
 mod calls;
 mod command;
 mod context;
+mod constraint;
 mod conversation;
 mod effects;
 mod model_loop;

@@ -9,4 +9,6 @@ pub struct Conversation {
     pub messages: Vec<Value>,
     pub calling: ToolCalling,
     pub next: usize,
+    /// What the decoding constraint knows besides the plan (issue 15).
+    pub aid: super::constraint::Aid,
 }
