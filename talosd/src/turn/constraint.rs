@@ -1,5 +1,5 @@
 //! Issue 15's effects: the runtime's own reads of small expected targets before the first
-//! model call (through the same call machine as `talos.read_file`: checks, protection, the
+//! model call on the strict level (through the same call machine as `talos.read_file`: checks, protection, the
 //! ladder, the trace, read-before-write), the facts the constraint needs (which named files
 //! exist, their text as read), and the schema each request carries. What the schema admits
 //! is decided by `talos_core::constrain`; the checks that follow every reply are unchanged.
@@ -63,7 +63,9 @@ pub async fn prepare(ctx: &mut TurnCtx, messages: &mut Vec<Value>) -> Aid {
     let change_turn = contract.mutation_allowed
         && ctx.core.plan.obligation() == ActionObligation::MutatingToolRequired
         && ctx.core.surface().allows(ToolId::ReadFile);
-    if !change_turn || cap == 0 {
+    // The pre-read goes with the strict level (the managed small model's default): its text
+    // is what strict offers as `old_string`. A `names` or `off` turn reads as before.
+    if !change_turn || cap == 0 || level != Level::Strict {
         return aid;
     }
     let request = messages.pop();
@@ -91,7 +93,7 @@ pub async fn prepare(ctx: &mut TurnCtx, messages: &mut Vec<Value>) -> Aid {
             let wrapped = model::tool_result_message(ToolId::ReadFile.name(), &report, false);
             messages.push(json!({
                 "role": "user",
-                "content": format!("[Runtime: Talos read {path} for you before your first reply.]\n{wrapped}"),
+                "content": format!("Talos read {path} for you before your first reply:\n{wrapped}"),
             }));
         }
     }
