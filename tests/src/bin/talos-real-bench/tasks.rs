@@ -164,31 +164,42 @@ struct Ran {
     wall: Duration,
 }
 
-/// Runs every task once per level, each level on a daemon of its own, and prints the table.
+/// Runs every task once per level, each level on a daemon of its own (all started first, so
+/// that the levels take turns task by task and a partial run still compares them fairly), and
+/// prints the table. Each task's figures also go to stderr as it ends.
 pub async fn run(parts: &RealParts, levels: &[String]) -> anyhow::Result<()> {
-    let mut table: Vec<(String, Vec<Ran>)> = Vec::new();
+    let mut daemons = Vec::new();
     for level in levels {
         let extra = format!(
-            "  constrain: {level}\n  max_tokens: 256\ntools:\n  tool_call_prefill: \"<tool_call>\\n\"\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n"
+            "  constrain: {level}\n  max_tokens: 192\ntools:\n  tool_call_prefill: \"<tool_call>\\n\"\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n"
         );
-        let mut started = super::start(parts, &extra).await?;
-        let home = started.home.path().to_path_buf();
-        let mut results = Vec::new();
-        for (n, task) in TASKS.iter().enumerate() {
+        daemons.push(super::start(parts, &extra).await?);
+    }
+    let mut table: Vec<(String, Vec<Ran>)> =
+        levels.iter().map(|l| (l.clone(), Vec::new())).collect();
+    for (n, task) in TASKS.iter().enumerate() {
+        for (started, (level, results)) in daemons.iter_mut().zip(table.iter_mut()) {
+            let home = started.home.path().to_path_buf();
             let ran = run_task(&mut started.client, &home, task)
                 .await
                 .with_context(|| format!("task {} ({})", n + 1, task.request))?;
             eprintln!(
-                "[{level}] task {:>2}: {} ({} model calls) {}",
+                "[{level}] task {:>2}: done={} verified={} proposals {}/{} passing, {} model calls, prompt tokens {:?}, {} ms: {}",
                 n + 1,
-                if ran.done { "done" } else { "not done" },
+                ran.done,
+                ran.verified,
+                ran.passed_checks,
+                ran.proposals,
                 ran.model_calls,
+                ran.prompt_tokens,
+                ran.wall.as_millis(),
                 task.request
             );
             results.push(ran);
         }
+    }
+    for started in daemons {
         super::stop(started).await?;
-        table.push((level.clone(), results));
     }
     print_table(parts, &table);
     Ok(())
@@ -220,7 +231,7 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
         .context("daemon closed the connection")?;
     let wall = started.elapsed();
     let outcome = response.result.context("turn/start failed")?;
-    let answer = outcome["answer"].as_str().unwrap_or_default().to_string();
+    let answer = outcome["finalAnswer"].as_str().unwrap_or_default().to_string();
     let trace_path = outcome["tracePath"]
         .as_str()
         .map(std::path::PathBuf::from)
