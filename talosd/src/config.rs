@@ -71,7 +71,9 @@ impl TryFrom<String> for ConstrainLevel {
     fn try_from(name: String) -> Result<ConstrainLevel, String> {
         talos_core::constrain::Level::parse(&name)
             .map(ConstrainLevel)
-            .ok_or_else(|| format!("model.constrain `{name}` is not supported; use off, names or strict"))
+            .ok_or_else(|| {
+                format!("model.constrain `{name}` is not supported; use off, names or strict")
+            })
     }
 }
 

@@ -5,8 +5,8 @@
 
 mod calls;
 mod command;
-mod context;
 mod constraint;
+mod context;
 mod conversation;
 mod effects;
 mod model_loop;

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use talos_protocol::trace::TraceRecord;
 use talos_protocol::{Classification, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted, write_call};
-use talos_tests::harness::{Client, TestDaemon, approvals, approve_all, outcome, timeout_workspace};
+use talos_tests::harness::{
+    Client, TestDaemon, approvals, approve_all, outcome, timeout_workspace,
+};
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 const SETTINGS: &str = "TIMEOUT = 30\nRETRIES = 3\n";
@@ -120,7 +122,10 @@ async fn strict_edit_is_one_model_call_with_the_targets_in_the_schema() {
     let first = &requests[0];
     let schema = schema(first);
     assert!(schema.is_object(), "strict sends a schema: {first}");
-    assert_eq!(enums_of(schema, "path"), vec!["settings.py"; enums_of(schema, "path").len()]);
+    assert_eq!(
+        enums_of(schema, "path"),
+        vec!["settings.py"; enums_of(schema, "path").len()]
+    );
     let olds = enums_of(schema, "old_string");
     assert!(olds.contains(&"TIMEOUT = 30".to_string()), "{olds:?}");
     assert!(olds.iter().all(|o| SETTINGS.contains(o.as_str())));
@@ -130,7 +135,10 @@ async fn strict_edit_is_one_model_call_with_the_targets_in_the_schema() {
     );
     // The file was read by the runtime, before the first call, and the prompt holds it.
     let messages = first["messages"].to_string();
-    assert!(messages.contains("Talos read settings.py for you"), "{messages}");
+    assert!(
+        messages.contains("Talos read settings.py for you"),
+        "{messages}"
+    );
     assert!(messages.contains("TIMEOUT = 30"));
     let trace = s.trace();
     let sources: Vec<(&str, &str)> = trace
@@ -138,7 +146,10 @@ async fn strict_edit_is_one_model_call_with_the_targets_in_the_schema() {
         .iter()
         .map(|c| (c.source.as_str(), c.stage.as_str()))
         .collect();
-    assert_eq!(sources, vec![("runtime", "executed"), ("native", "executed")]);
+    assert_eq!(
+        sources,
+        vec![("runtime", "executed"), ("native", "executed")]
+    );
 }
 
 #[tokio::test]
@@ -190,7 +201,10 @@ async fn connect_only_defaults_to_names_and_off_sends_nothing() {
     let first = schema(&requests[0]);
     assert!(first.is_object(), "names by default for connect_only");
     assert!(enums_of(first, "path").contains(&"settings.py".to_string()));
-    assert!(enums_of(first, "old_string").is_empty(), "names leaves old_string free");
+    assert!(
+        enums_of(first, "old_string").is_empty(),
+        "names leaves old_string free"
+    );
     assert!(!requests[0]["messages"].to_string().contains("Talos read"));
     let trace = s.trace();
     assert!(trace.tool_calls.iter().all(|c| c.source != "runtime"));
@@ -220,7 +234,10 @@ async fn a_constrained_answer_is_read_as_prose() {
     );
     assert!(!outcome.final_answer.contains("\"answer\""));
     let requests = s.llama.requests();
-    assert!(!schema(&requests[0]).to_string().contains("\"answer\""), "evidence first");
+    assert!(
+        !schema(&requests[0]).to_string().contains("\"answer\""),
+        "evidence first"
+    );
     assert!(schema(&requests[1]).to_string().contains("\"answer\""));
 }
 
@@ -246,7 +263,10 @@ async fn no_op_proposals_are_refused_before_approval() {
         .skip(1)
         .map(talos_tests::fake_llama::last_tool_result)
         .collect();
-    assert!(results[0].contains("identical to its current content"), "{results:?}");
+    assert!(
+        results[0].contains("identical to its current content"),
+        "{results:?}"
+    );
     assert!(results[1].contains("identical"), "{results:?}");
     assert!(results[2].contains("[error]"), "{results:?}");
 }

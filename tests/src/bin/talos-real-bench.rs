@@ -101,9 +101,10 @@ const HELP: &str = "talos-real-bench: Talos against the real llama-server and mo
 
 usage:
   talos-real-bench [REPETITIONS]     first-token times, cache reuse, prompt sizes, overhead (default 3)
-  talos-real-bench tasks [LEVEL...]  the task-success bench: the fixed tasks through the whole
-                                     pipeline, approvals answered yes, per model.constrain level
-                                     (default: off strict, in the same run)
+  talos-real-bench tasks [--limit N] [LEVEL...]
+                                     the task-success bench: the fixed tasks (or the first N) through
+                                     the whole pipeline, approvals answered yes, per model.constrain
+                                     level (default: off strict, in the same run)
   talos-real-bench --help            this text
 
 Needs e2e-talosd beside this binary: cargo build --release -p talos-tests";
@@ -125,11 +126,19 @@ async fn main() -> anyhow::Result<()> {
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let work = async {
         if args.first().map(String::as_str) == Some("tasks") {
-            let levels: Vec<String> = match &args[1..] {
+            let mut rest = &args[1..];
+            let mut limit = usize::MAX;
+            if let [flag, n, more @ ..] = rest
+                && flag == "--limit"
+            {
+                limit = n.parse().context("--limit takes a number of tasks")?;
+                rest = more;
+            }
+            let levels: Vec<String> = match rest {
                 [] => vec!["off".into(), "strict".into()],
                 given => given.to_vec(),
             };
-            return tasks::run(&parts, &levels).await;
+            return tasks::run(&parts, &levels, limit).await;
         }
         let repetitions: usize = args
             .first()

@@ -56,13 +56,23 @@ fn instances(schema: &Value) -> Vec<Value> {
     }
     match schema.get("type").and_then(Value::as_str) {
         Some("string") => {
-            let samples = ["X = 99", "a\nb \"quoted\" \\ \u{e9}", "docs/a b.txt", "src/x-1.rs", "new name.rs"];
+            let samples = [
+                "X = 99",
+                "a\nb \"quoted\" \\ \u{e9}",
+                "docs/a b.txt",
+                "src/x-1.rs",
+                "new name.rs",
+            ];
             let pattern = schema.get("pattern").and_then(Value::as_str);
             let fits = |s: &&&str| match pattern {
                 None => true,
-                Some(PATH_PATTERN) => s.chars().all(|c| c.is_ascii_alphanumeric() || "_.@+,=~ /-".contains(c)),
+                Some(PATH_PATTERN) => s
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.@+,=~ /-".contains(c)),
                 Some(NAME_PATTERN) => {
-                    !s.starts_with('.') && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.@+,=~ -".contains(c))
+                    !s.starts_with('.')
+                        && s.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_.@+,=~ -".contains(c))
                 }
                 Some(other) => panic!("a pattern the test does not know: {other}"),
             };
@@ -72,7 +82,10 @@ fn instances(schema: &Value) -> Vec<Value> {
         Some("boolean") => vec![json!(true)],
         Some("array") => vec![json!([{}])],
         Some("object") => {
-            let props = schema["properties"].as_object().cloned().unwrap_or_default();
+            let props = schema["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
             let mut acc: Vec<Map<String, Value>> = vec![Map::new()];
             for (key, sub) in props {
                 let values = instances(&sub);
@@ -165,7 +178,10 @@ fn a_change_step_limits_names_and_paths() {
     )
     .unwrap();
     let text = schema.to_string();
-    assert!(!text.contains("\"answer\""), "no prose while a change is owed");
+    assert!(
+        !text.contains("\"answer\""),
+        "no prose while a change is owed"
+    );
     let names: Vec<String> = instances(&schema)
         .iter()
         .map(|i| i["name"].as_str().unwrap().to_string())
@@ -187,11 +203,7 @@ fn a_change_step_limits_names_and_paths() {
         assert!(SETTINGS.contains(old), "{old}");
     }
     // names: the same paths, old_string free.
-    let names = compile(
-        Level::Names,
-        &step(&plan, Phase::Apply, &[], &texts, false),
-    )
-    .unwrap();
+    let names = compile(Level::Names, &step(&plan, Phase::Apply, &[], &texts, false)).unwrap();
     assert!(!names.to_string().contains("TIMEOUT = 30"));
     assert!(names.to_string().contains("\"settings.py\""));
 }
@@ -199,11 +211,7 @@ fn a_change_step_limits_names_and_paths() {
 #[test]
 fn outside_apply_no_mutating_tool_is_offered() {
     let plan = plan_for("In settings.py, change TIMEOUT from 30 to 60.");
-    let schema = compile(
-        Level::Strict,
-        &step(&plan, Phase::Verify, &[], &[], true),
-    )
-    .unwrap();
+    let schema = compile(Level::Strict, &step(&plan, Phase::Verify, &[], &[], true)).unwrap();
     let text = schema.to_string();
     assert!(!text.contains("talos.edit_file") && !text.contains("talos.write_file"));
     assert!(text.contains("\"answer\""));
@@ -238,7 +246,10 @@ fn answers_unwrap_only_from_the_answer_object() {
         (r#"{"answer": "x", "name": "talos.read_file"}"#, None),
         (r#"{"answer": 3}"#, None),
         ("plain prose", None),
-        (r#"{"name":"talos.read_file","arguments":{"path":"a"}}"#, None),
+        (
+            r#"{"name":"talos.read_file","arguments":{"path":"a"}}"#,
+            None,
+        ),
     ];
     for (reply, want) in table {
         assert_eq!(unwrap_answer(reply).as_deref(), want, "{reply}");

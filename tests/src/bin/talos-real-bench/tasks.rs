@@ -43,9 +43,39 @@ const TASKS: &[Task] = &[
         expect: Expect::File("settings.py", "TIMEOUT = 60\nRETRIES = 3"),
     },
     Task {
+        files: &[],
+        request: "Create notes.txt with the content: hello world",
+        expect: Expect::File("notes.txt", "hello world"),
+    },
+    Task {
+        files: &[("settings.py", SETTINGS)],
+        request: "What is the value of TIMEOUT in settings.py?",
+        expect: Expect::Answer("30"),
+    },
+    Task {
+        files: &[("old.txt", "keep me\n")],
+        request: "Rename old.txt to new.txt.",
+        expect: Expect::Renamed("old.txt", "new.txt", "keep me"),
+    },
+    Task {
         files: &[("config.py", "DEBUG = True\nPORT = 8000\n")],
         request: "In config.py, change DEBUG from True to False.",
         expect: Expect::File("config.py", "DEBUG = False\nPORT = 8000"),
+    },
+    Task {
+        files: &[],
+        request: "Create VERSION containing 2.0.0",
+        expect: Expect::File("VERSION", "2.0.0"),
+    },
+    Task {
+        files: &[("server.js", SERVER)],
+        request: "What port does server.js use?",
+        expect: Expect::Answer("3000"),
+    },
+    Task {
+        files: &[("draft.md", "# Draft\n")],
+        request: "Rename draft.md to final.md.",
+        expect: Expect::Renamed("draft.md", "final.md", "# Draft"),
     },
     Task {
         files: &[("server.js", SERVER)],
@@ -53,14 +83,38 @@ const TASKS: &[Task] = &[
         expect: Expect::File("server.js", "const port = 8080;\napp.listen(port);"),
     },
     Task {
-        files: &[("README.md", README)],
-        request: "In README.md, change the title from Demo to Talos Demo.",
-        expect: Expect::File("README.md", "# Talos Demo\n\nA small project that greets people."),
+        files: &[],
+        request: "Create todo.md with the text: - buy milk",
+        expect: Expect::File("todo.md", "- buy milk"),
     },
     Task {
-        files: &[("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n")],
+        files: &[("package.json", PACKAGE)],
+        request: "Which version is in package.json?",
+        expect: Expect::Answer("1.0.0"),
+    },
+    Task {
+        files: &[("README.md", README)],
+        request: "In README.md, change the title from Demo to Talos Demo.",
+        expect: Expect::File(
+            "README.md",
+            "# Talos Demo\n\nA small project that greets people.",
+        ),
+    },
+    Task {
+        files: &[("README.md", README)],
+        request: "What does README.md say the project does?",
+        expect: Expect::Answer("greet"),
+    },
+    Task {
+        files: &[(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        )],
         request: "In src/lib.rs, rename the function add to sum.",
-        expect: Expect::File("src/lib.rs", "pub fn sum(a: i32, b: i32) -> i32 {\n    a + b\n}"),
+        expect: Expect::File(
+            "src/lib.rs",
+            "pub fn sum(a: i32, b: i32) -> i32 {\n    a + b\n}",
+        ),
     },
     Task {
         files: &[("constants.h", "#define MAX_USERS 10\n#define MAX_ROOMS 4\n")],
@@ -105,51 +159,6 @@ const TASKS: &[Task] = &[
         request: "In index.html, change the title from Home to Welcome.",
         expect: Expect::File("index.html", "<title>Welcome</title>\n<h1>Home</h1>"),
     },
-    Task {
-        files: &[],
-        request: "Create notes.txt with the content: hello world",
-        expect: Expect::File("notes.txt", "hello world"),
-    },
-    Task {
-        files: &[],
-        request: "Create VERSION containing 2.0.0",
-        expect: Expect::File("VERSION", "2.0.0"),
-    },
-    Task {
-        files: &[],
-        request: "Create todo.md with the text: - buy milk",
-        expect: Expect::File("todo.md", "- buy milk"),
-    },
-    Task {
-        files: &[("old.txt", "keep me\n")],
-        request: "Rename old.txt to new.txt.",
-        expect: Expect::Renamed("old.txt", "new.txt", "keep me"),
-    },
-    Task {
-        files: &[("draft.md", "# Draft\n")],
-        request: "Rename draft.md to final.md.",
-        expect: Expect::Renamed("draft.md", "final.md", "# Draft"),
-    },
-    Task {
-        files: &[("settings.py", SETTINGS)],
-        request: "What is the value of TIMEOUT in settings.py?",
-        expect: Expect::Answer("30"),
-    },
-    Task {
-        files: &[("server.js", SERVER)],
-        request: "What port does server.js use?",
-        expect: Expect::Answer("3000"),
-    },
-    Task {
-        files: &[("package.json", PACKAGE)],
-        request: "Which version is in package.json?",
-        expect: Expect::Answer("1.0.0"),
-    },
-    Task {
-        files: &[("README.md", README)],
-        request: "What does README.md say the project does?",
-        expect: Expect::Answer("greet"),
-    },
 ];
 
 /// One task's result.
@@ -167,17 +176,21 @@ struct Ran {
 /// Runs every task once per level, each level on a daemon of its own (all started first, so
 /// that the levels take turns task by task and a partial run still compares them fairly), and
 /// prints the table. Each task's figures also go to stderr as it ends.
-pub async fn run(parts: &RealParts, levels: &[String]) -> anyhow::Result<()> {
+pub async fn run(parts: &RealParts, levels: &[String], limit: usize) -> anyhow::Result<()> {
     let mut daemons = Vec::new();
     for level in levels {
+        // A loaded machine can take minutes per model call: nothing times out before the
+        // bench is interrupted.
         let extra = format!(
-            "  constrain: {level}\n  max_tokens: 192\ntools:\n  tool_call_prefill: \"<tool_call>\\n\"\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n"
+            "  constrain: {level}\n  max_tokens: 192\n  request_timeout_secs: 3600\ntools:\n  tool_call_prefill: \"<tool_call>\\n\"\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n"
         );
-        daemons.push(super::start(parts, &extra).await?);
+        let mut started = super::start(parts, &extra).await?;
+        started.client.read_timeout = Duration::from_secs(3600);
+        daemons.push(started);
     }
     let mut table: Vec<(String, Vec<Ran>)> =
         levels.iter().map(|l| (l.clone(), Vec::new())).collect();
-    for (n, task) in TASKS.iter().enumerate() {
+    for (n, task) in TASKS.iter().enumerate().take(limit) {
         for (started, (level, results)) in daemons.iter_mut().zip(table.iter_mut()) {
             let home = started.home.path().to_path_buf();
             let ran = run_task(&mut started.client, &home, task)
@@ -231,7 +244,10 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
         .context("daemon closed the connection")?;
     let wall = started.elapsed();
     let outcome = response.result.context("turn/start failed")?;
-    let answer = outcome["finalAnswer"].as_str().unwrap_or_default().to_string();
+    let answer = outcome["finalAnswer"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let trace_path = outcome["tracePath"]
         .as_str()
         .map(std::path::PathBuf::from)
@@ -252,14 +268,10 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
     let classification = trace["outcome"]["classification"].as_str().unwrap_or("");
     Ok(Ran {
         proposals: proposed.len(),
-        passed_checks: proposed
-            .iter()
-            .filter(|c| c["stage"] != "rejected")
-            .count(),
+        passed_checks: proposed.iter().filter(|c| c["stage"] != "rejected").count(),
         done,
         verified: done
-            && (matches!(task.expect, Expect::Answer(_))
-                || classification == "COMPLETED_VERIFIED"),
+            && (matches!(task.expect, Expect::Answer(_)) || classification == "COMPLETED_VERIFIED"),
         model_calls: model_calls.len(),
         prompt_tokens: model_calls
             .iter()
@@ -271,7 +283,8 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
 
 fn print_table(parts: &RealParts, table: &[(String, Vec<Ran>)]) {
     println!(
-        "talos-real-bench tasks: {} tasks, {} (server default sampling), approvals answered yes",
+        "talos-real-bench tasks: {} of the {} tasks, {} (server default sampling), approvals answered yes",
+        table.first().map_or(0, |(_, runs)| runs.len()),
         TASKS.len(),
         parts
             .model
