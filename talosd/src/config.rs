@@ -461,14 +461,19 @@ mod tests {
             ("", Some(Level::Strict)),
             ("model:\n  mode: connect_only\n", Some(Level::Names)),
             ("model:\n  constrain: off\n", Some(Level::Off)),
-            ("model:\n  mode: connect_only\n  constrain: strict\n", Some(Level::Strict)),
+            (
+                "model:\n  mode: connect_only\n  constrain: strict\n",
+                Some(Level::Strict),
+            ),
             ("model:\n  constrain: names\n", Some(Level::Names)),
             ("model:\n  constrain: loose\n", None),
         ];
         for (text, want) in table {
             assert_eq!(level(text).ok(), want, "{text}");
         }
-        let error = level("model:\n  constrain: loose\n").unwrap_err().to_string();
+        let error = level("model:\n  constrain: loose\n")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("off, names or strict"), "{error}");
         assert_eq!(Config::default().turn.preread_max_bytes, 16 * 1024);
     }

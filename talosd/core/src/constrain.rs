@@ -21,10 +21,11 @@ use crate::tools::{ParamKind, ToolId};
 pub enum Level {
     /// No constraint: the model's reply is free.
     Off,
-    /// Tool names limited to the surface, required arguments present, `path` limited to the
-    /// expected targets on a change and to known readable paths on a read.
+    /// Tool names limited to the surface, required arguments present, `path` of a change
+    /// limited to the expected targets.
     Names,
-    /// `names`, and `old_string` of `talos.edit_file` limited to text the file holds as read
+    /// `names`, `path` of `talos.read_file` limited to the named files that exist (when there
+    /// are any), and `old_string` of `talos.edit_file` limited to text the file holds as read
     /// (whole lines, or runs of up to [`MAX_RUN`] consecutive lines, each occurring once).
     Strict,
 }
@@ -124,7 +125,7 @@ fn tool_variants(level: Level, tool: ToolId, step: &Step<'_>) -> Vec<Value> {
         };
         properties.insert(p.name.into(), schema);
     }
-    let paths = match path_choice(tool, step) {
+    let paths = match path_choice(level, tool, step) {
         PathChoice::Free => None,
         PathChoice::OneOf(paths) if paths.is_empty() => return Vec::new(),
         PathChoice::OneOf(paths) => Some(paths),
@@ -198,7 +199,7 @@ enum PathChoice {
 }
 
 /// Which `path` values a tool's call may carry on this step.
-fn path_choice(tool: ToolId, step: &Step<'_>) -> PathChoice {
+fn path_choice(level: Level, tool: ToolId, step: &Step<'_>) -> PathChoice {
     let has_path = tool.params().iter().any(|p| p.name == "path" && p.required);
     if !has_path {
         return PathChoice::Free;
@@ -212,7 +213,7 @@ fn path_choice(tool: ToolId, step: &Step<'_>) -> PathChoice {
         {
             PathChoice::OneOf(step.expected.iter().filter(allowed).cloned().collect())
         }
-        ToolId::ReadFile if !step.readable.is_empty() => {
+        ToolId::ReadFile if level == Level::Strict && !step.readable.is_empty() => {
             PathChoice::OneOf(step.readable.iter().filter(allowed).cloned().collect())
         }
         _ => PathChoice::Free,

@@ -9,26 +9,16 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use talos_core::constrain::{self, Level, Step};
 use talos_core::plan::ActionObligation;
+use talos_core::protected::protected_kind;
 use talos_core::surface::Surface;
 use talos_core::tools::ToolId;
 use talos_core::turn::call::Proposal;
 use talos_core::turn::model;
 
+use super::calls;
 use super::context::TurnCtx;
-use super::{calls, effects};
-
-/// What the constraint knows besides the plan.
-#[derive(Debug, Default)]
-pub struct Aid {
-    pub level: Option<Level>,
-    /// Named files that exist (expected and evidence targets).
-    pub readable: Vec<String>,
-    /// Files and their text as this turn read them.
-    pub read_texts: Vec<(String, String)>,
-    /// The last request carried a schema: a reply that is exactly `{"answer": …}` can only
-    /// be its answer variant, and is read as prose.
-    pub constrained: bool,
-}
+use super::conversation::Aid;
+use crate::workspace::{EntryKind, Workspace};
 
 /// Gathers the facts and, on a change turn, reads the small expected targets itself; the
 /// reads' results go into `messages` just before the request (the last message).
@@ -45,18 +35,15 @@ pub async fn prepare(ctx: &mut TurnCtx, messages: &mut Vec<Value>) -> Aid {
         .chain(contract.source_evidence_targets.iter())
         .cloned()
         .collect();
-    let mut sizes: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     for path in named {
         if aid.readable.contains(&path) {
             continue;
         }
         let workspace = ctx.session.files.clone();
         let shown = path.clone();
-        let current =
-            tokio::task::spawn_blocking(move || effects::read_current(&workspace, &shown)).await;
-        if let Ok(Ok(Some(bytes))) = current {
-            aid.readable.push(path.clone());
-            sizes.insert(path, bytes);
+        let file = tokio::task::spawn_blocking(move || is_file(&workspace, &shown)).await;
+        if file.unwrap_or(false) {
+            aid.readable.push(path);
         }
     }
     let cap = ctx.daemon.config.turn.preread_max_bytes;
@@ -70,15 +57,16 @@ pub async fn prepare(ctx: &mut TurnCtx, messages: &mut Vec<Value>) -> Aid {
     }
     let request = messages.pop();
     for path in &contract.expected_targets {
-        let Some(bytes) = sizes.get(path) else {
-            continue;
-        };
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            continue;
-        };
-        if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > cap {
+        // A protected path is never pre-read (the read's own checks would ask for it).
+        if !aid.readable.contains(path) || protected_kind(path).is_some() {
             continue;
         }
+        let workspace = ctx.session.files.clone();
+        let shown = path.clone();
+        let small = tokio::task::spawn_blocking(move || read_small(&workspace, &shown, cap)).await;
+        let Ok(Some(text)) = small else {
+            continue;
+        };
         let mut args = BTreeMap::new();
         args.insert("path".to_string(), path.clone());
         let proposal = Proposal {
@@ -89,7 +77,7 @@ pub async fn prepare(ctx: &mut TurnCtx, messages: &mut Vec<Value>) -> Aid {
         };
         let report = calls::dispatch(ctx, proposal).await;
         if !report.text.starts_with("[error]") && ctx.core.record.read_paths.contains(path) {
-            aid.read_texts.push((path.clone(), text.to_string()));
+            aid.read_texts.push((path.clone(), text));
             let wrapped = model::tool_result_message(ToolId::ReadFile.name(), &report, false);
             messages.push(json!({
                 "role": "user",
@@ -99,6 +87,22 @@ pub async fn prepare(ctx: &mut TurnCtx, messages: &mut Vec<Value>) -> Aid {
     }
     messages.extend(request);
     aid
+}
+
+/// Whether `shown` is a regular file inside the workspace (a symlink in the last place is not).
+fn is_file(workspace: &Workspace, shown: &str) -> bool {
+    workspace
+        .resolve(shown)
+        .location
+        .is_some_and(|location| matches!(workspace.kind(&location), Ok(Some(EntryKind::File))))
+}
+
+/// The file's text when it is UTF-8 and at most `cap` bytes; read through the workspace
+/// handle, as every workspace read is.
+fn read_small(workspace: &Workspace, shown: &str, cap: u64) -> Option<String> {
+    let location = workspace.resolve(shown).location?;
+    let bytes = workspace.read_limited(&location, shown, cap).ok()??;
+    String::from_utf8(bytes).ok()
 }
 
 /// The schema for model call `index`, or `None` (level `off`, or nothing to constrain).

@@ -225,8 +225,17 @@ fn reads_are_limited_to_readable_unprotected_paths() {
         ".env".to_string(),
         "README.md".to_string(),
     ];
-    let schema = compile(
+    let names = compile(
         Level::Names,
+        &step(&plan, Phase::Inspect, &readable, &[], false),
+    )
+    .unwrap();
+    assert!(
+        !names.to_string().contains("README.md"),
+        "names leaves reads free"
+    );
+    let schema = compile(
+        Level::Strict,
         &step(&plan, Phase::Inspect, &readable, &[], false),
     )
     .unwrap();
