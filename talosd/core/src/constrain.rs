@@ -66,8 +66,9 @@ pub struct Step<'a> {
     pub expected: &'a [String],
     /// The contract's forbidden targets.
     pub forbidden: &'a [String],
-    /// Existing workspace files known to be readable (the daemon checked they exist); the
-    /// protected ones are dropped here. Empty: a read's `path` is any non-empty string.
+    /// Named workspace files that exist (the daemon checked); the protected ones are dropped
+    /// here. A read's `path` on the strict level is one of them (any path when empty); an
+    /// edit's `path` is an expected target among them or among `read_texts`.
     pub readable: &'a [String],
     /// Files and their text as this turn read them.
     pub read_texts: &'a [(String, String)],
@@ -207,8 +208,21 @@ fn path_choice(level: Level, tool: ToolId, step: &Step<'_>) -> PathChoice {
     let allowed = |p: &&String| {
         protected_kind(p).is_none() && !step.forbidden.iter().any(|f| f == *p) && !p.is_empty()
     };
+    let exists = |p: &&String| {
+        step.readable.contains(p) || step.read_texts.iter().any(|(read, _)| read == *p)
+    };
     match tool {
-        ToolId::WriteFile | ToolId::EditFile | ToolId::DeletePath | ToolId::RenamePath
+        // An edit changes an existing file: a named target that does not exist is offered to
+        // `talos.write_file` only (the edit would fail with "File not found").
+        ToolId::EditFile if !step.expected.is_empty() => PathChoice::OneOf(
+            step.expected
+                .iter()
+                .filter(allowed)
+                .filter(exists)
+                .cloned()
+                .collect(),
+        ),
+        ToolId::WriteFile | ToolId::DeletePath | ToolId::RenamePath
             if !step.expected.is_empty() =>
         {
             PathChoice::OneOf(step.expected.iter().filter(allowed).cloned().collect())

@@ -209,6 +209,22 @@ fn a_change_step_limits_names_and_paths() {
 }
 
 #[test]
+fn a_target_that_does_not_exist_is_written_never_edited() {
+    let plan = plan_for("Create notes.txt with the content: hello world");
+    let schema = compile(Level::Strict, &step(&plan, Phase::Apply, &[], &[], false)).unwrap();
+    let text = schema.to_string();
+    assert!(!text.contains("talos.edit_file"), "{text}");
+    assert!(text.contains("talos.write_file") && text.contains("\"notes.txt\""));
+    let readable = vec!["notes.txt".to_string()];
+    let schema = compile(
+        Level::Names,
+        &step(&plan, Phase::Apply, &readable, &[], false),
+    )
+    .unwrap();
+    assert!(schema.to_string().contains("talos.edit_file"));
+}
+
+#[test]
 fn outside_apply_no_mutating_tool_is_offered() {
     let plan = plan_for("In settings.py, change TIMEOUT from 30 to 60.");
     let schema = compile(Level::Strict, &step(&plan, Phase::Verify, &[], &[], true)).unwrap();
