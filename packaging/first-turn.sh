@@ -28,6 +28,7 @@ model:
   port: $PORT
 tools:
   # SmolLM2-135M ignores tools unless its reply is started as a tool call (ChatML template).
+  # Used with model.constrain: off only; a constrained request carries a schema instead.
   tool_call_prefill: "<tool_call>\n"
 YAML
 printf 'TIMEOUT = 30\nRETRIES = 3\n' >"$DEMO/workspace/settings.py"
@@ -41,5 +42,15 @@ set -e
 "$TALOS" model status || true
 echo "first-turn: talos exited $status; settings.py now reads:"
 cat "$DEMO/workspace/settings.py"
+# The default request has one right answer: say plainly whether the model managed it. (The
+# model's call is constrained to the tools, target and lines Talos knows, model.constrain:
+# strict, but the new text is still the model's own.)
+if [ $# -eq 0 ]; then
+  if grep -qx 'TIMEOUT = 60' "$DEMO/workspace/settings.py"; then
+    echo "first-turn: the model made the edit; Talos checked it on disk (see the outcome above)."
+  else
+    echo "first-turn: the model did not manage the edit this time; settings.py was not changed to TIMEOUT = 60. Talos's outcome above says what happened."
+  fi
+fi
 echo "first-turn: the turn's trace is under $TALOS_HOME/traces/"
 exit "$status"

@@ -55,6 +55,38 @@ pub struct ModelConfig {
     pub chat_template_file: String,
     /// How long the server may stay loading before its start counts as failed.
     pub start_timeout_secs: u64,
+    /// `off`, `names` or `strict`: the decoding constraint each model request carries
+    /// (issue 15, docs/decisions/0030-decoding-constraint.md). Unset: `strict` for the managed
+    /// small model, `names` for a `connect_only` server.
+    pub constrain: Option<ConstrainLevel>,
+}
+
+/// `model.constrain`, checked when the file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct ConstrainLevel(pub talos_core::constrain::Level);
+
+impl TryFrom<String> for ConstrainLevel {
+    type Error = String;
+    fn try_from(name: String) -> Result<ConstrainLevel, String> {
+        talos_core::constrain::Level::parse(&name)
+            .map(ConstrainLevel)
+            .ok_or_else(|| {
+                format!("model.constrain `{name}` is not supported; use off, names or strict")
+            })
+    }
+}
+
+impl ModelConfig {
+    /// The constraint level in force: the configured one, or the mode's default.
+    pub fn constrain_level(&self) -> talos_core::constrain::Level {
+        use talos_core::constrain::Level;
+        match (self.constrain, self.mode) {
+            (Some(ConstrainLevel(level)), _) => level,
+            (None, ModelMode::Managed) => Level::Strict,
+            (None, ModelMode::ConnectOnly) => Level::Names,
+        }
+    }
 }
 
 /// Who runs llama-server. Any other value in `model.mode` is refused when the file is read,
@@ -145,6 +177,9 @@ pub struct ApprovalConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct TurnConfig {
     pub max_model_calls: usize,
+    /// Expected targets of a change up to this size are read by the runtime before the first
+    /// model call and put in the prompt (issue 15); 0 turns the pre-read off.
+    pub preread_max_bytes: u64,
 }
 
 impl Default for ModelConfig {
@@ -175,6 +210,7 @@ impl Default for ModelConfig {
                 String::new()
             },
             start_timeout_secs: 120,
+            constrain: None,
         }
     }
 }
@@ -195,7 +231,10 @@ impl Default for ApprovalConfig {
 }
 impl Default for TurnConfig {
     fn default() -> Self {
-        TurnConfig { max_model_calls: 8 }
+        TurnConfig {
+            max_model_calls: 8,
+            preread_max_bytes: 16 * 1024,
+        }
     }
 }
 
@@ -412,6 +451,31 @@ mod tests {
             assert!(error.contains(what), "{}: {error}", path.display());
             assert!(error.contains(&path.display().to_string()), "{error}");
         }
+    }
+
+    #[test]
+    fn constrain_levels_and_their_defaults() {
+        use talos_core::constrain::Level;
+        let level = |text: &str| Config::parse(text, "c").map(|c| c.model.constrain_level());
+        let table = [
+            ("", Some(Level::Strict)),
+            ("model:\n  mode: connect_only\n", Some(Level::Names)),
+            ("model:\n  constrain: off\n", Some(Level::Off)),
+            (
+                "model:\n  mode: connect_only\n  constrain: strict\n",
+                Some(Level::Strict),
+            ),
+            ("model:\n  constrain: names\n", Some(Level::Names)),
+            ("model:\n  constrain: loose\n", None),
+        ];
+        for (text, want) in table {
+            assert_eq!(level(text).ok(), want, "{text}");
+        }
+        let error = level("model:\n  constrain: loose\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("off, names or strict"), "{error}");
+        assert_eq!(Config::default().turn.preread_max_bytes, 16 * 1024);
     }
 
     #[test]

@@ -111,6 +111,10 @@ pub struct ChatRequest<'a> {
     /// `tool_choice: required`, with the configured prefill as the assistant's first words.
     pub tool_choice_required: bool,
     pub prefill: &'a str,
+    /// The decoding constraint (`talos_core::constrain`), sent as `response_format` with a
+    /// JSON schema. llama-server b11434 refuses an assistant prefill beside it ("Failed to
+    /// initialize samplers"), so no prefill is sent then (docs/decisions/0030).
+    pub schema: Option<&'a Value>,
 }
 
 impl Engine {
@@ -130,10 +134,17 @@ impl Engine {
         if request.tool_choice_required {
             body["tool_choice"] = serde_json::json!("required");
             if !request.prefill.is_empty()
+                && request.schema.is_none()
                 && let Some(messages) = body["messages"].as_array_mut()
             {
                 messages.push(serde_json::json!({"role": "assistant", "content": request.prefill}));
             }
+        }
+        if let Some(schema) = request.schema {
+            body["response_format"] = serde_json::json!({
+                "type": "json_schema",
+                "json_schema": {"name": "talos_reply", "schema": schema},
+            });
         }
         if !request.tools.is_empty() {
             body["tools"] = Value::Array(

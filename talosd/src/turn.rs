@@ -5,6 +5,7 @@
 
 mod calls;
 mod command;
+mod constraint;
 mod context;
 mod conversation;
 mod effects;

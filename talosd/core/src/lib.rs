@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod command;
+pub mod constrain;
 pub mod contract;
 pub mod deceptive;
 pub mod diff;

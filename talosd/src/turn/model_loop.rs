@@ -41,10 +41,12 @@ pub async fn run(ctx: &mut TurnCtx) -> String {
         messages.push(retrieved);
     }
     messages.push(json!({"role": "user", "content": ctx.core.plan.original_request()}));
+    let aid = super::constraint::prepare(ctx, &mut messages).await;
     let mut conversation = Conversation {
         messages,
         calling,
         next: 0,
+        aid,
     };
     let budget = ctx.core.plan.iteration_budget();
     let answer = converse(ctx, &mut conversation, budget).await;
@@ -82,7 +84,8 @@ async fn converse(ctx: &mut TurnCtx, conversation: &mut Conversation, end: usize
         let messages = &mut conversation.messages;
         let system = prompt::system_prompt(&ctx.core.plan, &surface, ctx.core.phase, calling);
         messages[0] = json!({"role": "system", "content": system});
-        let body = request_body(ctx, messages, &surface, index, calling);
+        let schema = super::constraint::schema(ctx, &mut conversation.aid, &surface);
+        let body = request_body(ctx, messages, &surface, index, calling, schema.as_ref());
         let reply = match stream_reply(ctx, &body).await {
             Ok(Some(reply)) => reply,
             Ok(None) => {
@@ -92,6 +95,8 @@ async fn converse(ctx: &mut TurnCtx, conversation: &mut Conversation, end: usize
             Err(e) => return model_failed(ctx, index, &e).await,
         };
         record_reply(ctx, index, &reply);
+        let mut reply = reply;
+        reply.content = super::constraint::reply_text(&conversation.aid, &reply.content);
         if let Some(answer) = turn_on_reply(ctx, messages, &surface, index, reply).await {
             return answer;
         }
@@ -171,6 +176,7 @@ fn request_body(
     surface: &Surface,
     index: usize,
     calling: ToolCalling,
+    schema: Option<&Value>,
 ) -> Value {
     let daemon = &ctx.daemon;
     daemon.engine.chat_body(&ChatRequest {
@@ -182,6 +188,7 @@ fn request_body(
         slot: daemon.supervisor.is_some().then_some(ctx.session.slot),
         tool_choice_required: ctx.core.requires_tool_call(index, calling, surface),
         prefill: &daemon.config.tools.tool_call_prefill,
+        schema,
     })
 }
 

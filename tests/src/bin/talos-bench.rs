@@ -27,6 +27,12 @@ mod load;
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
+    if std::env::args().any(|a| a == "--help" || a == "-h") {
+        println!(
+            "talos-bench: the harness's own cost against an instant fake model\n\nusage:\n  talos-bench [TURNS [STATUS_CALLS]]   governed edit turns (default 300) and daemon/status calls (default 5000)\n  talos-bench load [LEVELS...]        the load benchmark (default levels 16 64 256)\n  talos-bench acp [RUNS]              the ACP bridge against the daemon's protocol (default 200 runs)\n  talos-bench --help                  this text\n\nNeeds e2e-talosd beside this binary: cargo build --release -p talos-tests"
+        );
+        return Ok(());
+    }
     if std::env::args().nth(1).as_deref() == Some("load") {
         return load::main(args.skip(1).collect()).await;
     }
@@ -35,8 +41,18 @@ async fn main() -> anyhow::Result<()> {
     if bench_acp {
         args.next();
     }
-    let turns: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(300);
-    let status_calls: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5000);
+    let turns: usize = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()
+        .context("TURNS must be a number (see --help)")?
+        .unwrap_or(300);
+    let status_calls: usize = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()
+        .context("STATUS_CALLS must be a number (see --help)")?
+        .unwrap_or(5000);
     let model = scripted(vec![
         read_call("settings.py"),
         Reply::ToolCalls(vec![(

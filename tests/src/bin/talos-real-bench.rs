@@ -25,6 +25,9 @@ use talos_tests::managed::{ManagedConfig, alive, free_port, wait_gone};
 use talos_tests::real_llama::{RealParts, threads};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+#[path = "talos-real-bench/tasks.rs"]
+mod tasks;
+
 const QUESTION: &str = "What does settings.py configure?";
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
 const SETTINGS: &str = "TIMEOUT = 30\nRETRIES = 3\n";
@@ -94,25 +97,25 @@ fn signal(name: &str, pid: u32) {
         .status();
 }
 
+const HELP: &str = "talos-real-bench: Talos against the real llama-server and model of packaging/get-llama.sh
+
+usage:
+  talos-real-bench [REPETITIONS]     first-token times, cache reuse, prompt sizes, overhead (default 3)
+  talos-real-bench tasks [--limit N] [LEVEL...]
+                                     the task-success bench: the fixed tasks (or the first N) through
+                                     the whole pipeline, approvals answered yes, per model.constrain
+                                     level (default: off strict, in the same run)
+  talos-real-bench --help            this text
+
+Needs e2e-talosd beside this binary: cargo build --release -p talos-tests";
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let repetitions: usize = std::env::args()
-        .nth(1)
-        .map(|a| a.parse())
-        .transpose()
-        .context("REPETITIONS must be a number")?
-        .unwrap_or(3)
-        .max(1);
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    // On SIGINT or SIGTERM the run is dropped, and with it the daemon, which stops its server.
-    tokio::select! {
-        result = run(repetitions) => result,
-        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
-        _ = terminate.recv() => bail!("terminated"),
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{HELP}");
+        return Ok(());
     }
-}
-
-async fn run(repetitions: usize) -> anyhow::Result<()> {
     let parts = match RealParts::find() {
         Ok(parts) => parts,
         Err(missing) => {
@@ -120,6 +123,53 @@ async fn run(repetitions: usize) -> anyhow::Result<()> {
             std::process::exit(2);
         }
     };
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let work = async {
+        if args.first().map(String::as_str) == Some("tasks") {
+            let mut rest = &args[1..];
+            let mut limit = usize::MAX;
+            if let [flag, n, more @ ..] = rest
+                && flag == "--limit"
+            {
+                limit = n.parse().context("--limit takes a number of tasks")?;
+                rest = more;
+            }
+            let levels: Vec<String> = match rest {
+                [] => vec!["off".into(), "strict".into()],
+                given => given.to_vec(),
+            };
+            return tasks::run(&parts, &levels, limit).await;
+        }
+        let repetitions: usize = args
+            .first()
+            .map(|a| a.parse())
+            .transpose()
+            .context("REPETITIONS must be a number (see --help)")?
+            .unwrap_or(3)
+            .max(1);
+        run(parts.clone(), repetitions).await
+    };
+    // On SIGINT or SIGTERM the run is dropped, and with it the daemon, which stops its server.
+    tokio::select! {
+        result = work => result,
+        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+        _ = terminate.recv() => bail!("terminated"),
+    }
+}
+
+/// A running daemon with its managed server, and a client connected to it.
+struct Started {
+    daemon: Daemon,
+    client: Client,
+    home: tempfile::TempDir,
+    port: u16,
+    to_ready: Duration,
+    server_pid: Option<u32>,
+}
+
+/// Starts `e2e-talosd` in managed mode under a fresh `TALOS_HOME`; `extra` is appended to the
+/// `model:` section of its config (more model keys, then other sections).
+async fn start(parts: &RealParts, extra: &str) -> anyhow::Result<Started> {
     let home = tempfile::Builder::new()
         .prefix("trbench")
         .tempdir_in("/tmp")?;
@@ -130,8 +180,7 @@ async fn run(repetitions: usize) -> anyhow::Result<()> {
     config.threads = threads();
     config.chat_template_file = Some(parts.template.clone());
     config.start_timeout_secs = 120;
-    config.extra =
-        "  max_tokens: 128\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n".into();
+    config.extra = extra.into();
     std::fs::write(home.path().join("config.yaml"), config.to_yaml())?;
 
     let launched = Instant::now();
@@ -161,11 +210,52 @@ async fn run(repetitions: usize) -> anyhow::Result<()> {
     let to_ready = launched.elapsed();
     let server_pid = ready["pid"].as_u64().and_then(|p| u32::try_from(p).ok());
     daemon.server_pid = server_pid;
+    Ok(Started {
+        daemon,
+        client,
+        home,
+        port,
+        to_ready,
+        server_pid,
+    })
+}
+
+/// Shuts the daemon down and checks that its server went with it.
+async fn stop(started: Started) -> anyhow::Result<()> {
+    let Started {
+        daemon,
+        mut client,
+        server_pid,
+        home,
+        ..
+    } = started;
+    client.call("daemon/shutdown", json!({})).await;
+    let mut daemon = daemon;
+    let exited = tokio::task::spawn_blocking(move || daemon.child.wait().map(|_| daemon)).await?;
+    drop(exited?);
+    drop(home);
+    if let Some(pid) = server_pid
+        && !wait_gone(&[pid], Duration::from_secs(8)).await.is_empty()
+    {
+        bail!("llama-server {pid} outlived the daemon");
+    }
+    Ok(())
+}
+
+async fn run(parts: RealParts, repetitions: usize) -> anyhow::Result<()> {
+    let mut started = start(
+        &parts,
+        "  max_tokens: 128\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n",
+    )
+    .await?;
+    let (port, to_ready) = (started.port, started.to_ready);
+    let home = started.home.path().to_path_buf();
+    let client = &mut started.client;
 
     let ws = tempfile::tempdir()?;
     let settings = ws.path().join("settings.py");
     let mut log = ServerLog {
-        path: home.path().join("logs").join("llama-server.log"),
+        path: home.join("logs").join("llama-server.log"),
         offset: 0,
     };
     log.since();
@@ -173,23 +263,16 @@ async fn run(repetitions: usize) -> anyhow::Result<()> {
     for _ in 0..repetitions {
         std::fs::write(&settings, SETTINGS)?;
         let session = client.open_session(ws.path(), "agent").await;
-        first.push(measure(&mut client, &session, QUESTION, home.path(), &mut log).await?);
-        second.push(measure(&mut client, &session, QUESTION, home.path(), &mut log).await?);
+        first.push(measure(client, &session, QUESTION, &home, &mut log).await?);
+        second.push(measure(client, &session, QUESTION, &home, &mut log).await?);
         let session = client.open_session(ws.path(), "agent").await;
-        edits.push(measure(&mut client, &session, EDIT_REQUEST, home.path(), &mut log).await?);
+        edits.push(measure(client, &session, EDIT_REQUEST, &home, &mut log).await?);
         if std::fs::read_to_string(&settings)? != SETTINGS {
             bail!("a denied edit changed settings.py");
         }
     }
     let rates = calibrate(port).await?;
-    client.call("daemon/shutdown", json!({})).await;
-    let exited = tokio::task::spawn_blocking(move || daemon.child.wait().map(|_| daemon)).await?;
-    drop(exited?);
-    if let Some(pid) = server_pid
-        && !wait_gone(&[pid], Duration::from_secs(8)).await.is_empty()
-    {
-        bail!("llama-server {pid} outlived the daemon");
-    }
+    stop(started).await?;
 
     report(
         &parts,
@@ -219,10 +302,14 @@ fn report(
             .collect()
     };
     let (ttft1, ttft2) = (first_tokens(first), first_tokens(second));
-    let ratios: Vec<f64> = first
+    // The cache ratio: the run's one cold turn (empty prompt cache) against the cached turns
+    // (every later turn, whose prompt prefix the server already holds).
+    let cold = first.first().and_then(|t| t.first_token.map(ms));
+    let cached: Vec<f64> = first
         .iter()
-        .zip(second)
-        .filter_map(|(a, b)| Some(ms(b.first_token?) / ms(a.first_token?)))
+        .skip(1)
+        .chain(second.iter())
+        .filter_map(|t| t.first_token.map(ms))
         .collect();
     let all = || {
         [first, second, edits]
@@ -286,13 +373,16 @@ fn report(
         );
     }
     println!("medians                              read-only t1   read-only t2   denied edit");
+    // t1 is each repetition's first turn of a new session: only the run's very first is cold.
     row(
         "time to first token (ms)",
         &[ttft1.clone(), ttft2.clone(), first_tokens(edits)],
     );
     println!(
-        "  turn 2 / turn 1 first-token ratio: {}   (turns without a streamed token: {})",
-        fmt(median(&ratios)),
+        "  cache: cold first turn {} ms to first token, cached turns median {} ms, cached / cold {}   (turns without a streamed token: {})",
+        fmt(cold),
+        fmt(median(&cached)),
+        fmt(cold.zip(median(&cached)).map(|(c, w)| w / c)),
         3 * first.len() - ttft1.len() - ttft2.len() - first_tokens(edits).len()
     );
     row(
@@ -320,7 +410,11 @@ fn report(
         &[walls(first), walls(second), walls(edits)],
     );
     row(
-        "daemon overhead (ms)",
+        if source == Source::Trace {
+            "daemon overhead (ms)"
+        } else {
+            "daemon overhead, upper bound (ms)"
+        },
         &[overhead(first), overhead(second), overhead(edits)],
     );
     if source == Source::ServerLog {
@@ -330,7 +424,12 @@ fn report(
         );
     }
     println!(
-        "  overhead = wall time - llama-server time, {}",
+        "  overhead = wall time - llama-server time, {}{}",
+        if source == Source::Trace {
+            ""
+        } else {
+            "an upper bound (llama-server's own work is not separated from the daemon's in the trace): "
+        },
         match source {
             Source::Trace => "llama-server time from the trace's timings",
             Source::ServerLog => "llama-server time from its log's print_timing lines",

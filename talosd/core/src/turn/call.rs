@@ -33,7 +33,8 @@ pub struct Proposal {
     pub name: String,
     /// The arguments, or why they could not be read.
     pub args: Result<BTreeMap<String, String>, String>,
-    /// `native` or `text`.
+    /// `native`, `text`, or `runtime` (a read the runtime made itself before the first model
+    /// call, issue 15).
     pub source: &'static str,
 }
 

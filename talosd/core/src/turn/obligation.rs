@@ -157,6 +157,12 @@ impl Turn {
         }
     }
 
+    /// Whether the plan allows a final answer now: no action, listing or evidence obligation
+    /// is unmet (the decoding constraint then admits prose beside calls; issue 15).
+    pub fn answer_allowed(&self) -> bool {
+        self.action_unmet().is_none() && !self.listing_unmet() && self.evidence_unmet().is_none()
+    }
+
     /// Whether a listing question was answered with nothing listed (and no listing refused).
     fn listing_unmet(&self) -> bool {
         let facts = &self.record.facts;

@@ -160,6 +160,13 @@ impl WriteFlow {
             Ok(change) => change,
             Err(text) => return blocked(call, turn, &self.accepted, &shown, text),
         };
+        if before_text == Some(after.as_str()) {
+            // A degenerate proposal (issue 15): nothing would change, so nothing is asked.
+            let text = format!(
+                "The proposed content of {shown} is identical to its current content - no change would be made. No approval was requested and no file was changed."
+            );
+            return blocked(call, turn, &self.accepted, &shown, text);
+        }
         let mut flow = self;
         flow.unread = unread;
         let flow = flow;

@@ -1,0 +1,330 @@
+//! The task-success bench (issue 15): a fixed set of small, varied tasks (one-line edits, new
+//! files with given content, renames, questions answered from one file) run through the real
+//! daemon and managed llama-server, every approval answered yes, once per `model.constrain`
+//! level in the same run. Per level it prints: proposals that passed the runtime's checks,
+//! tasks done (the bench's own check of the workspace or the answer) and of those the ones
+//! the trace classifies as verified, model calls per task, prompt tokens per call, and wall
+//! time per task.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use talos_protocol::Message;
+use talos_tests::harness::{Answer, Client};
+use talos_tests::real_llama::RealParts;
+
+/// What a task must leave behind.
+enum Expect {
+    /// The file holds this text (trailing whitespace aside).
+    File(&'static str, &'static str),
+    /// `from` is gone and `to` holds this text.
+    Renamed(&'static str, &'static str, &'static str),
+    /// The answer contains this text.
+    Answer(&'static str),
+}
+
+struct Task {
+    files: &'static [(&'static str, &'static str)],
+    request: &'static str,
+    expect: Expect,
+}
+
+const SETTINGS: &str = "TIMEOUT = 30\nRETRIES = 3\n";
+const SERVER: &str = "const port = 3000;\napp.listen(port);\n";
+const PACKAGE: &str = "{\n  \"name\": \"demo\",\n  \"version\": \"1.0.0\"\n}\n";
+const README: &str = "# Demo\n\nA small project that greets people.\n";
+
+const TASKS: &[Task] = &[
+    Task {
+        files: &[("settings.py", SETTINGS)],
+        request: "In settings.py, change TIMEOUT from 30 to 60.",
+        expect: Expect::File("settings.py", "TIMEOUT = 60\nRETRIES = 3"),
+    },
+    Task {
+        files: &[],
+        request: "Create notes.txt with the content: hello world",
+        expect: Expect::File("notes.txt", "hello world"),
+    },
+    Task {
+        files: &[("settings.py", SETTINGS)],
+        request: "What is the value of TIMEOUT in settings.py?",
+        expect: Expect::Answer("30"),
+    },
+    Task {
+        files: &[("old.txt", "keep me\n")],
+        request: "Rename old.txt to new.txt.",
+        expect: Expect::Renamed("old.txt", "new.txt", "keep me"),
+    },
+    Task {
+        files: &[("config.py", "DEBUG = True\nPORT = 8000\n")],
+        request: "In config.py, change DEBUG from True to False.",
+        expect: Expect::File("config.py", "DEBUG = False\nPORT = 8000"),
+    },
+    Task {
+        files: &[],
+        request: "Create VERSION containing 2.0.0",
+        expect: Expect::File("VERSION", "2.0.0"),
+    },
+    Task {
+        files: &[("server.js", SERVER)],
+        request: "What port does server.js use?",
+        expect: Expect::Answer("3000"),
+    },
+    Task {
+        files: &[("draft.md", "# Draft\n")],
+        request: "Rename draft.md to final.md.",
+        expect: Expect::Renamed("draft.md", "final.md", "# Draft"),
+    },
+    Task {
+        files: &[("server.js", SERVER)],
+        request: "In server.js, change the port from 3000 to 8080.",
+        expect: Expect::File("server.js", "const port = 8080;\napp.listen(port);"),
+    },
+    Task {
+        files: &[],
+        request: "Create todo.md with the text: - buy milk",
+        expect: Expect::File("todo.md", "- buy milk"),
+    },
+    Task {
+        files: &[("package.json", PACKAGE)],
+        request: "Which version is in package.json?",
+        expect: Expect::Answer("1.0.0"),
+    },
+    Task {
+        files: &[("README.md", README)],
+        request: "In README.md, change the title from Demo to Talos Demo.",
+        expect: Expect::File(
+            "README.md",
+            "# Talos Demo\n\nA small project that greets people.",
+        ),
+    },
+    Task {
+        files: &[("README.md", README)],
+        request: "What does README.md say the project does?",
+        expect: Expect::Answer("greet"),
+    },
+    Task {
+        files: &[(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        )],
+        request: "In src/lib.rs, rename the function add to sum.",
+        expect: Expect::File(
+            "src/lib.rs",
+            "pub fn sum(a: i32, b: i32) -> i32 {\n    a + b\n}",
+        ),
+    },
+    Task {
+        files: &[("constants.h", "#define MAX_USERS 10\n#define MAX_ROOMS 4\n")],
+        request: "In constants.h, change MAX_USERS from 10 to 50.",
+        expect: Expect::File("constants.h", "#define MAX_USERS 50\n#define MAX_ROOMS 4"),
+    },
+    Task {
+        files: &[("app.toml", "name = \"app\"\nworkers = 2\n")],
+        request: "In app.toml, change workers from 2 to 4.",
+        expect: Expect::File("app.toml", "name = \"app\"\nworkers = 4"),
+    },
+    Task {
+        files: &[("package.json", PACKAGE)],
+        request: "In package.json, change the version from 1.0.0 to 1.1.0.",
+        expect: Expect::File(
+            "package.json",
+            "{\n  \"name\": \"demo\",\n  \"version\": \"1.1.0\"\n}",
+        ),
+    },
+    Task {
+        files: &[("main.py", "print(\"Hello\")\n")],
+        request: "In main.py, change the greeting from Hello to Hi.",
+        expect: Expect::File("main.py", "print(\"Hi\")"),
+    },
+    Task {
+        files: &[("flags.yaml", "beta: false\nlegacy: true\n")],
+        request: "In flags.yaml, change beta from false to true.",
+        expect: Expect::File("flags.yaml", "beta: true\nlegacy: true"),
+    },
+    Task {
+        files: &[("Makefile", "CC = gcc\n\nall:\n\t$(CC) main.c\n")],
+        request: "In Makefile, change CC from gcc to clang.",
+        expect: Expect::File("Makefile", "CC = clang\n\nall:\n\t$(CC) main.c"),
+    },
+    Task {
+        files: &[("style.css", "body { color: red; }\n")],
+        request: "In style.css, change the color from red to blue.",
+        expect: Expect::File("style.css", "body { color: blue; }"),
+    },
+    Task {
+        files: &[("index.html", "<title>Home</title>\n<h1>Home</h1>\n")],
+        request: "In index.html, change the title from Home to Welcome.",
+        expect: Expect::File("index.html", "<title>Welcome</title>\n<h1>Home</h1>"),
+    },
+];
+
+/// One task's result.
+#[derive(Default)]
+struct Ran {
+    proposals: usize,
+    passed_checks: usize,
+    done: bool,
+    verified: bool,
+    model_calls: usize,
+    prompt_tokens: Vec<f64>,
+    wall: Duration,
+}
+
+/// Runs every task once per level, each level on a daemon of its own (all started first, so
+/// that the levels take turns task by task and a partial run still compares them fairly), and
+/// prints the table. Each task's figures also go to stderr as it ends.
+pub async fn run(parts: &RealParts, levels: &[String], limit: usize) -> anyhow::Result<()> {
+    let mut daemons = Vec::new();
+    for level in levels {
+        // A loaded machine can take minutes per model call: nothing times out before the
+        // bench is interrupted.
+        let extra = format!(
+            "  constrain: {level}\n  max_tokens: 192\n  request_timeout_secs: 3600\ntools:\n  tool_call_prefill: \"<tool_call>\\n\"\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n"
+        );
+        let mut started = super::start(parts, &extra).await?;
+        started.client.read_timeout = Duration::from_secs(3600);
+        daemons.push(started);
+    }
+    let mut table: Vec<(String, Vec<Ran>)> =
+        levels.iter().map(|l| (l.clone(), Vec::new())).collect();
+    for (n, task) in TASKS.iter().enumerate().take(limit) {
+        for (started, (level, results)) in daemons.iter_mut().zip(table.iter_mut()) {
+            let home = started.home.path().to_path_buf();
+            let ran = run_task(&mut started.client, &home, task)
+                .await
+                .with_context(|| format!("task {} ({})", n + 1, task.request))?;
+            eprintln!(
+                "[{level}] task {:>2}: done={} verified={} proposals {}/{} passing, {} model calls, prompt tokens {:?}, {} ms: {}",
+                n + 1,
+                ran.done,
+                ran.verified,
+                ran.passed_checks,
+                ran.proposals,
+                ran.model_calls,
+                ran.prompt_tokens,
+                ran.wall.as_millis(),
+                task.request
+            );
+            results.push(ran);
+        }
+    }
+    for started in daemons {
+        super::stop(started).await?;
+    }
+    print_table(parts, &table);
+    Ok(())
+}
+
+async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Result<Ran> {
+    let ws = tempfile::tempdir()?;
+    for (path, content) in task.files {
+        let file = ws.path().join(path);
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(file, content)?;
+    }
+    let session = client.open_session(ws.path(), "agent").await;
+    let started = Instant::now();
+    let (response, _) = client
+        .call_with(
+            "turn/start",
+            json!({"sessionId": session, "prompt": task.request}),
+            |m: &Message| {
+                if m.method.as_deref() == Some("approval/request") {
+                    return Answer::Result(json!({"decision": "approve"}));
+                }
+                Answer::Ignore
+            },
+        )
+        .await
+        .context("daemon closed the connection")?;
+    let wall = started.elapsed();
+    let outcome = response.result.context("turn/start failed")?;
+    let answer = outcome["finalAnswer"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let trace_path = outcome["tracePath"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .or_else(|| super::find_trace(home, outcome["traceId"].as_str()?))
+        .with_context(|| format!("no trace for {outcome}"))?;
+    let trace: Value = serde_json::from_slice(&std::fs::read(&trace_path)?)?;
+    let calls = trace["toolCalls"].as_array().cloned().unwrap_or_default();
+    let proposed: Vec<&Value> = calls.iter().filter(|c| c["source"] != "runtime").collect();
+    let model_calls = trace["modelCalls"].as_array().cloned().unwrap_or_default();
+    let read = |p: &str| std::fs::read_to_string(ws.path().join(p)).ok();
+    let done = match task.expect {
+        Expect::File(path, want) => read(path).is_some_and(|got| got.trim_end() == want),
+        Expect::Renamed(from, to, want) => {
+            read(from).is_none() && read(to).is_some_and(|got| got.trim_end() == want)
+        }
+        Expect::Answer(needle) => answer.contains(needle),
+    };
+    let classification = trace["outcome"]["classification"].as_str().unwrap_or("");
+    Ok(Ran {
+        proposals: proposed.len(),
+        passed_checks: proposed.iter().filter(|c| c["stage"] != "rejected").count(),
+        done,
+        verified: done
+            && (matches!(task.expect, Expect::Answer(_)) || classification == "COMPLETED_VERIFIED"),
+        model_calls: model_calls.len(),
+        prompt_tokens: model_calls
+            .iter()
+            .filter_map(|c| c["promptTokens"].as_f64())
+            .collect(),
+        wall,
+    })
+}
+
+fn print_table(parts: &RealParts, table: &[(String, Vec<Ran>)]) {
+    println!(
+        "talos-real-bench tasks: {} of the {} tasks, {} (server default sampling), approvals answered yes",
+        table.first().map_or(0, |(_, runs)| runs.len()),
+        TASKS.len(),
+        parts
+            .model
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+    );
+    println!(
+        "{:<8} {:>22} {:>10} {:>10} {:>16} {:>18} {:>15}",
+        "level",
+        "proposals passing checks",
+        "done",
+        "verified",
+        "model calls/task",
+        "prompt tokens/call",
+        "wall ms/task"
+    );
+    for (level, runs) in table {
+        let sum = |f: &dyn Fn(&Ran) -> usize| runs.iter().map(f).sum::<usize>();
+        let tokens: Vec<f64> = runs.iter().flat_map(|r| r.prompt_tokens.clone()).collect();
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        let walls: Vec<f64> = runs.iter().map(|r| r.wall.as_secs_f64() * 1000.0).collect();
+        println!(
+            "{:<8} {:>22} {:>10} {:>10} {:>16.2} {:>18.0} {:>15.0}",
+            level,
+            format!("{}/{}", sum(&|r| r.passed_checks), sum(&|r| r.proposals)),
+            format!("{}/{}", sum(&|r| usize::from(r.done)), runs.len()),
+            format!("{}/{}", sum(&|r| usize::from(r.verified)), runs.len()),
+            sum(&|r| r.model_calls) as f64 / runs.len().max(1) as f64,
+            mean(&tokens),
+            mean(&walls),
+        );
+    }
+    println!(
+        "  done: the bench's own check of the workspace (or the answer holds the fact); verified: done, and the trace classifies a change as COMPLETED_VERIFIED"
+    );
+}
