@@ -260,15 +260,16 @@ pub fn reindex_file(
         return Ok(());
     };
     let mut writer = writer(&opened.index)?;
-    let listed = match workspace.read_limited(relative, relative, retrieval::MAX_INDEXED_BYTES) {
-        Ok(Some(bytes)) => Some(Listed {
-            path: relative.to_string(),
-            size: bytes.len() as u64,
-            // Unknown here: the next update reads and hashes it once more, and finds it same.
-            mtime_ns: held.mtime_ns.wrapping_add(1),
-        }),
-        _ => None,
-    };
+    let listed =
+        match workspace.read_unshared_limited(relative, relative, retrieval::MAX_INDEXED_BYTES) {
+            Ok(Some(bytes)) => Some(Listed {
+                path: relative.to_string(),
+                size: bytes.len() as u64,
+                // Unknown here: the next update reads and hashes it once more, and finds it same.
+                mtime_ns: held.mtime_ns.wrapping_add(1),
+            }),
+            _ => None,
+        };
     match listed {
         Some(file) => match index_file(&opened, &writer, workspace, &file, None)? {
             FileOutcome::Indexed(entry) | FileOutcome::SameContent(entry) => {
@@ -312,7 +313,7 @@ fn index_file(
         return Ok(FileOutcome::Skipped);
     }
     let Ok(Some(bytes)) =
-        workspace.read_limited(&file.path, &file.path, retrieval::MAX_INDEXED_BYTES)
+        workspace.read_unshared_limited(&file.path, &file.path, retrieval::MAX_INDEXED_BYTES)
     else {
         return Ok(FileOutcome::Skipped);
     };

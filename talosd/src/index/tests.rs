@@ -183,6 +183,20 @@ fn links_out_of_the_workspace_are_never_followed() {
     assert_eq!(paths(&f, "insideonly"), vec!["real.txt"]);
 }
 
+/// Proves a hard link to a file outside the workspace is never indexed: its bytes would reach
+/// search results without the approval a read of it asks for (issue 18's rule).
+#[test]
+fn hard_linked_files_are_never_indexed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "sharedonly secret\n").unwrap();
+    let f = fixture(&[("real.txt", "insideonly\n")]);
+    // Both folders are in the temporary directory, so the link can be made.
+    std::fs::hard_link(outside.path().join("secret.txt"), f.root.join("notes.txt")).unwrap();
+    update_all(&f);
+    assert!(paths(&f, "sharedonly").is_empty());
+    assert_eq!(paths(&f, "insideonly"), vec!["real.txt"]);
+}
+
 /// Proves status reports files, chunks and bytes, and `absent` before the first build.
 #[test]
 fn status_reports_the_index() {

@@ -45,6 +45,17 @@ impl Workspace {
         self.read_checked(location, shown, MAX_FILE_BYTES, Sharing::Refused)
     }
 
+    /// [`Workspace::read_unshared`] with another size cap (the index reads what it may show in
+    /// search results without an approval, so it never reads a shared inode).
+    pub fn read_unshared_limited(
+        &self,
+        location: &str,
+        shown: &str,
+        limit: u64,
+    ) -> Result<Option<Vec<u8>>, WorkspaceError> {
+        self.read_checked(location, shown, limit, Sharing::Refused)
+    }
+
     /// [`Workspace::read`] with another size cap (checkpoints copy larger files).
     pub fn read_limited(
         &self,
