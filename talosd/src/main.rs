@@ -67,6 +67,8 @@ fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
     if let Err(e) = &config {
         tracing::error!(error = %e, "configuration error: turns are refused until it is fixed");
     }
+    // Before any thread: it clears LISTEN_PID and LISTEN_FDS (systemd socket activation).
+    let passed = talosd::activation::passed_listener()?;
     home.prepare()
         .with_context(|| format!("cannot prepare {}", home.state.display()))?;
     let home_lock = talosd::recovery::sweep_at_start(&home);
@@ -75,11 +77,21 @@ fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let bound = talosd::socket::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
-        tracing::info!(socket = %socket.display(), home = %home.root.display(), pid = std::process::id(), "talosd listening");
+        let activated = passed.is_some();
+        let bound = match passed {
+            Some(listener) => talosd::socket::adopt(listener, &socket)
+                .with_context(|| format!("cannot take the socket systemd passed for {}", socket.display()))?,
+            None => talosd::socket::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?,
+        };
+        tracing::info!(socket = %socket.display(), home = %home.root.display(), pid = std::process::id(), activated, "talosd listening");
+        talosd::activation::notify_ready(&socket);
         let daemon = talosd::Daemon::new(talosd::DaemonSettings { config, home, socket_path: socket.clone() });
         talosd::run(daemon, bound.listener, shutdown_signal()).await;
-        let _ = std::fs::remove_file(&socket);
+        talosd::activation::notify_stopping();
+        // A socket systemd bound stays: the .socket unit owns it and starts talosd again.
+        if !activated {
+            let _ = std::fs::remove_file(&socket);
+        }
         drop(bound.lock);
         drop(home_lock);
         tracing::info!("talosd stopped");
