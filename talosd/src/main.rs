@@ -27,6 +27,16 @@ struct Args {
     /// Stay attached to the terminal and log to stderr.
     #[arg(long)]
     foreground: bool,
+    /// Print the configuration file in use and exit (what `talos config path` shows).
+    #[arg(long)]
+    config_path: bool,
+    /// Validate the configuration file (the one in use, or --config-file) with the daemon's own
+    /// loader and exit, starting nothing (what `talos config check` runs).
+    #[arg(long)]
+    check_config: bool,
+    /// The file --check-config validates instead of the one in use.
+    #[arg(long, value_name = "FILE", requires = "check_config")]
+    config_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -46,6 +56,9 @@ fn main() -> ExitCode {
             uid: talosd::socket::my_uid(),
         })
     });
+    if args.config_path || args.check_config {
+        return config_command(&home, args.config_path, args.config_file);
+    }
     let result = if args.foreground {
         serve(home, socket)
     } else {
@@ -56,6 +69,34 @@ fn main() -> ExitCode {
         Err(e) => {
             // Not eprintln!: on a closed or full stderr it would panic and exit 101.
             let _ = writeln!(std::io::stderr(), "talosd: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--config-path` and `--check-config`: the daemon's loader, no daemon.
+fn config_command(home: &Home, path: bool, check: Option<PathBuf>) -> ExitCode {
+    if path {
+        let _ = writeln!(std::io::stdout(), "{}", home.config_file.display());
+        return ExitCode::SUCCESS;
+    }
+    let file = check.unwrap_or_else(|| home.config_file.clone());
+    let missing = std::fs::symlink_metadata(&file).is_err();
+    match Config::load(&file) {
+        Ok(_) if missing => {
+            let _ = writeln!(
+                std::io::stdout(),
+                "{}: no such file; the defaults apply",
+                file.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(_) => {
+            let _ = writeln!(std::io::stdout(), "{}: valid", file.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "configuration error: {e}");
             ExitCode::FAILURE
         }
     }
