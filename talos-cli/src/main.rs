@@ -12,6 +12,7 @@ mod checkpoints;
 mod client;
 mod config_cmd;
 mod control;
+mod doctor;
 mod failure;
 mod interactive;
 mod interrupt;
@@ -177,6 +178,12 @@ enum Command {
         limit: usize,
         /// Print the daemon's result (with `show`, the trace record) as one JSON line.
         #[arg(long, global = true)]
+        json: bool,
+    },
+    /// Check what a turn needs (config, socket, daemon, containment, chromium), with fixes.
+    Doctor {
+        /// Print the checks as one JSON object.
+        #[arg(long)]
         json: bool,
     },
     /// The configuration file: where it is, and whether it is valid (no daemon needed).
@@ -399,6 +406,7 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Acp => acp::run(&target),
+        Command::Doctor { json } => doctor::run(&target, json, output),
         Command::Config { action } => match action {
             ConfigAction::Path => config_cmd::run(&["--config-path".into()]),
             ConfigAction::Check { file } => {
