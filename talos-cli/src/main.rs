@@ -10,7 +10,9 @@ mod acp;
 mod approval;
 mod checkpoints;
 mod client;
+mod config_cmd;
 mod control;
+mod doctor;
 mod failure;
 mod index;
 mod interactive;
@@ -179,6 +181,17 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+    /// Check what a turn needs (config, socket, daemon, containment, chromium), with fixes.
+    Doctor {
+        /// Print the checks as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The configuration file: where it is, and whether it is valid (no daemon needed).
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Remove traces, turn logs and checkpoints past the retention limits now, and report it.
     Gc {
         /// Print the daemon's result as one JSON line.
@@ -220,6 +233,19 @@ enum IndexAction {
     Status,
     /// Build the index again from nothing.
     Rebuild,
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigAction {
+    /// Print the configuration file in use.
+    Path,
+    /// Validate a configuration file (default: the one in use) with the daemon's own loader:
+    /// the same errors, with line numbers. Exit status 0 when it is valid, 1 when not.
+    Check {
+        /// The file to check.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -440,6 +466,17 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             index::search(&mut client, &workspace, &query, limit, json, output)?;
             Ok(0)
         }
+        Command::Doctor { json } => doctor::run(&target, json, output),
+        Command::Config { action } => match action {
+            ConfigAction::Path => config_cmd::run(&["--config-path".into()]),
+            ConfigAction::Check { file } => {
+                let mut args = vec![std::ffi::OsString::from("--check-config")];
+                if let Some(file) = file {
+                    args.extend(["--config-file".into(), file.into_os_string()]);
+                }
+                config_cmd::run(&args)
+            }
+        },
         Command::Gc { json } => {
             let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
             traces::gc(&mut client, json, output)?;

@@ -4,6 +4,7 @@
 //! llama-server), tool execution inside the workspace boundary, the checkpoint store and the
 //! trace writer. Decisions are made by `talos-core`; this crate performs the effects.
 
+pub mod activation;
 pub mod checkpoint;
 pub mod config;
 pub mod connection;

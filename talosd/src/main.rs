@@ -27,6 +27,16 @@ struct Args {
     /// Stay attached to the terminal and log to stderr.
     #[arg(long)]
     foreground: bool,
+    /// Print the configuration file in use and exit (what `talos config path` shows).
+    #[arg(long)]
+    config_path: bool,
+    /// Validate the configuration file (the one in use, or --config-file) with the daemon's own
+    /// loader and exit, starting nothing (what `talos config check` runs).
+    #[arg(long)]
+    check_config: bool,
+    /// The file --check-config validates instead of the one in use.
+    #[arg(long, value_name = "FILE", requires = "check_config")]
+    config_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -50,6 +60,9 @@ fn main() -> ExitCode {
             uid: talosd::socket::my_uid(),
         })
     });
+    if args.config_path || args.check_config {
+        return config_command(&home, args.config_path, args.config_file);
+    }
     let result = if args.foreground {
         serve(home, socket)
     } else {
@@ -65,12 +78,42 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--config-path` and `--check-config`: the daemon's loader, no daemon.
+fn config_command(home: &Home, path: bool, check: Option<PathBuf>) -> ExitCode {
+    if path {
+        let _ = writeln!(std::io::stdout(), "{}", home.config_file.display());
+        return ExitCode::SUCCESS;
+    }
+    let file = check.unwrap_or_else(|| home.config_file.clone());
+    let missing = std::fs::symlink_metadata(&file).is_err();
+    match Config::load(&file) {
+        Ok(_) if missing => {
+            let _ = writeln!(
+                std::io::stdout(),
+                "{}: no such file; the defaults apply",
+                file.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(_) => {
+            let _ = writeln!(std::io::stdout(), "{}: valid", file.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "configuration error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
     talosd::logging::init();
     let config = Config::load(&home.config_file);
     if let Err(e) = &config {
         tracing::error!(error = %e, "configuration error: turns are refused until it is fixed");
     }
+    // Before any thread: it clears LISTEN_PID and LISTEN_FDS (systemd socket activation).
+    let passed = talosd::activation::passed_listener()?;
     home.prepare()
         .with_context(|| format!("cannot prepare {}", home.state.display()))?;
     let home_lock = talosd::recovery::sweep_at_start(&home);
@@ -79,11 +122,21 @@ fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let bound = talosd::socket::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
-        tracing::info!(socket = %socket.display(), home = %home.root.display(), pid = std::process::id(), "talosd listening");
+        let activated = passed.is_some();
+        let bound = match passed {
+            Some(listener) => talosd::socket::adopt(listener, &socket)
+                .with_context(|| format!("cannot take the socket systemd passed for {}", socket.display()))?,
+            None => talosd::socket::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?,
+        };
+        tracing::info!(socket = %socket.display(), home = %home.root.display(), pid = std::process::id(), activated, "talosd listening");
+        talosd::activation::notify_ready(&socket);
         let daemon = talosd::Daemon::new(talosd::DaemonSettings { config, home, socket_path: socket.clone() });
         talosd::run(daemon, bound.listener, shutdown_signal()).await;
-        let _ = std::fs::remove_file(&socket);
+        talosd::activation::notify_stopping();
+        // A socket systemd bound stays: the .socket unit owns it and starts talosd again.
+        if !activated {
+            let _ = std::fs::remove_file(&socket);
+        }
         drop(bound.lock);
         drop(home_lock);
         tracing::info!("talosd stopped");

@@ -12,7 +12,7 @@ use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt,
 use std::path::{Path, PathBuf};
 
 use talos_protocol::socket::trust::{
-    Distrust, EntryFacts, EntryKind, judge_peer, judge_socket_dir,
+    Distrust, EntryFacts, EntryKind, judge_peer, judge_socket_dir, judge_socket_file,
 };
 use tokio::net::{UnixListener, UnixStream};
 
@@ -43,6 +43,8 @@ pub enum SocketError {
     AlreadyRunning { path: String, pid: String },
     #[error("{0} exists and is not a socket; refusing to remove it")]
     NotASocket(String),
+    #[error("socket activation: {0}")]
+    Activation(String),
     #[error("a live server already answers on {0}")]
     LiveSocket(String),
     #[error("{context} {path}")]
@@ -241,6 +243,63 @@ pub fn bind(socket: &Path) -> Result<BoundSocket, SocketError> {
         listener,
         lock,
         path: socket.to_path_buf(),
+    })
+}
+
+/// Takes over a listening socket the service manager bound (systemd socket activation) and
+/// applies the checks [`bind`] applies to its own: the socket is bound to `expected` (the path
+/// `talos` computes), its directory passes the directory rule (never created or chmodded here),
+/// the path is a socket owned by this uid (not a symlink), and the daemon lock is taken. The
+/// socket's mode is the unit's `SocketMode=0600`; the directory rule is what keeps others out.
+pub fn adopt(
+    listener: std::os::unix::net::UnixListener,
+    expected: &Path,
+) -> Result<BoundSocket, SocketError> {
+    let shown = expected.display().to_string();
+    let bound = listener.local_addr().map_err(io(
+        "cannot read the address of the passed socket for",
+        expected,
+    ))?;
+    let Some(path) = bound.as_pathname() else {
+        return Err(SocketError::Activation(format!(
+            "the passed socket has no path (abstract or unnamed); talos connects to {shown}"
+        )));
+    };
+    if path != expected {
+        return Err(SocketError::Activation(format!(
+            "the passed socket listens on {}, but talos connects to {shown}; make ListenStream= \
+             and the socket talosd computes (--socket, TALOS_HOME, XDG_RUNTIME_DIR) agree",
+            path.display()
+        )));
+    }
+    if !rustix::net::sockopt::socket_acceptconn(&listener).unwrap_or(false) {
+        return Err(SocketError::Activation(format!(
+            "the socket passed for {shown} is not listening"
+        )));
+    }
+    let dir = expected
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .ok_or_else(|| SocketError::NoParent(shown.clone()))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(io("cannot inspect", dir))?;
+    judge_socket_dir(entry_facts(&meta), my_uid()).map_err(|why| refusal(dir, why))?;
+    let meta = std::fs::symlink_metadata(expected).map_err(io("cannot inspect", expected))?;
+    judge_socket_file(entry_facts(&meta), my_uid()).map_err(|why| match why {
+        Distrust::ForeignOwner { owner } => SocketError::Activation(format!(
+            "{shown} is owned by uid {owner}, not by uid {}",
+            my_uid()
+        )),
+        _ => SocketError::NotASocket(shown.clone()),
+    })?;
+    let lock = DaemonLock::acquire(dir)?;
+    listener
+        .set_nonblocking(true)
+        .map_err(io("cannot configure", expected))?;
+    let listener = UnixListener::from_std(listener).map_err(io("cannot adopt", expected))?;
+    Ok(BoundSocket {
+        listener,
+        lock,
+        path: expected.to_path_buf(),
     })
 }
 

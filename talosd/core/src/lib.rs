@@ -6,6 +6,7 @@
 //! so each can be pinned by table-driven tests. No IO, no clock, no environment, no process,
 //! no async runtime: the daemon (`talosd`) performs every effect and passes the facts in.
 
+pub mod activation;
 pub mod check;
 pub mod command;
 pub mod constrain;
