@@ -258,7 +258,7 @@ async fn finish(
         files: to_proto::record::files(std::mem::take(&mut record.files)),
     };
     let findings = std::mem::take(&mut record.facts.task_findings);
-    if ctx.core.holds_answer() && !outcome.final_answer.is_empty() {
+    if ctx.core.answer_held() && !outcome.final_answer.is_empty() {
         // The held answer, now that the guards have decided: one stream, then the outcome.
         let stream = "answer".to_string();
         ctx.emit(TurnEvent::StreamStart {

@@ -226,7 +226,18 @@ async fn a_constrained_answer_is_read_as_prose() {
         "  constrain: strict\n",
     )
     .await;
-    let (outcome, _) = s.turn("What is TIMEOUT in settings.py?").await;
+    let (outcome, seen) = s.turn("What is TIMEOUT in settings.py?").await;
+    let streamed: String = seen
+        .iter()
+        .filter(|m| m.method.as_deref() == Some("turn/event"))
+        .filter_map(|m| m.params.as_ref())
+        .filter(|p| p["event"]["kind"] == "stream_chunk")
+        .filter_map(|p| p["event"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        streamed, outcome.final_answer,
+        "only the prose is streamed, never the JSON"
+    );
     assert!(
         outcome.final_answer.contains("TIMEOUT is 30 seconds."),
         "{}",

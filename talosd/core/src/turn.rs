@@ -111,6 +111,8 @@ pub struct Turn {
     repair_files: Option<Vec<String>>,
     /// The first mutation record of the repair round.
     repair_from: usize,
+    /// A constrained reply was held back (its text is JSON, read out as prose afterwards).
+    held_constrained: bool,
 }
 
 impl Turn {
@@ -133,6 +135,7 @@ impl Turn {
             retried: obligation::Retried::default(),
             repair_files: None,
             repair_from: 0,
+            held_constrained: false,
         }
     }
 

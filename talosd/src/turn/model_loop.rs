@@ -265,7 +265,7 @@ async fn tool_calling(ctx: &mut TurnCtx) -> Result<ToolCalling, String> {
 /// When the core holds the answer (a turn with an obligation, whose text the guards may
 /// correct), nothing of the model's text is sent: the answer follows once the guards decided.
 async fn stream_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatReply>, EngineError> {
-    if ctx.core.holds_answer() {
+    if ctx.core.hold_reply(body.get("response_format").is_some()) {
         return held_reply(ctx, body).await;
     }
     let engine = ctx.daemon.engine.clone();

@@ -225,6 +225,20 @@ impl Turn {
 
     /// Whether the answer text is held until the guards have decided: on turns with an action
     /// or evidence obligation the runtime may correct it, so nothing is streamed first.
+    /// Whether the next model reply is held back instead of streamed: the turn's obligations
+    /// hold every reply, and a reply decoded under a constraint is JSON (`{"answer": …}` or a
+    /// call) whose prose is only known once it is complete. Once a constrained reply was held,
+    /// the turn's final answer is sent as the held stream ([`Turn::answer_held`]).
+    pub fn hold_reply(&mut self, constrained: bool) -> bool {
+        self.held_constrained |= constrained;
+        constrained || self.holds_answer()
+    }
+
+    /// Whether the final answer goes out as one held stream at the end of the turn.
+    pub fn answer_held(&self) -> bool {
+        self.held_constrained || self.holds_answer()
+    }
+
     pub fn holds_answer(&self) -> bool {
         let action = matches!(
             self.plan.obligation(),
@@ -316,6 +330,40 @@ pub fn asks_for_explanation(request: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constrained_replies_are_held_and_so_is_the_answer_after_them() {
+        use crate::plan::TurnPlan;
+        use crate::posture::{Posture, apply};
+        let settings = || super::super::TurnSettings {
+            mode: crate::modes::SessionMode::Agent,
+            strict_names: false,
+            rules: Vec::new(),
+            require_tool_call: false,
+            allow_invisible_path_characters: false,
+        };
+        let chat = || {
+            let plan = TurnPlan::from_turn(apply(
+                Posture::Agent,
+                crate::contract::resolve("hello there"),
+            ));
+            Turn::new(plan, settings(), crate::ladder::Grants::default())
+        };
+        // (constrained calls in order, held per call, answer held at the end)
+        let rows: &[(&[bool], &[bool], bool)] = &[
+            (&[false], &[false], false),
+            (&[true], &[true], true),
+            (&[false, true], &[false, true], true),
+            (&[true, false], &[true, false], true),
+        ];
+        for (calls, held, at_end) in rows {
+            let mut turn = chat();
+            assert!(!turn.holds_answer(), "a chat turn streams");
+            let got: Vec<bool> = calls.iter().map(|c| turn.hold_reply(*c)).collect();
+            assert_eq!(&got[..], *held, "{calls:?}");
+            assert_eq!(turn.answer_held(), *at_end, "{calls:?}");
+        }
+    }
 
     #[test]
     fn explanation_rows() {
