@@ -342,3 +342,71 @@ async fn talos_search_and_talos_index_print_without_the_model() {
     assert!(llama.requests().is_empty(), "the model is never asked");
     daemon.stop().await;
 }
+
+/// The `tool_progress` messages of the index in a turn's messages.
+fn indexing(seen: &[talos_protocol::Message]) -> Vec<String> {
+    talos_tests::harness::events(seen)
+        .into_iter()
+        .filter_map(|e| match e.event {
+            talos_protocol::event::TurnEvent::ToolProgress {
+                call_id, message, ..
+            } if call_id == "index" => Some(message),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Proves the first turn that builds a large workspace's index reports its progress as turn
+/// events (each quarter once, ending at every file), and a later turn, which only updates it,
+/// reports none.
+#[tokio::test]
+async fn the_first_build_in_a_turn_reports_its_progress() {
+    let ws = workspace();
+    for n in 0..150 {
+        std::fs::write(
+            ws.path().join(format!("src/mod{n}.rs")),
+            format!("pub fn f{n}() {{}}\n"),
+        )
+        .unwrap();
+    }
+    let model = scripted(vec![
+        read_call("src/approval.rs"),
+        Reply::Text("APPROVAL_TIMEOUT_SECS in src/approval.rs sets it to 120 seconds.".into()),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let question = "Where is the approval timeout set?";
+    let (_, first) = client
+        .turn_with(
+            &session,
+            question,
+            talos_tests::harness::approve_all("approve"),
+        )
+        .await;
+    let (_, second) = client
+        .turn_with(
+            &session,
+            question,
+            talos_tests::harness::approve_all("approve"),
+        )
+        .await;
+    daemon.stop().await;
+    let reported = indexing(&first);
+    assert!(
+        reported.len() >= 2 && reported[0].starts_with("indexing the workspace: 0 of "),
+        "{reported:?}"
+    );
+    let last = reported.last().unwrap();
+    let total = last
+        .rsplit(" of ")
+        .next()
+        .unwrap()
+        .trim_end_matches(" files");
+    assert_eq!(
+        last,
+        &format!("indexing the workspace: {total} of {total} files")
+    );
+    assert!(indexing(&second).is_empty(), "{:?}", indexing(&second));
+}

@@ -20,6 +20,19 @@ pub const SEARCH_OUTPUT_CHARS: usize = 3_000;
 /// Hits `talos.search` returns by default, and at most.
 pub const DEFAULT_LIMIT: usize = 8;
 pub const MAX_LIMIT: usize = 20;
+/// A first build over fewer files than this is quick enough to need no progress report.
+pub const PROGRESS_FROM_FILES: u64 = 100;
+
+/// Which quarter of a first index build to report to the turn (0 to 4), or `None` when
+/// nothing new is to be said: a build that is not the first, a small workspace, or a quarter
+/// already reported.
+pub fn progress_step(first_build: bool, done: u64, total: u64, last: Option<u64>) -> Option<u64> {
+    if !first_build || total < PROGRESS_FROM_FILES {
+        return None;
+    }
+    let step = done.min(total) * 4 / total;
+    (last != Some(step)).then_some(step)
+}
 /// Longest term kept (longer runs are noise: hashes, base64).
 const MAX_TERM_CHARS: usize = 64;
 

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 use talos_core::retrieval;
 use talos_core::tools::ToolId;
+use talos_protocol::event::TurnEvent;
 
 use super::context::TurnCtx;
 
@@ -25,10 +26,32 @@ pub async fn message(ctx: &mut TurnCtx) -> Option<Value> {
     let query = ctx.core.plan.original_request().to_string();
     let workspace = ctx.session.files.clone();
     let index_home = ctx.daemon.home.index();
-    let found = crate::offload::blocking(move || {
-        crate::index::update(&index_home, &workspace, &mut |_| {})?;
+    let first_build = crate::offload::blocking(|| {
+        crate::index::status(&index_home, workspace.root()).state == "absent"
+    });
+    let (sent, mut progress) = tokio::sync::mpsc::unbounded_channel();
+    let task = tokio::task::spawn_blocking(move || {
+        crate::index::update(&index_home, &workspace, &mut |p| {
+            let _ = sent.send(p);
+        })?;
         crate::index::search(&index_home, workspace.root(), &query, 8)
     });
+    // The first build of a large workspace takes a moment: its quarters are reported.
+    let mut last = None;
+    while let Some(p) = progress.recv().await {
+        if let Some(step) = retrieval::progress_step(first_build, p.done, p.total, last) {
+            last = Some(step);
+            ctx.emit(TurnEvent::ToolProgress {
+                tool: ToolId::Search.name().into(),
+                call_id: "index".into(),
+                message: format!("indexing the workspace: {} of {} files", p.done, p.total),
+            })
+            .await;
+        }
+    }
+    let found = task
+        .await
+        .unwrap_or_else(|e| Err(format!("the index task failed: {e}")));
     let hits = match found {
         Ok(hits) => hits,
         Err(e) => {

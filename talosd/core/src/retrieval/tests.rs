@@ -254,3 +254,24 @@ fn hint_rows() {
     assert_eq!(got.matches("src/a.rs").count(), 1);
     assert_eq!(hint("x", &[]), None);
 }
+
+#[test]
+fn a_first_build_reports_each_quarter_once() {
+    let rows: &[(bool, u64, u64, Option<u64>, Option<u64>)] = &[
+        (true, 0, 400, None, Some(0)),
+        (true, 64, 400, Some(0), None),
+        (true, 100, 400, Some(0), Some(1)),
+        (true, 399, 400, Some(3), None),
+        (true, 400, 400, Some(3), Some(4)),
+        (true, 500, 400, Some(3), Some(4)),
+        (false, 0, 400, None, None),
+        (true, 0, 99, None, None),
+    ];
+    for (first, done, total, last, expected) in rows {
+        assert_eq!(
+            progress_step(*first, *done, *total, *last),
+            *expected,
+            "{first} {done}/{total} after {last:?}"
+        );
+    }
+}
