@@ -1,11 +1,13 @@
 //! `talos doctor [--json]`: checks what a turn needs and explains each problem with its fix.
-//! Facts are gathered here (files, the daemon program, the socket); what blocks a turn is
-//! [`blocks`], a pure rule with a table test. Exit 0 when nothing blocks a turn.
+//! Facts are gathered here (files, the daemon program, the socket) and by `talosd --doctor`
+//! (what needs the configuration: `config.yaml` with its line numbers, the llama-server
+//! binary and its version, the model file with its size and the default model's SHA-256, the
+//! chat template, the port, the home's disk use against the retention limits); what blocks a
+//! turn is [`blocks`], a pure rule with a table test. Exit 0 when nothing blocks a turn.
 //!
-//! Checked today: the daemon program, `config.yaml` (through the daemon's own loader, so with
-//! its line numbers), the socket directory (owner, mode, not a symlink), the running daemon,
-//! Landlock and unprivileged user namespaces (command containment), and chromium (interaction
-//! checks). Not yet: llama-server and the model file, the port, disk use and retention.
+//! Checked here: the daemon program, the socket directory (owner, mode, not a symlink), the
+//! running daemon, Landlock and unprivileged user namespaces (command containment), and
+//! chromium (interaction checks).
 
 use std::path::Path;
 use std::process::Command;
@@ -32,15 +34,15 @@ pub enum Status {
 /// One check: its name, outcome, what was found and how to fix it.
 #[derive(Debug, Clone)]
 pub struct Check {
-    pub name: &'static str,
+    pub name: String,
     pub status: Status,
     pub detail: String,
     pub fix: String,
 }
 
-fn check(name: &'static str, status: Status, detail: String, fix: &str) -> Check {
+fn check(name: &str, status: Status, detail: String, fix: &str) -> Check {
     Check {
-        name,
+        name: name.to_string(),
         status,
         detail,
         fix: fix.to_string(),
@@ -54,14 +56,14 @@ pub fn blocks(checks: &[Check]) -> bool {
 
 /// Runs every check and prints them; the exit code (0 when nothing blocks a turn, 1 otherwise).
 pub fn run(target: &SocketTarget, json: bool, output: &Output) -> Result<u8, Failure> {
-    let checks = vec![
-        config_check(),
+    let mut checks = daemon_program_checks();
+    checks.extend([
         socket_dir_check(&target.path),
         daemon_check(target),
         landlock_check(),
         userns_check(),
         chromium_check(),
-    ];
+    ]);
     if json {
         let list: Vec<Value> = checks
             .iter()
@@ -95,28 +97,60 @@ fn status_name(status: Status) -> &'static str {
     }
 }
 
-/// The configuration, through `talosd --check-config` (the daemon's loader).
-fn config_check() -> Check {
+/// The checks `talosd --doctor` makes with the daemon's own configuration loader.
+fn daemon_program_checks() -> Vec<Check> {
     let current_exe = std::env::current_exe().ok();
     let program = daemon_program(std::env::var_os("TALOS_DAEMON"), current_exe.as_deref());
-    match Command::new(&program).arg("--check-config").output() {
-        Err(e) => check(
+    let fail = |detail: String| {
+        vec![check(
             "daemon program",
             Status::Fail,
-            format!("cannot run {}: {e}", program.display()),
-            "install talosd beside talos, or set TALOS_DAEMON to its path",
-        ),
-        Ok(out) if out.status.success() => check(
-            "config",
-            Status::Ok,
-            String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            "",
-        ),
-        Ok(out) => check(
-            "config",
+            detail,
+            "install talosd beside talos (the same release), or set TALOS_DAEMON to its path",
+        )]
+    };
+    let out = match Command::new(&program).arg("--doctor").output() {
+        Ok(out) => out,
+        Err(e) => return fail(format!("cannot run {}: {e}", program.display())),
+    };
+    let report: Option<Value> = serde_json::from_slice(&out.stdout).ok();
+    let list = report
+        .as_ref()
+        .and_then(|r| r["checks"].as_array())
+        .filter(|_| out.status.success());
+    let Some(list) = list else {
+        let said = String::from_utf8_lossy(&out.stderr);
+        return fail(format!(
+            "{} --doctor gave no report ({}): {}",
+            program.display(),
+            out.status,
+            said.trim()
+        ));
+    };
+    list.iter().map(parse_check).collect()
+}
+
+/// One check from `talosd --doctor`'s report; a malformed one is itself a failed check.
+fn parse_check(value: &Value) -> Check {
+    let text = |key: &str| value[key].as_str().map(str::to_string);
+    let status = match value["status"].as_str() {
+        Some("ok") => Some(Status::Ok),
+        Some("warn") => Some(Status::Warn),
+        Some("fail") => Some(Status::Fail),
+        _ => None,
+    };
+    match (text("name"), status, text("detail"), text("fix")) {
+        (Some(name), Some(status), Some(detail), Some(fix)) => Check {
+            name,
+            status,
+            detail,
+            fix,
+        },
+        _ => check(
+            "daemon program",
             Status::Fail,
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            "correct the line named (`talos config check` repeats this); the daemon refuses turns until then",
+            format!("talosd --doctor reported a malformed check: {value}"),
+            "install talos and talosd from the same release",
         ),
     }
 }

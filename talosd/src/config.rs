@@ -135,6 +135,12 @@ fn expand_home(path: &str) -> String {
     }
 }
 
+/// The default model's file name, and the SHA-256 `packaging/get-llama.sh` pins for it
+/// (`talos doctor` compares them; a test holds them equal to the script's).
+pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+pub const DEFAULT_MODEL_SHA256: &str =
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+
 /// Where `packaging/get-llama.sh` installs llama-server and the default model.
 pub fn default_llama_home() -> std::path::PathBuf {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -195,7 +201,8 @@ impl Default for ModelConfig {
             max_tokens: 1024,
             server: llama.join("bin/llama-server").display().to_string(),
             path: llama
-                .join("models/SmolLM2-135M-Instruct.Q4_1.gguf")
+                .join("models")
+                .join(DEFAULT_MODEL_FILE)
                 .display()
                 .to_string(),
             port: 18480,

@@ -10,6 +10,7 @@ pub mod config;
 pub mod connection;
 pub mod contain;
 pub mod dispatch;
+pub mod doctor;
 pub mod documents;
 pub mod durable;
 pub mod engine;

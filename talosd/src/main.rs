@@ -34,6 +34,10 @@ struct Args {
     /// loader and exit, starting nothing (what `talos config check` runs).
     #[arg(long)]
     check_config: bool,
+    /// Print, as one JSON object, the checks that need the configuration (llama-server, the
+    /// model file, the port, the home's disk use) and exit, starting nothing (`talos doctor`).
+    #[arg(long)]
+    doctor: bool,
     /// The file --check-config validates instead of the one in use.
     #[arg(long, value_name = "FILE", requires = "check_config")]
     config_file: Option<PathBuf>,
@@ -60,6 +64,11 @@ fn main() -> ExitCode {
             uid: talosd::socket::my_uid(),
         })
     });
+    if args.doctor {
+        let report = talosd::doctor::report(&home, &home.config_file);
+        let _ = writeln!(std::io::stdout(), "{report}");
+        return ExitCode::SUCCESS;
+    }
     if args.config_path || args.check_config {
         return config_command(&home, args.config_path, args.config_file);
     }

@@ -244,9 +244,8 @@ impl Supervisor {
     /// Where the pid and start time of the server this home launched are kept, so that a
     /// server left behind by a daemon that was killed can be recognised as ours.
     fn record_path(&self) -> PathBuf {
-        self.logs
-            .with_file_name("run")
-            .join(format!("llama-server-{}.json", self.config.port))
+        let state = self.logs.parent().unwrap_or(&self.logs);
+        launch_record(state, self.config.port)
     }
 
     fn record_launch(&self, pid: u32, started: u64) {
@@ -262,23 +261,9 @@ impl Supervisor {
     /// same start time, recorded at launch) is an orphan of a killed daemon: it is stopped and
     /// the port reused. Any other listener is someone else's and is left alone.
     async fn reclaim_orphan(&self) -> bool {
-        let Ok(text) = std::fs::read_to_string(self.record_path()) else {
+        let Some(pid) = recorded_listener(&self.record_path(), self.config.port) else {
             return false;
         };
-        let Ok(record) = serde_json::from_str::<serde_json::Value>(&text) else {
-            return false;
-        };
-        let (Some(pid), Some(started)) = (
-            record["pid"].as_u64().and_then(|p| u32::try_from(p).ok()),
-            record["startTime"].as_u64(),
-        ) else {
-            return false;
-        };
-        let ours = listener_pid(self.config.port).is_ok_and(|owner| owner == pid)
-            && start_time(pid).is_ok_and(|t| t == started);
-        if !ours {
-            return false;
-        }
         tracing::warn!(
             pid,
             port = self.config.port,
@@ -437,6 +422,91 @@ async fn terminate(child: &mut tokio::process::Child, pid: u32) {
         let _ = child.wait().await;
     }
     crate::runner::kill_group(pid);
+}
+
+/// The launch record of the llama-server a home's daemon started on `port`
+/// (`<state>/run/llama-server-<port>.json`).
+pub fn launch_record(state: &std::path::Path, port: u16) -> PathBuf {
+    state.join("run").join(format!("llama-server-{port}.json"))
+}
+
+/// The pid listening on 127.0.0.1:`port` when it is the very process the record names (same
+/// pid, same start time): the server a daemon of this home launched. `None` for any other
+/// listener, no listener, or no readable record.
+pub fn recorded_listener(record: &std::path::Path, port: u16) -> Option<u32> {
+    let text = std::fs::read_to_string(record).ok()?;
+    let record = serde_json::from_str::<serde_json::Value>(&text).ok()?;
+    let pid = record["pid"].as_u64().and_then(|p| u32::try_from(p).ok())?;
+    let started = record["startTime"].as_u64()?;
+    let ours = listener_pid(port).is_ok_and(|owner| owner == pid)
+        && start_time(pid).is_ok_and(|t| t == started);
+    ours.then_some(pid)
+}
+
+/// Runs `server --version` (bounded by `timeout`, killed after it) and returns its first
+/// line: proof the binary is there and runs, for `talosd --doctor`.
+pub fn server_version(server: &str, timeout: Duration) -> Result<String, String> {
+    use std::io::Read;
+    let spawn = || {
+        std::process::Command::new(server)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+    };
+    // ETXTBSY: a binary just written may still be open in a child forked meanwhile.
+    let mut spawned = spawn();
+    for _ in 0..10 {
+        match &spawned {
+            Err(e) if e.raw_os_error() == Some(26) => {
+                std::thread::sleep(Duration::from_millis(50));
+                spawned = spawn();
+            }
+            _ => break,
+        }
+    }
+    let mut child = spawned.map_err(|e| format!("cannot run {server}: {e}"))?;
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{server} --version did not finish within {} s",
+                    timeout.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for {server}: {e}")),
+        }
+    };
+    let mut text = String::new();
+    for pipe in [
+        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read>),
+        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let _ = pipe.take(64 * 1024).read_to_string(&mut text);
+    }
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("version"))
+        .or_else(|| text.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("")
+        .to_string();
+    if !status.success() {
+        return Err(format!("{server} --version exited with {status}: {line}"));
+    }
+    if line.is_empty() {
+        return Err(format!("{server} --version printed nothing"));
+    }
+    Ok(line)
 }
 
 /// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22).
