@@ -315,6 +315,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_check_from_talosd_is_taken_only_when_whole() {
+        let rows = [
+            (
+                json!({"name": "port", "status": "warn", "detail": "d", "fix": "f"}),
+                ("port", Status::Warn),
+            ),
+            (
+                json!({"name": "port", "status": "fine", "detail": "d", "fix": "f"}),
+                ("daemon program", Status::Fail),
+            ),
+            (
+                json!({"name": "port", "status": "ok", "detail": "d"}),
+                ("daemon program", Status::Fail),
+            ),
+            (json!("ok"), ("daemon program", Status::Fail)),
+        ];
+        for (value, (name, status)) in rows {
+            let c = parse_check(&value);
+            assert_eq!((c.name.as_str(), c.status), (name, status), "{value}");
+        }
+    }
+
+    #[test]
     fn only_a_failed_check_blocks_a_turn() {
         let c = |status| check("x", status, String::new(), "");
         let rows: [(&[Status], bool); 5] = [
