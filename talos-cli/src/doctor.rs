@@ -127,7 +127,36 @@ fn daemon_program_checks() -> Vec<Check> {
             said.trim()
         ));
     };
-    list.iter().map(parse_check).collect()
+    let mut checks = vec![same_release(
+        &program,
+        report.as_ref().and_then(|r| r["version"].as_str()),
+    )];
+    checks.extend(list.iter().map(parse_check));
+    checks
+}
+
+/// `talos` and the `talosd` it starts must come from one release: the protocol handshake
+/// refuses a daemon of another protocol version, and their checks and messages are one set.
+fn same_release(program: &Path, version: Option<&str>) -> Check {
+    let mine = env!("CARGO_PKG_VERSION");
+    match version {
+        Some(v) if v == mine => check(
+            "daemon program",
+            Status::Ok,
+            format!("{} {v}, the same release as talos", program.display()),
+            "",
+        ),
+        other => check(
+            "daemon program",
+            Status::Warn,
+            format!(
+                "{} is version {}, talos is {mine}",
+                program.display(),
+                other.unwrap_or("unknown")
+            ),
+            "install talos and talosd from the same release (a running daemon of another protocol version is refused)",
+        ),
+    }
 }
 
 /// One check from `talosd --doctor`'s report; a malformed one is itself a failed check.
@@ -334,6 +363,20 @@ mod tests {
         for (value, (name, status)) in rows {
             let c = parse_check(&value);
             assert_eq!((c.name.as_str(), c.status), (name, status), "{value}");
+        }
+    }
+
+    #[test]
+    fn talosd_of_another_release_is_named() {
+        let mine = env!("CARGO_PKG_VERSION");
+        let rows = [
+            (Some(mine), Status::Ok),
+            (Some("0.0.0-other"), Status::Warn),
+            (None, Status::Warn),
+        ];
+        for (version, status) in rows {
+            let c = same_release(Path::new("/usr/bin/talosd"), version);
+            assert_eq!(c.status, status, "{version:?}: {c:?}");
         }
     }
 

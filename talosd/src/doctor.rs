@@ -116,11 +116,12 @@ pub fn checks(home: &Home, config_file: &Path) -> Vec<Check> {
     out
 }
 
-/// `talosd --doctor`: the checks as one JSON object (`{"checks": [...]}`).
+/// `talosd --doctor`: the checks as one JSON object (`{"version": ..., "checks": [...]}`),
+/// `version` being this program's, for `talos doctor` to compare with its own.
 pub fn report(home: &Home, config_file: &Path) -> Value {
     let list: Vec<Value> = checks(home, config_file)
         .iter()
         .map(Check::to_json)
         .collect();
-    json!({ "checks": list })
+    json!({ "version": env!("CARGO_PKG_VERSION"), "checks": list })
 }

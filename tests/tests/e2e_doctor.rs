@@ -75,6 +75,7 @@ fn doctor_json_reports_every_check_and_passes_on_a_fresh_home() {
     assert_eq!(out.status.code(), Some(0), "{report}");
     assert_eq!(report["ok"], true);
     for name in [
+        "daemon program",
         "config",
         "llama-server",
         "model",
@@ -122,6 +123,10 @@ fn doctor_json_reports_every_check_and_passes_on_a_fresh_home() {
         "{report}"
     );
     assert!(detail("disk").contains("retention keeps"), "{report}");
+    assert!(
+        detail("daemon program").contains("the same release as talos"),
+        "{report}"
+    );
 }
 
 #[test]
