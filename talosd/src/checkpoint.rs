@@ -12,6 +12,7 @@
 
 pub mod list;
 pub mod manifest;
+pub mod record;
 pub mod restore;
 pub mod serve;
 

@@ -576,3 +576,114 @@ async fn undo_reverses_workspace_operations_on_folders() {
         daemon.stop().await;
     }
 }
+
+/// The restore records under `traces/restores/`, parsed.
+fn restore_records(s: &Setup) -> Vec<Value> {
+    let dir = s.daemon.home.path().join("traces/restores");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect()
+}
+
+/// Proves every restore the person was asked about leaves a record (approved and denied alike,
+/// with each path's outcome and the safety checkpoint), one that asked nothing leaves none, the
+/// records do not disturb `trace/list`, and retention prunes them by age like traces.
+#[tokio::test]
+async fn each_asked_restore_leaves_a_record_and_retention_covers_it() {
+    let mut s = three_file_turn("retention:\n  max_age_days: 1\n").await;
+    let (denied, _) = s.undo("deny").await;
+    let (approved, _) = s.undo("approve").await;
+    let records = restore_records(&s);
+    assert_eq!(records.len(), 2, "{records:?}");
+    let (first, second) = (&records[0], &records[1]);
+    assert_eq!(first["kind"], "talos-restore");
+    assert_eq!(first["method"], "turn/undo");
+    assert_eq!(first["sessionId"], s.session.as_str());
+    assert_eq!(first["result"]["decision"], "deny");
+    assert_eq!(first["result"]["message"], denied.message.as_str());
+    assert_eq!(second["result"]["decision"], "approve");
+    assert_eq!(
+        second["result"]["safetyCheckpointId"].as_str(),
+        approved.safety_checkpoint_id.as_deref()
+    );
+    let outcomes: Vec<&str> = second["result"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["done", "done", "done"], "{second}");
+    let session_traces = s.daemon.home.path().join("traces").join(&s.session);
+    let trace = std::fs::read_dir(session_traces)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(trace.path()).unwrap()).unwrap();
+    assert_eq!(
+        second["workspaceHash"], trace["workspaceHash"],
+        "the hash traces use"
+    );
+    assert!(second["finishedAtMs"].as_u64() >= second["startedAtMs"].as_u64());
+
+    // Restoring the safety checkpoint of a state that is already on disk asks nothing.
+    let params = json!({"checkpointId": approved.safety_checkpoint_id.clone().unwrap()});
+    let (again, _) = s
+        .restore("checkpoint/restore", params.clone(), "approve")
+        .await;
+    assert_eq!(again.decision, Some(Decision::Approve), "{again:?}");
+    let (nothing, asked) = s.restore("checkpoint/restore", params, "approve").await;
+    assert!(
+        asked.is_empty() && nothing.decision.is_none(),
+        "{nothing:?}"
+    );
+    let records = restore_records(&s);
+    assert_eq!(
+        records.len(),
+        3,
+        "the asked restore is recorded, the no-op is not"
+    );
+    assert_eq!(records[2]["method"], "checkpoint/restore");
+
+    let (listed, _) = s
+        .client
+        .call_with(
+            "trace/list",
+            json!({"workspace": s.dir.path()}),
+            approve_all("deny"),
+        )
+        .await
+        .unwrap();
+    let traces = listed.result.unwrap()["traces"].as_array().unwrap().len();
+    assert_eq!(traces, 1, "the turn's trace, and no restore as a turn");
+
+    let dir = s.daemon.home.path().join("traces/restores");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 86_400);
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(entry.path())
+            .unwrap();
+        file.set_modified(old).unwrap();
+    }
+    let (gc, _) = s
+        .client
+        .call_with("daemon/gc", json!({}), approve_all("deny"))
+        .await
+        .unwrap();
+    assert!(gc.error.is_none(), "{:?}", gc.error);
+    assert!(
+        restore_records(&s).is_empty(),
+        "old restore records are pruned by age"
+    );
+    s.daemon.stop().await;
+}

@@ -11,6 +11,7 @@ use talos_protocol::{ErrorCode, RpcError};
 use super::CheckpointStore;
 use super::list::{self, LocateError};
 use super::manifest::ManifestError;
+use super::record;
 use super::restore::{self, RestoreError};
 use crate::connection::Peer;
 use crate::server::Daemon;
@@ -47,10 +48,49 @@ pub async fn restore_checkpoint(
     let _stores = daemon.retention.enter(None).await;
     let unit =
         crate::offload::blocking(|| restore::checkpoint_unit(daemon, &p)).map_err(restore_error)?;
+    let started = started("checkpoint/restore", &unit);
     let result = restore::run(daemon, peer, unit)
         .await
         .map_err(restore_error)?;
-    to_value(result)
+    to_value(recorded(daemon, &started, result))
+}
+
+fn started(method: &'static str, unit: &restore::Unit) -> record::Started {
+    record::Started {
+        method,
+        session_id: unit.session_id.clone(),
+        workspace: unit.files.root().to_path_buf(),
+        overwrite_conflicts: unit.overwrite_conflicts,
+        started_at_ms: crate::turn::now_ms(),
+    }
+}
+
+/// Writes the restore's record (when the person was asked); a record that cannot be written
+/// is said in the result's message and logged, never hidden.
+fn recorded(
+    daemon: &Daemon,
+    started: &record::Started,
+    mut result: proto::RestoreResult,
+) -> proto::RestoreResult {
+    if !record::recorded(&result) {
+        return result;
+    }
+    let written = crate::ids::new_id("rst")
+        .map_err(|e| e.to_string())
+        .and_then(|id| {
+            let document = record::document(&id, started, crate::turn::now_ms(), &result);
+            let traces = daemon.home.traces();
+            crate::offload::blocking(|| record::write(&traces, &id, &document))
+                .map_err(|e| e.to_string())
+        });
+    if let Err(e) = written {
+        tracing::error!(error = %e, "cannot write the restore record");
+        result.message = format!(
+            "{} (the restore record could not be written: {e})",
+            result.message
+        );
+    }
+    result
 }
 
 /// `turn/undo`.
@@ -82,7 +122,13 @@ pub async fn undo(
         )
     });
     let result = match unit {
-        Ok(unit) => restore::run(daemon, peer, unit).await,
+        Ok(unit) => {
+            let started = started("turn/undo", &unit);
+            match restore::run(daemon, peer, unit).await {
+                Ok(result) => Ok(recorded(daemon, &started, result)),
+                Err(e) => Err(e),
+            }
+        }
         Err(e) => Err(e),
     };
     drop(claimed);
