@@ -102,7 +102,9 @@ fn check_row(row: &Row, actual: Option<&Value>) -> Vec<String> {
     let mut problems = Vec::new();
     if required {
         if !key.starts_with(RULE) {
-            problems.push(format!("`{key}` is marked required, but only rule fields can be"));
+            problems.push(format!(
+                "`{key}` is marked required, but only rule fields can be"
+            ));
         } else if Config::parse(&rule_without(key), "config.yaml").is_ok() {
             problems.push(format!(
                 "`{key}` is marked required, but a rule without it parses; give its default"
@@ -118,7 +120,7 @@ fn check_row(row: &Row, actual: Option<&Value>) -> Vec<String> {
         };
         if !matches {
             problems.push(format!(
-                "`{key}` is documented with the default `{}`, but Config::default() has `{}`; \
+                "`{key}` is documented with the default {}, but Config::default() has `{}`; \
                  fix the default cell (its first code span)",
                 row.default,
                 shown(actual)
@@ -328,7 +330,11 @@ fn the_check_names_each_kind_of_drift() {
     let doc = real_doc();
     let rows: &[(&str, String, &str)] = &[
         // A field added to the types and not documented looks like a missing row.
-        ("model.port", with_row(&doc, "model.port", ""), "`model.port` is a key of config.yaml but has no row"),
+        (
+            "model.port",
+            with_row(&doc, "model.port", ""),
+            "`model.port` is a key of config.yaml but has no row",
+        ),
         (
             "rule field",
             with_row(&doc, "permissions.rules[].within_workspace", ""),
@@ -336,32 +342,56 @@ fn the_check_names_each_kind_of_drift() {
         ),
         (
             "unknown key",
-            with_row(&doc, "model.port", "| `model.port` | integer | `18480` | x |\n| `model.colour` | string | `red` | x |"),
+            with_row(
+                &doc,
+                "model.port",
+                "| `model.port` | integer | `18480` | x |\n| `model.colour` | string | `red` | x |",
+            ),
             "`model.colour` has a row but config.yaml has no such key",
         ),
         (
             "unknown rule field",
-            with_row(&doc, "permissions.rules[].reason", "| `permissions.rules[].reason` | string | `null` | x |\n| `permissions.rules[].colour` | string | `red` | x |"),
+            with_row(
+                &doc,
+                "permissions.rules[].reason",
+                "| `permissions.rules[].reason` | string | `null` | x |\n| `permissions.rules[].colour` | string | `red` | x |",
+            ),
             "`permissions.rules[].colour` has a row but config.yaml has no such key",
         ),
         (
             "wrong default",
-            with_row(&doc, "model.port", "| `model.port` | integer | `8080` | x |"),
+            with_row(
+                &doc,
+                "model.port",
+                "| `model.port` | integer | `8080` | x |",
+            ),
             "`model.port` is documented with the default `8080`",
         ),
         (
             "machine default without placeholder",
-            with_row(&doc, "model.threads", "| `model.threads` | integer | `1` | x |"),
+            with_row(
+                &doc,
+                "model.threads",
+                "| `model.threads` | integer | `1` | x |",
+            ),
             "`model.threads` is documented with the default",
         ),
         (
             "required but optional",
-            with_row(&doc, "permissions.rules[].reason", "| `permissions.rules[].reason` | string | required | x |"),
+            with_row(
+                &doc,
+                "permissions.rules[].reason",
+                "| `permissions.rules[].reason` | string | required | x |",
+            ),
             "`permissions.rules[].reason` is marked required, but a rule without it parses",
         ),
         (
             "wrong type",
-            with_row(&doc, "traces.turn_log", "| `traces.turn_log` | string | `true` | x |"),
+            with_row(
+                &doc,
+                "traces.turn_log",
+                "| `traces.turn_log` | string | `true` | x |",
+            ),
             "`traces.turn_log` has the type `string`, but its value is a boolean",
         ),
         (

@@ -202,3 +202,28 @@ from_str_newtype!(
     |s| { Glob::new(s).map_err(|e| e.to_string()) },
     |glob| glob.as_str()
 );
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    /// Proves a rule serializes (for docs/configuration.md's tidy test) to names the parser
+    /// reads back as the same rule, and that every field appears, unset ones as null or [].
+    #[test]
+    fn a_rule_serializes_to_what_parses_back() {
+        let text = "permissions:\n  rules:\n    - effect: ASK\n      tools: create_file\n      risks: [read-only, destructive]\n      phases: [Verify]\n      paths: [\"./docs/**\"]\n      within_workspace: false\n      reason: why\n    - effect: deny\n";
+        let config = Config::parse(text, "c").unwrap();
+        let written = serde_yaml_ng::to_string(&config).unwrap();
+        assert_eq!(Config::parse(&written, "c").unwrap(), config, "{written}");
+        let rules = serde_json::to_value(&config.permissions.rules).unwrap();
+        assert_eq!(
+            rules,
+            serde_json::json!([
+                {"effect": "ask", "tools": ["talos.write_file"], "risks": ["read_only", "destructive"],
+                 "phases": ["verify"], "paths": ["docs/**"], "within_workspace": false, "reason": "why"},
+                {"effect": "deny", "tools": [], "risks": [], "phases": [], "paths": [],
+                 "within_workspace": null, "reason": null}
+            ])
+        );
+    }
+}
