@@ -155,11 +155,14 @@ fn check_row(row: &Row, actual: Option<&Value>) -> Vec<String> {
 /// (a rule with only `effect` set, serialized, so every optional field shows its default).
 fn actual_keys() -> BTreeMap<String, Value> {
     let mut keys = BTreeMap::new();
-    let defaults = serde_json::to_value(Config::default()).expect("the config serializes");
+    let defaults = serde_json::to_value(Config::default())
+        .unwrap_or_else(|e| panic!("Config::default() does not serialize: {e}"));
     flatten("", &defaults, &mut keys);
     let one_rule = "permissions:\n  rules:\n    - effect: allow\n";
-    let config = Config::parse(one_rule, "rule").expect("a rule with only an effect parses");
-    let rule = serde_json::to_value(&config.permissions.rules[0]).expect("a rule serializes");
+    let config = Config::parse(one_rule, "rule")
+        .unwrap_or_else(|e| panic!("a rule with only an effect does not parse: {e}"));
+    let rule = serde_json::to_value(&config.permissions.rules[0])
+        .unwrap_or_else(|e| panic!("a permission rule does not serialize: {e}"));
     flatten(RULE.trim_end_matches('.'), &rule, &mut keys);
     keys
 }
@@ -303,7 +306,7 @@ fn yaml_blocks(doc: &str) -> Vec<(usize, String)> {
 
 fn real_doc() -> String {
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    std::fs::read_to_string(root.join(DOC)).expect("docs/configuration.md is readable")
+    std::fs::read_to_string(root.join(DOC)).unwrap_or_else(|e| panic!("cannot read {DOC}: {e}"))
 }
 
 /// The doc with the row of `key` replaced by `row` (or removed when `row` is empty).
