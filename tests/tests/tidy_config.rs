@@ -1,7 +1,8 @@
 //! docs/configuration.md in step with the config types ("tidy"): every key `Config::default()`
 //! serializes (and every field of a permission rule) has a row in the doc, the doc has no row
 //! for a key `Config::parse` refuses, each documented default is the default in the code, and
-//! every ```yaml block in the doc parses. The comparison is a function of the doc's text, so the
+//! every ```yaml block in the doc parses; each refusal the loader makes (every `Invalid` variant
+//! and each bad value) has its message on the page. The comparison is a function of the doc's text, so the
 //! tests at the bottom feed it doctored docs and prove that it fails.
 //!
 //! The doc's tables have the header `| key | type | default | meaning |`; a key is written
@@ -410,4 +411,85 @@ fn the_check_names_each_kind_of_drift() {
             "{name}: expected a problem containing {expected:?}, got {found:#?}"
         );
     }
+}
+
+/// Proves each refusal the loader makes, with its message, is on the page: one config that
+/// triggers each `Invalid` variant (a new variant does not compile here until it has a row) and
+/// each parse-time refusal of a value. The doc must hold the message without the file name,
+/// the serde path prefix and the line.
+#[test]
+fn every_refusal_is_documented_with_its_message() {
+    use talosd::config::{ConfigError, Invalid};
+    /// Which `Invalid` variant a row triggers; exhaustive, so a new variant needs a row.
+    fn variant(problem: &Invalid) -> usize {
+        match problem {
+            Invalid::PortZero => 0,
+            Invalid::SizeZero => 1,
+            Invalid::StartTimeoutZero => 2,
+            Invalid::NotAUrl { .. } => 3,
+            Invalid::NotHttp(_) => 4,
+            Invalid::NotLoopback(_) => 5,
+            Invalid::MaxModelCallsZero => 6,
+            Invalid::ApprovalTimeoutZero => 7,
+            Invalid::Retention(_) => 8,
+        }
+    }
+    const VARIANTS: usize = 9;
+    let rule =
+        |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
+    let rows: Vec<String> = [
+        "model:\n  port: 0\n",
+        "model:\n  ctx: 0\n",
+        "model:\n  start_timeout_secs: 0\n",
+        "model:\n  url: x\n",
+        "model:\n  url: https://127.0.0.1:8080\n",
+        "model:\n  url: http://10.0.0.5:8080\n",
+        "turn:\n  max_model_calls: 0\n",
+        "approval:\n  timeout_secs: 0\n",
+        "retention:\n  max_age_days: 0\n",
+        "retention:\n  max_bytes: 0\n",
+        "model:\n  mode: x\n",
+        "model:\n  constrain: x\n",
+        "permissions:\n  rules:\n    - effect: x\n",
+        "permissions:\n  rules:\n    - reason: x\n",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain(["tools: x", "risks: x", "phases: x", "paths: \"\""].map(rule))
+    .collect();
+    let doc = real_doc().replace('\n', " ");
+    let mut seen = [false; VARIANTS];
+    let mut missing = Vec::new();
+    for text in &rows {
+        let message = match Config::parse(text, "config.yaml") {
+            Ok(_) => panic!("{text:?} was accepted; this row should trigger a refusal"),
+            Err(ConfigError::Invalid { problem, .. }) => {
+                seen[variant(&problem)] = true;
+                problem.to_string()
+            }
+            Err(other) => {
+                let full = other.to_string();
+                let message = full.strip_prefix("config.yaml: ").unwrap_or(&full);
+                message
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or(message)
+                    .to_string()
+            }
+        };
+        let without_path = message.split_once(": ").map_or("", |(_, rest)| rest);
+        if !doc.contains(&message) && (without_path.is_empty() || !doc.contains(without_path)) {
+            missing.push(format!("{message:?} (from {text:?})"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{DOC} does not give these refusals' messages; add each to its key's row:\n  {}",
+        missing.join("\n  ")
+    );
+    let unseen: Vec<usize> = (0..VARIANTS).filter(|&i| !seen[i]).collect();
+    assert!(
+        unseen.is_empty(),
+        "no row triggers Invalid variants {unseen:?}; add a config that does"
+    );
 }
