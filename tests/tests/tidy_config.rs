@@ -1,9 +1,9 @@
 //! docs/configuration.md in step with the config types ("tidy"): every key `Config::default()`
 //! serializes (and every field of a permission rule) has a row in the doc, the doc has no row
 //! for a key `Config::parse` refuses, each documented default is the default in the code, and
-//! every ```yaml block in the doc parses; each refusal the loader makes (every `Invalid` variant
-//! and each bad value) has its message on the page. The comparison is a function of the doc's text, so the
-//! tests at the bottom feed it doctored docs and prove that it fails.
+//! every ```yaml block in the doc parses; each refusal the loader makes (every `Invalid`
+//! variant and each bad value) has its message on the page. The comparison is a function of the
+//! doc's text, so a test feeds it doctored docs and proves that it fails.
 //!
 //! The doc's tables have the header `| key | type | default | meaning |`; a key is written
 //! `` `section.key` `` (a rule field `` `permissions.rules[].field` ``), and the default cell's
