@@ -7,7 +7,7 @@
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 mod checkpoint;
 mod housekeeping;
@@ -17,7 +17,9 @@ pub use checkpoint::CheckpointConfig;
 pub use housekeeping::{RetentionConfig, TracesConfig};
 pub use permissions::PermissionsConfig;
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// Every section of `config.yaml`. `Serialize` is for docs/configuration.md's tidy test, which
+/// compares the documented keys and defaults with `Config::default()` serialized.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub model: ModelConfig,
@@ -30,7 +32,7 @@ pub struct Config {
     pub retention: RetentionConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
     pub mode: ModelMode,
@@ -77,6 +79,12 @@ impl TryFrom<String> for ConstrainLevel {
     }
 }
 
+impl Serialize for ConstrainLevel {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.as_str())
+    }
+}
+
 impl ModelConfig {
     /// The constraint level in force: the configured one, or the mode's default.
     pub fn constrain_level(&self) -> talos_core::constrain::Level {
@@ -108,6 +116,12 @@ impl ModelMode {
             ModelMode::Managed => "managed",
             ModelMode::ConnectOnly => "connect_only",
         }
+    }
+}
+
+impl Serialize for ModelMode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -155,7 +169,7 @@ pub fn default_llama_home() -> std::path::PathBuf {
         .join("llama")
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ToolsConfig {
     /// `false` describes tools in the prompt and parses calls written as text.
@@ -172,14 +186,14 @@ pub struct ToolsConfig {
     pub tool_call_prefill: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ApprovalConfig {
     /// An approval not answered within this many seconds is denied.
     pub timeout_secs: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TurnConfig {
     pub max_model_calls: usize,

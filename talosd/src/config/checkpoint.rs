@@ -1,12 +1,12 @@
 //! `checkpoint:` in `config.yaml`: how large a file a checkpoint may copy. A change whose
 //! checkpoint would need more is refused (fails closed), never written without one.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Default `checkpoint.max_file_bytes`: 10 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 << 20;
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CheckpointConfig {
     /// The largest single file a checkpoint copies; a change needing a larger one is refused.

@@ -2,10 +2,10 @@
 //! written beside each trace, and the limits the home's traces, turn logs and checkpoints are
 //! kept under (see docs/traces.md).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `traces:` in `config.yaml`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TracesConfig {
     /// Write `NNNNNN-<traceId>.log` (the request and the committed answer, in words) beside
@@ -14,7 +14,7 @@ pub struct TracesConfig {
 }
 
 /// `retention:` in `config.yaml`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetentionConfig {
     /// Traces, turn logs and checkpoints older than this are removed. Default 30, at least 1.

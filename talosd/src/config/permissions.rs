@@ -6,13 +6,14 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::Deserialize;
 use serde::de::{self, Deserializer, IntoDeserializer, SeqAccess, Visitor};
+use serde::ser::{SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
 use talos_core::plan::Phase;
 use talos_core::rules::{Effect, Glob, Rule};
 use talos_core::tools::{self, Risk, ToolId};
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PermissionsConfig {
     pub rules: Vec<RuleConfig>,
@@ -23,7 +24,7 @@ pub struct PermissionsConfig {
     pub allow_invisible_path_characters: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
     pub effect: EffectName,
@@ -96,9 +97,21 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     }
 }
 
-/// Defines a newtype read from a string through a parse function.
+/// Always written as a list.
+impl<T: Serialize> Serialize for List<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for item in &self.0 {
+            seq.serialize_element(item)?;
+        }
+        seq.end()
+    }
+}
+
+/// Defines a newtype read from a string through a parse function, and written back as the
+/// name `$show` gives.
 macro_rules! from_str_newtype {
-    ($name:ident, $inner:ty, $expecting:literal, $parse:expr) => {
+    ($name:ident, $inner:ty, $expecting:literal, $parse:expr, $show:expr) => {
         #[derive(Debug, Clone, PartialEq)]
         pub struct $name(pub $inner);
 
@@ -111,19 +124,32 @@ macro_rules! from_str_newtype {
                     .map_err(|e| de::Error::custom(format!("{e} (expected {})", $expecting)))
             }
         }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let show: fn(&$inner) -> &str = $show;
+                serializer.serialize_str(show(&self.0))
+            }
+        }
     };
 }
 
-from_str_newtype!(EffectName, Effect, "allow, ask or deny", |s| match s
-    .trim()
-    .to_lowercase()
-    .as_str()
-{
-    "allow" => Ok(Effect::Allow),
-    "ask" => Ok(Effect::Ask),
-    "deny" => Ok(Effect::Deny),
-    _ => Err(format!("invalid permission rule effect `{s}`")),
-});
+from_str_newtype!(
+    EffectName,
+    Effect,
+    "allow, ask or deny",
+    |s| match s.trim().to_lowercase().as_str() {
+        "allow" => Ok(Effect::Allow),
+        "ask" => Ok(Effect::Ask),
+        "deny" => Ok(Effect::Deny),
+        _ => Err(format!("invalid permission rule effect `{s}`")),
+    },
+    |effect| match effect {
+        Effect::Allow => "allow",
+        Effect::Ask => "ask",
+        Effect::Deny => "deny",
+    }
+);
 
 from_str_newtype!(
     ToolName,
@@ -131,7 +157,8 @@ from_str_newtype!(
     "a tool name such as talos.write_file",
     |s| tools::resolve_name(s, false)
         .tool()
-        .ok_or_else(|| format!("unknown tool `{s}` in a permission rule"))
+        .ok_or_else(|| format!("unknown tool `{s}` in a permission rule")),
+    |tool| tool.name()
 );
 
 from_str_newtype!(
@@ -143,20 +170,60 @@ from_str_newtype!(
         "write" => Ok(Risk::Write),
         "destructive" => Ok(Risk::Destructive),
         _ => Err(format!("invalid risk `{s}`")),
+    },
+    |risk| match risk {
+        Risk::ReadOnly => "read_only",
+        Risk::Write => "write",
+        Risk::Destructive => "destructive",
     }
 );
 
-from_str_newtype!(PhaseName, Phase, "inspect, apply or verify", |s| match s
-    .trim()
-    .to_lowercase()
-    .as_str()
-{
-    "inspect" => Ok(Phase::Inspect),
-    "apply" => Ok(Phase::Apply),
-    "verify" => Ok(Phase::Verify),
-    _ => Err(format!("invalid phase `{s}`")),
-});
+from_str_newtype!(
+    PhaseName,
+    Phase,
+    "inspect, apply or verify",
+    |s| match s.trim().to_lowercase().as_str() {
+        "inspect" => Ok(Phase::Inspect),
+        "apply" => Ok(Phase::Apply),
+        "verify" => Ok(Phase::Verify),
+        _ => Err(format!("invalid phase `{s}`")),
+    },
+    |phase| match phase {
+        Phase::Inspect => "inspect",
+        Phase::Apply => "apply",
+        Phase::Verify => "verify",
+    }
+);
 
-from_str_newtype!(GlobPattern, Glob, "a path glob such as docs/**", |s| {
-    Glob::new(s).map_err(|e| e.to_string())
-});
+from_str_newtype!(
+    GlobPattern,
+    Glob,
+    "a path glob such as docs/**",
+    |s| { Glob::new(s).map_err(|e| e.to_string()) },
+    |glob| glob.as_str()
+);
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    /// Proves a rule serializes (for docs/configuration.md's tidy test) to names the parser
+    /// reads back as the same rule, and that every field appears, unset ones as null or [].
+    #[test]
+    fn a_rule_serializes_to_what_parses_back() {
+        let text = "permissions:\n  rules:\n    - effect: ASK\n      tools: create_file\n      risks: [read-only, destructive]\n      phases: [Verify]\n      paths: [\"./docs/**\"]\n      within_workspace: false\n      reason: why\n    - effect: deny\n";
+        let config = Config::parse(text, "c").unwrap();
+        let written = serde_yaml_ng::to_string(&config).unwrap();
+        assert_eq!(Config::parse(&written, "c").unwrap(), config, "{written}");
+        let rules = serde_json::to_value(&config.permissions.rules).unwrap();
+        assert_eq!(
+            rules,
+            serde_json::json!([
+                {"effect": "ask", "tools": ["talos.write_file"], "risks": ["read_only", "destructive"],
+                 "phases": ["verify"], "paths": ["docs/**"], "within_workspace": false, "reason": "why"},
+                {"effect": "deny", "tools": [], "risks": [], "phases": [], "paths": [],
+                 "within_workspace": null, "reason": null}
+            ])
+        );
+    }
+}
