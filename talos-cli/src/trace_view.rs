@@ -226,6 +226,7 @@ pub fn gc(result: &DaemonGcResult) -> String {
         ("  turn logs", &result.turn_logs),
         ("  checkpoints", &result.checkpoints),
         ("  checkpoint objects", &result.checkpoint_objects),
+        ("  sessions", &result.sessions),
     ] {
         text.push_str(&count(name, c));
     }

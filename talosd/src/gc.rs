@@ -38,6 +38,18 @@ pub fn run_once(daemon: &Daemon) -> Result<DaemonGcResult, String> {
             exclusive.as_ref(),
         )
     });
+    // Persisted sessions not saved within the age limit and not open now go: their files hold
+    // the requests' text, which the age limit promises not to keep.
+    let mut result = result;
+    let open: std::collections::HashSet<String> = daemon
+        .sessions
+        .lock()
+        .map(|s| s.keys().map(|id| id.as_str().to_string()).collect())
+        .unwrap_or_default();
+    let cutoff = crate::turn::now_ms().saturating_sub(daemon.config.retention.limits().max_age_ms);
+    let store = crate::session_store::SessionStore::new(daemon.home.sessions());
+    let (files, bytes) = crate::offload::blocking(|| store.prune_older_than(cutoff, &open));
+    result.sessions = talos_protocol::GcCount { files, bytes };
     // Workspace indexes (issue 16): those of vanished workspaces, or idle for 30 days, go.
     let index_home = daemon.home.index();
     let indexes = crate::offload::blocking(|| crate::index::prune(&index_home, INDEX_MAX_AGE_MS));
@@ -47,6 +59,7 @@ pub fn run_once(daemon: &Daemon) -> Result<DaemonGcResult, String> {
         turn_logs = result.turn_logs.files,
         checkpoints = result.checkpoints.files,
         objects = result.checkpoint_objects.files,
+        sessions = result.sessions.files,
         bytes_after = result.bytes_after,
         deferred = result.checkpoints_deferred,
         "retention applied"

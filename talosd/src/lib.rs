@@ -54,12 +54,13 @@ pub async fn run(
     listener: tokio::net::UnixListener,
     shutdown: impl Future<Output = ()>,
 ) {
-    offload::blocking(|| lifecycle::restore_at_start(&daemon));
-    let handler = Arc::new(dispatch::Dispatch::new(daemon.clone()));
-    // Retention at start, before the first request is answered, then hourly.
+    // Retention at start, before the first request is answered (and before the persisted
+    // sessions are reopened, so a session past the age limit is not reopened), then hourly.
     if let Err(e) = gc::run_once(&daemon) {
         tracing::warn!(error = %e, "retention skipped at start");
     }
+    offload::blocking(|| lifecycle::restore_at_start(&daemon));
+    let handler = Arc::new(dispatch::Dispatch::new(daemon.clone()));
     let housekeeping = tokio::spawn(gc::periodic(daemon.clone()));
     server::serve(daemon, listener, shutdown, handler).await;
     housekeeping.abort();

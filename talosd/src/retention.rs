@@ -115,6 +115,7 @@ pub fn sweep(
         turn_logs: GcCount::default(),
         checkpoints: GcCount::default(),
         checkpoint_objects: GcCount::default(),
+        sessions: GcCount::default(),
         bytes_after: plan.bytes_after,
         max_bytes: limits.max_bytes,
         max_age_days: limits.max_age_ms / 86_400_000,

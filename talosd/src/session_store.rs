@@ -118,6 +118,52 @@ impl SessionStore {
         }
     }
 
+    /// Retention for sessions: removes the files of sessions not saved since `cutoff_ms`
+    /// (their modification time) whose id is not in `open`; returns how many and their bytes.
+    /// Only `<id>.json` regular files are considered; links, hidden and other names are left.
+    pub fn prune_older_than(
+        &self,
+        cutoff_ms: u64,
+        open: &std::collections::HashSet<String>,
+    ) -> (u64, u64) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return (0, 0);
+        };
+        let (mut files, mut bytes) = (0, 0);
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_suffix(".json") else {
+                continue;
+            };
+            if SessionId::parse(id).is_none() || open.contains(id) {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            let saved_ms = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(u64::MAX, |d| {
+                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+                });
+            if !meta.file_type().is_file() || saved_ms >= cutoff_ms {
+                continue;
+            }
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => {
+                    files += 1;
+                    bytes += meta.len();
+                }
+                Err(e) => {
+                    tracing::warn!(path = %entry.path().display(), error = %e, "retention: cannot remove");
+                }
+            }
+        }
+        (files, bytes)
+    }
+
     /// The session `id` from its file, checked (see the module docs).
     pub fn load(&self, id: &str) -> Result<Snapshot, Skipped> {
         self.load_dated(id).map(|(_, snapshot)| snapshot)

@@ -320,3 +320,88 @@ async fn only_the_newest_sessions_are_reopened_at_start_and_older_ones_resume() 
     assert_eq!(resumed.session.session_id, ids[0]);
     daemon.stop().await;
 }
+
+/// Sets a session file's modification time `days` back.
+fn age_session_file(daemon: &TestDaemon, id: &str, days: u64) {
+    let path = daemon
+        .home
+        .path()
+        .join("sessions")
+        .join(format!("{id}.json"));
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(old).unwrap();
+}
+
+/// Proves retention covers persisted sessions: a session not saved within
+/// `retention.max_age_days` is kept while it is open in the daemon, removed by the sweep at the
+/// next start (before sessions are reopened, so it is neither reopened nor resumable) and
+/// counted in `daemon/gc`'s `sessions`; a recent one stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_past_the_age_limit_are_pruned_at_start_and_recent_ones_stay() {
+    let llama = FakeLlama::start(true, Arc::new(|_: &Value| Reply::Text("Hello.".into()))).await;
+    let config = format!(
+        "{}retention:\n  max_age_days: 1\n",
+        TestDaemon::config_for(&llama.url, true)
+    );
+    let daemon = TestDaemon::start(&config).await;
+    let (ws_old, ws_new) = (workspace(), workspace());
+    let mut client = initialized(&daemon).await;
+    let old = client.open_session(ws_old.path(), "agent").await;
+    let new = client.open_session(ws_new.path(), "agent").await;
+    for id in [&old, &new] {
+        let outcome = client.turn(id, "hello there", "deny").await;
+        assert_eq!(outcome.status, CompletionStatus::Complete);
+    }
+    age_session_file(&daemon, &old, 3);
+    let gc: Value = client.request("daemon/gc", json!({})).await;
+    assert_eq!(gc["sessions"]["files"], 0, "an open session is kept: {gc}");
+    assert!(
+        daemon
+            .home
+            .path()
+            .join(format!("sessions/{old}.json"))
+            .exists()
+    );
+    drop(client);
+
+    let daemon = daemon.restart().await;
+    let mut client = initialized(&daemon).await;
+    let open: Vec<String> = listed(&mut client)
+        .await
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    assert!(open.contains(&new) && !open.contains(&old), "{open:?}");
+    assert!(
+        !daemon
+            .home
+            .path()
+            .join(format!("sessions/{old}.json"))
+            .exists()
+    );
+    assert!(
+        daemon
+            .home
+            .path()
+            .join(format!("sessions/{new}.json"))
+            .exists()
+    );
+    let (code, message) = error_of(&mut client, "session/resume", json!({"sessionId": old})).await;
+    assert_ne!(code, 0, "{message}");
+
+    // A session not open now and past the limit is removed by `daemon/gc` too, and counted.
+    let stray = "ses-0123456789abcdef0123456789abcdef";
+    let sessions = daemon.home.path().join("sessions");
+    std::fs::copy(
+        sessions.join(format!("{new}.json")),
+        sessions.join(format!("{stray}.json")),
+    )
+    .unwrap();
+    age_session_file(&daemon, stray, 3);
+    let gc: Value = client.request("daemon/gc", json!({})).await;
+    assert_eq!(gc["sessions"]["files"], 1, "{gc}");
+    assert!(!sessions.join(format!("{stray}.json")).exists());
+    assert!(sessions.join(format!("{new}.json")).exists());
+    daemon.stop().await;
+}

@@ -98,6 +98,10 @@ pub struct DaemonGcResult {
     pub checkpoints: GcCount,
     /// Checkpoint objects removed (no remaining manifest referenced them).
     pub checkpoint_objects: GcCount,
+    /// Persisted session files removed: not saved for `retention.max_age_days` and not open in
+    /// the daemon. Absent from older daemons (zero).
+    #[serde(default)]
+    pub sessions: GcCount,
     /// Bytes of traces, turn logs and checkpoints kept after the run.
     pub bytes_after: u64,
     /// The size limit in force (`retention.max_bytes`).

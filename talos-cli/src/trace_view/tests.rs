@@ -163,6 +163,7 @@ fn the_gc_report_names_each_kind_and_a_deferral() {
         turn_logs: c(2, 100),
         checkpoints: c(1, 300),
         checkpoint_objects: c(3, 5 << 20),
+        sessions: c(1, 900),
         bytes_after: 1 << 20,
         max_bytes: 1 << 30,
         max_age_days: 30,
@@ -170,7 +171,7 @@ fn the_gc_report_names_each_kind_and_a_deferral() {
     };
     assert_eq!(
         gc(&result),
-        "Removed\n  traces: 2 files, 2.0 KiB\n  turn logs: 2 files, 100 bytes\n  checkpoints: 1 files, 300 bytes\n  checkpoint objects: 3 files, 5.0 MiB\nKept 1.0 MiB (limits: 30 days, 1.0 GiB)\n"
+        "Removed\n  traces: 2 files, 2.0 KiB\n  turn logs: 2 files, 100 bytes\n  checkpoints: 1 files, 300 bytes\n  checkpoint objects: 3 files, 5.0 MiB\n  sessions: 1 files, 900 bytes\nKept 1.0 MiB (limits: 30 days, 1.0 GiB)\n"
     );
     result.checkpoints_deferred = true;
     assert!(gc(&result).ends_with("a turn was running. Run `talos gc` again later.\n"));
