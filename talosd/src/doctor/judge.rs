@@ -246,7 +246,7 @@ pub fn disk(disk: &Disk, retention: &RetentionConfig) -> Check {
         format!("{} free", mib(f))
     });
     let detail = format!(
-        "{}: {} ({}); retention keeps traces, turn logs and checkpoints under {} and {} days; {free}",
+        "{}: {} ({}); retention keeps traces (with restore records), turn logs and checkpoints under {} and {} days; {free}",
         disk.home,
         mib(total),
         if parts.is_empty() {
