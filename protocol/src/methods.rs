@@ -198,6 +198,12 @@ pub struct SessionNewParams {
     /// The session's mode; `agent` when absent.
     #[serde(default)]
     pub mode: Mode,
+    /// An open, idle session on the same workspace whose remembered turns (requests with their
+    /// contracts and outcomes, the last outcome and findings; never its grants) the new session
+    /// starts with, so follow-ups carry across a change of mode. `-32001` when there is no such
+    /// session, `-32003` while it runs a turn, `-32006` when it is on another workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continue_from: Option<String>,
 }
 
 /// The result of `session/new`.

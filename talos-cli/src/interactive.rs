@@ -143,7 +143,8 @@ impl Repl<'_> {
             Slash::Help => output.out(&slash::help())?,
             Slash::Exit => return Ok(true),
             Slash::Mode(mode) => {
-                self.session_id = crate::sessions::open(client, workspace, mode, false)?;
+                self.session_id =
+                    crate::sessions::continue_in(client, workspace, mode, &self.session_id)?;
                 self.mode = mode;
                 output.err_line(&format!(
                     "mode {} (session {})",

@@ -48,9 +48,30 @@ pub fn open(
     {
         return Ok(idle.session_id);
     }
+    new_session(client, workspace, mode, None)
+}
+
+/// A new session in `mode` on the workspace that starts with what the session `from`
+/// remembers (`session/new` with `continueFrom`): a change of mode keeps the conversation.
+pub fn continue_in(
+    client: &mut Client,
+    workspace: &str,
+    mode: Mode,
+    from: &str,
+) -> Result<String, Failure> {
+    new_session(client, workspace, mode, Some(from.to_string()))
+}
+
+fn new_session(
+    client: &mut Client,
+    workspace: &str,
+    mode: Mode,
+    continue_from: Option<String>,
+) -> Result<String, Failure> {
     let new = SessionNewParams {
         workspace: workspace.to_string(),
         mode,
+        continue_from,
     };
     let created: SessionNewResult = serde_json::from_value(client.call(
         SESSION_NEW,

@@ -349,13 +349,38 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
         .with_pending(crate::workspace::PendingLog::new(
             daemon.home.pending_writes(),
         ));
-    let session = Arc::new(Session::new(id.clone(), handle, p.mode, daemon.next_slot()));
+    let session = match &p.continue_from {
+        None => Session::new(id.clone(), handle, p.mode, daemon.next_slot()),
+        Some(from_id) => {
+            let from = daemon.session(from_id).ok_or_else(|| {
+                RpcError::new(
+                    ErrorCode::SessionNotFound,
+                    format!("continueFrom: no session {from_id}"),
+                )
+            })?;
+            if from.workspace != root {
+                return Err(invalid(format!(
+                    "continueFrom: session {from_id} is on another workspace ({})",
+                    from.workspace.display()
+                )));
+            }
+            Session::continuing(id.clone(), handle, p.mode, daemon.next_slot(), &from).ok_or_else(
+                || {
+                    RpcError::new(
+                        ErrorCode::SessionBusy,
+                        format!("continueFrom: session {from_id} is running a turn"),
+                    )
+                },
+            )?
+        }
+    };
+    let session = Arc::new(session);
     daemon
         .sessions
         .lock()
         .map_err(internal)?
         .insert(id.clone(), session);
-    tracing::info!(session = %id, workspace = %root.display(), mode = p.mode.as_str(), "session opened");
+    tracing::info!(session = %id, workspace = %root.display(), mode = p.mode.as_str(), continues = p.continue_from.as_deref().unwrap_or(""), "session opened");
     to_value(proto::SessionNewResult {
         session_id: id.into_string(),
         workspace: root.display().to_string(),

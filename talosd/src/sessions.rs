@@ -147,6 +147,27 @@ impl Session {
         }
     }
 
+    /// A new session that starts with what `from` remembers (history, last outcome and
+    /// findings; its turn count starts at 0 and it has no grants), or `None` while `from` runs
+    /// a turn.
+    pub fn continuing(
+        id: SessionId,
+        workspace: Workspace,
+        mode: Mode,
+        slot: u32,
+        from: &Session,
+    ) -> Option<Session> {
+        let inherited = from.state.try_lock().ok()?;
+        let state = SessionState {
+            turns: 0,
+            history: inherited.history.clone(),
+            last_outcome: inherited.last_outcome.clone(),
+            last_findings: inherited.last_findings.clone(),
+        };
+        drop(inherited);
+        Some(Session::with_state(id, workspace, mode, slot, state))
+    }
+
     /// Claims the session for one turn, or `None` when a turn already runs. The turn's
     /// cancellation token is a child of `parent` (the daemon's `stopping`).
     pub fn claim(self: &Arc<Self>, parent: &CancellationToken) -> Option<SessionTurn> {

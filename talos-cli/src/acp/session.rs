@@ -145,8 +145,9 @@ impl Bridge {
         Ok(())
     }
 
-    /// Moves the session to a Talos session in the chosen mode on the same workspace. What was
-    /// approved "for the session" does not carry over: each mode's session has its own.
+    /// Moves the session to a new Talos session in the chosen mode on the same workspace that
+    /// continues the conversation (`continueFrom`: the earlier turns, so follow-ups carry
+    /// over). What was approved "for the session" does not carry over: grants are never copied.
     pub(super) fn set_mode(
         &self,
         request: SetSessionModeRequest,
@@ -168,7 +169,12 @@ impl Bridge {
         }
         if session.mode != mode {
             let mut client = self.connect()?;
-            let talos_id = crate::sessions::open(&mut client, &session.workspace, mode, true)?;
+            let talos_id = crate::sessions::continue_in(
+                &mut client,
+                &session.workspace,
+                mode,
+                &session.talos_id,
+            )?;
             if let Some(s) = self.lock().get_mut(&acp_id) {
                 s.mode = mode;
                 s.talos_id = talos_id;

@@ -27,7 +27,7 @@ pub const COMMANDS: [(&str, &str, &str); 15] = [
     (
         "/mode",
         "<agent|ask|plan|auto|private>",
-        "switch to this workspace's session in that mode",
+        "continue the conversation in that mode (grants do not carry over)",
     ),
     ("/new", "", "start a fresh session in the current mode"),
     ("/status", "", "what the daemon reports about itself"),
