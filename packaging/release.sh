@@ -126,12 +126,17 @@ build_tree() {
   say "strings: no build path in talos or talosd"
 
   local gen=$rel/generated
-  rm -rf "$gen" && mkdir -p "$gen/complete" "$gen/man"
+  rm -rf "$gen" && mkdir -p "$gen/complete" "$gen/man" "$gen/man-gz"
   "$rel/talos" generate completions bash >"$gen/complete/talos.bash"
   "$rel/talos" generate completions zsh >"$gen/complete/_talos"
   "$rel/talos" generate completions fish >"$gen/complete/talos.fish"
   "$rel/talos" generate man "$gen/man" >/dev/null
   "$rel/talosd" --generate-man "$gen/man" >/dev/null
+  # Debian ships man pages gzipped (no name, no time in the header); cargo-deb does not do it.
+  local page
+  for page in "$gen/man/"*.1; do
+    gzip -9n -c "$page" >"$gen/man-gz/$(basename "$page").gz"
+  done
 
   # The tarball: fixed names, order, owners, modes and times; gzip without name or time.
   local stage=$target_dir/stage
