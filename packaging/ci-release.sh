@@ -117,7 +117,7 @@ if [ -z "$PAGE" ]; then
 fi
 # Not a terminal: plain text; any overstrike left is removed.
 man -l "$PAGE" 2>/dev/null | sed 's/.\x08//g' >"$WORK/talos.man" || die "man -l $PAGE"
-grep -q '^NAME' "$WORK/talos.man" && grep -q 'talos - ' "$WORK/talos.man" \
+grep -q '^NAME' "$WORK/talos.man" && grep -Eq '^ +talos +- ' "$WORK/talos.man" \
   || die "man -l $PAGE did not render a NAME section"
 say "man -l $PAGE:"
 head -n 12 "$WORK/talos.man" | sed 's/^/  /'

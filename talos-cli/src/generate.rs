@@ -79,21 +79,29 @@ pub fn man_pages(command: clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Fai
         .map_err(|error| Failure::Usage(format!("cannot create {}: {error}", dir.display())))?;
     let mut command = command.disable_help_subcommand(true);
     command.build();
+    // Every page's source is the program and its version ("talos 0.1.0"); clap_mangen would give
+    // a subcommand page its own name and no version.
+    let source = format!(
+        "{} {}",
+        command.get_name(),
+        command.get_version().unwrap_or_default()
+    );
     let mut written = Vec::new();
-    write_pages(command, dir, &mut written)?;
+    write_pages(command, &source, dir, &mut written)?;
     written.sort();
     Ok(written)
 }
 
 fn write_pages(
     command: clap::Command,
+    source: &str,
     dir: &Path,
     written: &mut Vec<PathBuf>,
 ) -> Result<(), Failure> {
     for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
-        write_pages(sub.clone(), dir, written)?;
+        write_pages(sub.clone(), source, dir, written)?;
     }
-    let page = clap_mangen::Man::new(command).manual(MANUAL);
+    let page = clap_mangen::Man::new(command).manual(MANUAL).source(source);
     let path = dir.join(page.get_filename());
     let mut bytes = Vec::new();
     page.render(&mut bytes)
