@@ -187,8 +187,8 @@ sed 's/^/  /' "$DIST/SHA256SUMS"
 if [ "$REPRO_CHECK" = 1 ]; then
   REPRO=$(mktemp -d "${TMPDIR:-/tmp}/talos-repro.XXXXXX")
   trap 'rm -rf "$REPRO"' EXIT
-  git archive --format=tar --prefix=src/ HEAD | tar -x -C "$REPRO"
-  step "reproducibility build (git archive HEAD in $REPRO/src, fresh target dir)" \
+  git archive --format=tar --prefix=src/ "$COMMIT" | tar -x -C "$REPRO"
+  step "reproducibility build (git archive $COMMIT in $REPRO/src, fresh target dir)" \
     build_tree "$REPRO/src" "$REPRO/dist"
   first_rel=$ROOT/target/dist/release
   second_rel=$REPRO/src/target/dist/release
