@@ -14,6 +14,7 @@ mod config_cmd;
 mod control;
 mod doctor;
 mod failure;
+mod generate;
 mod index;
 mod interactive;
 mod interrupt;
@@ -29,7 +30,7 @@ mod turn;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use talos_protocol::{CompletionStatus, Mode};
 
 use crate::client::Client;
@@ -223,6 +224,13 @@ enum Command {
         /// Print the daemon's result as one JSON line.
         #[arg(long)]
         json: bool,
+    },
+    /// Completion scripts and man pages from these definitions (for packagers; see the README's
+    /// install section).
+    #[command(hide = true)]
+    Generate {
+        #[command(subcommand)]
+        action: generate::GenerateAction,
     },
 }
 
@@ -467,6 +475,7 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Doctor { json } => doctor::run(&target, json, output),
+        Command::Generate { action } => generate::run(action, Cli::command()),
         Command::Config { action } => match action {
             ConfigAction::Path => config_cmd::run(&["--config-path".into()]),
             ConfigAction::Check { file } => {

@@ -10,7 +10,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use talosd::config::Config;
 use talosd::paths::Home;
 
@@ -41,6 +41,9 @@ struct Args {
     /// The file --check-config validates instead of the one in use.
     #[arg(long, value_name = "FILE", requires = "check_config")]
     config_file: Option<PathBuf>,
+    /// Write the man page talosd.1 into DIR and exit (for packagers).
+    #[arg(long, value_name = "DIR", hide = true)]
+    generate_man: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -54,6 +57,9 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     let args = Args::parse();
+    if let Some(dir) = &args.generate_man {
+        return generate_man(dir);
+    }
     let talos_home = std::env::var("TALOS_HOME").ok();
     let home = Home::resolve(talos_home.as_deref());
     let socket = args.socket.clone().unwrap_or_else(|| {
@@ -110,6 +116,39 @@ fn config_command(home: &Home, path: bool, check: Option<PathBuf>) -> ExitCode {
         }
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "configuration error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--generate-man DIR`: talosd.1 from these definitions, with no date (reproducible).
+fn generate_man(dir: &std::path::Path) -> ExitCode {
+    let path = dir.join("talosd.1");
+    let mut page = Vec::new();
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| {
+            clap_mangen::Man::new(Args::command())
+                .manual("Talos Manual")
+                .render(&mut page)
+        })
+        // An empty date is left out of `.TH` by clap_mangen; `""` keeps the fields in place.
+        .and_then(|()| {
+            std::fs::write(
+                &path,
+                String::from_utf8_lossy(&page).replacen(" 1  \"", " 1 \"\" \"", 1),
+            )
+        });
+    match written {
+        Ok(()) => {
+            let _ = writeln!(std::io::stdout(), "{}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "talosd: cannot write {}: {e}",
+                path.display()
+            );
             ExitCode::FAILURE
         }
     }

@@ -30,6 +30,8 @@ const ALLOWED_DEPS: [(&str, &[&str]); 4] = [
             "talos-protocol",
             "serde_json",
             "clap",
+            "clap_complete",
+            "clap_mangen",
             "rustix",
             "rustyline",
             "signal-hook",
