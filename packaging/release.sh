@@ -116,6 +116,7 @@ build_tree() {
   mkdir -p "$out"
   step "cargo build --release ($src)" \
     env -C "$src" CARGO_TARGET_DIR="$target_dir" CARGO_INCREMENTAL=0 RUSTFLAGS="$rustflags" \
+      CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=debuginfo \
       cargo build --release --locked --quiet -p talos-cli -p talosd --bins
   # No path of the checkout, the registry or the toolchain may remain in a binary.
   local bin leaked
