@@ -132,6 +132,12 @@ bash -c 'source "$1"; COMP_WORDS=(talos ru); COMP_CWORD=1; COMP_LINE="talos ru";
   || die "the bash completion does not offer 'run' for 'talos ru'"
 say "bash completion: loaded, offers 'run' for 'talos ru'"
 
+# --- get-llama.sh, for the model --------------------------------------------------------------------
+GET_LLAMA=$INST/usr/share/talos/get-llama.sh
+[ -x "$GET_LLAMA" ] && bash -n "$GET_LLAMA" || die "get-llama.sh is not installed as an executable script"
+cmp -s "$GET_LLAMA" "$ROOT/packaging/get-llama.sh" || die "the installed get-llama.sh is not packaging/get-llama.sh"
+say "get-llama.sh: installed at /usr/share/talos/get-llama.sh"
+
 # --- systemd units --------------------------------------------------------------------------------
 UNITS=$INST/usr/lib/systemd/user
 [ -f "$UNITS/talosd.socket" ] && [ -f "$UNITS/talosd.service" ] || die "the units are not in $UNITS"

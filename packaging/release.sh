@@ -9,7 +9,8 @@
 #
 # dist/ then holds:
 #   talos-<version>-x86_64-unknown-linux-gnu.tar.gz   talos, talosd, complete/, man/, systemd/,
-#                                                     README.md, LICENSE-MIT, LICENSE-APACHE
+#                                                     get-llama.sh, README.md, LICENSE-MIT,
+#                                                     LICENSE-APACHE
 #   talos_<version>-1_amd64.deb                        (cargo-deb, the same binaries)
 #   talos-<version>.cdx.json                           CycloneDX SBOM of the Rust dependencies
 #   SHA256SUMS                                         `sha256sum -c SHA256SUMS` inside dist/
@@ -148,6 +149,7 @@ build_tree() {
   install -m 0644 "$gen/man/"*.1 "$top/man/"
   install -m 0644 "$src/packaging/systemd/talosd.socket" "$src/packaging/systemd/talosd.service" "$top/systemd/"
   install -m 0644 "$src/README.md" "$src/LICENSE-MIT" "$src/LICENSE-APACHE" "$top/"
+  install -m 0755 "$src/packaging/get-llama.sh" "$top/"
   find "$top" -type d -exec chmod 0755 {} +
   tar -C "$stage" --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
     --format=gnu -cf - "$NAME" | gzip -9n >"$out/$NAME.tar.gz"

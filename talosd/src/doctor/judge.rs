@@ -85,7 +85,7 @@ pub struct Disk {
     pub free: Option<u64>,
 }
 
-const GET_LLAMA: &str = "run packaging/get-llama.sh (it builds llama-server and installs the default model), or set model.server in config.yaml";
+const GET_LLAMA: &str = "run get-llama.sh (packaging/ in the source, /usr/share/talos/ from the .deb, the tarball's folder): it builds llama-server and installs the default model; or set model.server in config.yaml";
 
 pub fn server(path: &str, found: Server) -> Check {
     let name = "llama-server";
@@ -102,20 +102,20 @@ pub fn server(path: &str, found: Server) -> Check {
             name,
             Status::Fail,
             format!("{path}: not executable"),
-            "chmod +x it, or run packaging/get-llama.sh again",
+            "chmod +x it, or run get-llama.sh again",
         ),
         Server::Broken(why) => Check::new(
             name,
             Status::Fail,
             format!("{path} does not run: {why}"),
-            "run packaging/get-llama.sh again to rebuild it; its build log is in the llama home",
+            "run get-llama.sh again to rebuild it; its build log is in the llama home",
         ),
     }
 }
 
 pub fn model(path: &str, found: &ModelFile) -> Check {
     let name = "model";
-    let fix = "run packaging/get-llama.sh (installs the default model), or set model.path in config.yaml to a GGUF file";
+    let fix = "run get-llama.sh (installs the default model), or set model.path in config.yaml to a GGUF file";
     match found {
         ModelFile::Missing => Check::new(name, Status::Fail, format!("{path}: not found"), fix),
         ModelFile::NotAFile => Check::new(
@@ -168,7 +168,7 @@ pub fn model(path: &str, found: &ModelFile) -> Check {
                 "{path} ({}): SHA-256 {sum}, but the default model is pinned to {DEFAULT_MODEL_SHA256}",
                 mib(*size)
             ),
-            "delete it and run packaging/get-llama.sh again (a partial or altered download)",
+            "delete it and run get-llama.sh again (a partial or altered download)",
         ),
     }
 }
