@@ -483,16 +483,27 @@ pub fn server_version(server: &str, timeout: Duration) -> Result<String, String>
             Err(e) => return Err(format!("cannot wait for {server}: {e}")),
         }
     };
-    let mut text = String::new();
-    for pipe in [
-        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read>),
-        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read>),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        let _ = pipe.take(64 * 1024).read_to_string(&mut text);
+    // The child has exited, so what it wrote is in the pipes. They are drained without
+    // blocking: a process it left behind may still hold them open.
+    let mut bytes = Vec::new();
+    let mut drain = |pipe: &mut dyn Read| {
+        let mut block = [0u8; 8192];
+        while bytes.len() < 64 * 1024 {
+            match pipe.read(&mut block) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => bytes.extend_from_slice(&block[..n]),
+            }
+        }
+    };
+    if let Some(mut out) = child.stdout.take() {
+        let _ = rustix::fs::fcntl_setfl(&out, rustix::fs::OFlags::NONBLOCK);
+        drain(&mut out);
     }
+    if let Some(mut err) = child.stderr.take() {
+        let _ = rustix::fs::fcntl_setfl(&err, rustix::fs::OFlags::NONBLOCK);
+        drain(&mut err);
+    }
+    let text = String::from_utf8_lossy(&bytes);
     let line = text
         .lines()
         .map(str::trim)

@@ -213,6 +213,22 @@ fn facts_from_real_files_a_process_and_a_port() {
         facts::server(&path, Duration::from_secs(5)),
         Server::Broken(_)
     ));
+    // A server that leaves a process holding its output open still reports, at once.
+    std::fs::write(
+        &server,
+        "#!/bin/sh\necho 'version: 8 (bg)' >&2\nsleep 30 &\nexit 0\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(
+        facts::server(&path, Duration::from_secs(5)),
+        Server::Runs("version: 8 (bg)".into())
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     std::fs::write(&server, "#!/bin/sh\nexec sleep 30\n").unwrap();
     let Server::Broken(why) = facts::server(&path, Duration::from_millis(300)) else {
         panic!("a hanging server must be reported");
