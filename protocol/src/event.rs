@@ -129,6 +129,30 @@ pub enum TurnEvent {
         /// Who or what decided.
         source: ApprovalSource,
     },
+    /// The model is working on a reply whose text is held for the guards: the tokens it has
+    /// generated so far in this model call. Sent at most every 250 ms while the reply streams,
+    /// and once as soon as the request is sent (`tokens: 0`).
+    Progress {
+        /// The model call's index within the turn, from 0.
+        model_call: usize,
+        /// Tokens generated so far in this model call.
+        tokens: u64,
+    },
+    /// One model call's use of the context, after its reply ended.
+    Usage {
+        /// The model call's index within the turn, from 0.
+        model_call: usize,
+        /// Tokens of the prompt, as the server counted them (else Talos's own count).
+        prompt_tokens: u64,
+        /// Of those, tokens served from the server's prompt cache, when it said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cached_tokens: Option<u64>,
+        /// Tokens the model generated, when the server said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        completion_tokens: Option<u64>,
+        /// The context one request may use (the slot's size, or `model.ctx_per_request`).
+        context_tokens: u64,
+    },
     /// The turn's outcome; always the last event of a turn.
     Outcome {
         /// The same value the `turn/start` response carries.
@@ -199,6 +223,8 @@ impl TurnEvent {
             TurnEvent::Call { .. } => "stream",
             TurnEvent::ApprovalRequested { .. } => "approval",
             TurnEvent::ApprovalResolved { .. } => "approval",
+            TurnEvent::Progress { .. } => "stream",
+            TurnEvent::Usage { .. } => "info",
             TurnEvent::Outcome { .. } => "outcome",
         }
     }

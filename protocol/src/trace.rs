@@ -235,6 +235,16 @@ pub struct TraceModelCall {
     /// Prompt tokens served from the slot's cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// The context this request could use (tokens), when the turn knew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// Tokens Talos counted for the prompt it assembled (the server's tokenizer, else the
+    /// documented estimate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budgeted_tokens: Option<u64>,
+    /// What the context budget left out of this request, one note per cut.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut: Vec<String>,
     /// Why the call failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

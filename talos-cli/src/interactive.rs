@@ -2,7 +2,8 @@
 //! in the workspace's session (continued as `talos run` continues it), answers stream as they
 //! arrive, approvals are asked inline, and slash commands reach the daemon's other methods.
 //! Ctrl-C cancels a running turn and keeps the session; at the prompt it clears the line;
-//! Ctrl-D leaves. The README's "The interactive session" says what a person sees.
+//! Ctrl-D leaves. Each turn ends with its context footer, which `/status` shows again. The
+//! README's "The interactive session" says what a person sees.
 
 mod editor;
 mod slash;
@@ -12,7 +13,7 @@ use talos_protocol::{CompletionStatus, Mode, TurnStartParams};
 use crate::client::Client;
 use crate::failure::Failure;
 use crate::interrupt::Interrupts;
-use crate::render::{Output, Style};
+use crate::render::{ContextUse, Output, Style};
 use crate::socket::{self, AutoStart, SocketTarget};
 use crate::turn::{self, Format};
 use editor::{Answer, Editor, Read};
@@ -36,6 +37,8 @@ struct Repl<'a> {
     session_id: String,
     interrupts: Interrupts,
     editor: Editor,
+    /// The context the last turn's last model call used (`None` when it reported none).
+    last_context: Option<ContextUse>,
 }
 
 /// Runs the session until `/exit` or Ctrl-D; the exit code is 0.
@@ -51,6 +54,7 @@ pub fn run(target: &SocketTarget, start: Start, output: &Output) -> Result<u8, F
         session_id,
         interrupts: Interrupts::install(target, output)?,
         editor: Editor::open()?,
+        last_context: None,
     };
     output.err_line(&output.stderr_palette.paint(
         Style::Dim,
@@ -102,6 +106,11 @@ fn ask_with<'e>(
     }
 }
 
+/// `/status`'s line about the session's last turn: its context footer, when it had one.
+fn last_turn_line(context: Option<&ContextUse>) -> Option<String> {
+    context.map(|context| format!("last turn: {}", crate::render::context_line(context)))
+}
+
 fn connect(target: &SocketTarget) -> Result<Client, Failure> {
     let mut client = Client::new(socket::connect(target, AutoStart::Start)?)?;
     client.initialize()?;
@@ -118,7 +127,7 @@ impl Repl<'_> {
         };
         self.interrupts.arm(&self.session_id);
         let mut ask = ask_with(&mut self.editor, &self.interrupts);
-        let status = turn::run_in(
+        let finished = turn::run_in(
             &mut self.client,
             &params,
             Format::Human,
@@ -126,7 +135,8 @@ impl Repl<'_> {
             &mut ask,
         );
         self.interrupts.disarm();
-        status
+        self.last_context = finished.as_ref().ok().and_then(|f| f.context);
+        finished.map(|finished| finished.status)
     }
 
     /// Runs a slash line; `Ok(true)` when the session ends.
@@ -154,9 +164,15 @@ impl Repl<'_> {
             }
             Slash::New => {
                 self.session_id = crate::sessions::open(client, workspace, self.mode, true)?;
+                self.last_context = None;
                 output.err_line(&format!("new session {}", self.session_id));
             }
-            Slash::Status => crate::control::status(client, false, output)?,
+            Slash::Status => {
+                crate::control::status(client, false, output)?;
+                if let Some(line) = last_turn_line(self.last_context.as_ref()) {
+                    output.out(&format!("{line}\n"))?;
+                }
+            }
             Slash::Model => crate::control::model_status(client, false, output)?,
             Slash::Grants { revoke } => {
                 crate::sessions::grants(client, workspace, Some(self.mode), revoke, false, output)?
@@ -206,5 +222,40 @@ impl Repl<'_> {
                 crate::sessions::open(&mut self.client, &self.workspace, self.mode, false)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_shows_the_last_turns_context_rows() {
+        let rows = [
+            (None, None),
+            (
+                Some(ContextUse {
+                    used: 3_120,
+                    size: 4_096,
+                    cached: Some(2_900),
+                }),
+                Some("last turn: context 3,120 / 4,096 tokens (2,900 cached)"),
+            ),
+            (
+                Some(ContextUse {
+                    used: 80,
+                    size: 4_096,
+                    cached: None,
+                }),
+                Some("last turn: context 80 / 4,096 tokens"),
+            ),
+        ];
+        for (context, expected) in rows {
+            assert_eq!(
+                last_turn_line(context.as_ref()).as_deref(),
+                expected,
+                "{context:?}"
+            );
+        }
     }
 }

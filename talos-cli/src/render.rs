@@ -1,13 +1,19 @@
 //! Terminal output: when to colour (a terminal, and `NO_COLOR` unset or empty), writing to
 //! stdout (a broken pipe stops quietly) and stderr (best effort), and the pure formatting of
-//! diffs, tables, per-file results and the status line. Text that came from the daemon is
-//! passed through [`printable`] before it reaches stderr, so it cannot move the cursor or
-//! repaint the approval prompt, nor hide or reorder what an approval shows.
+//! diffs, tables, per-file results, the status line and the context footer. Text that came from
+//! the daemon is passed through [`printable`] before it reaches stderr, so it cannot move the
+//! cursor or repaint the approval prompt, nor hide or reorder what an approval shows.
+//!
+//! One line may be live: [`Output::live`] draws it on stderr without a newline (`\r`, the text,
+//! clear to the end of the line) and every other write through [`Output`] erases it first, so
+//! it never mixes with what follows. It is drawn only when both streams are terminals and
+//! `TERM` is not `dumb` ([`live_allowed`]); anywhere else it prints nothing.
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use talos_protocol::{CompletionStatus, FileResult, TurnOutcome};
+use talos_protocol::{CompletionStatus, FileResult, TurnEvent, TurnOutcome};
 
 use crate::failure::Failure;
 
@@ -36,6 +42,26 @@ pub struct Palette {
 pub struct Output {
     pub stdout_palette: Palette,
     pub stderr_palette: Palette,
+    /// Whether a live line may be drawn ([`live_allowed`]).
+    pub live: bool,
+}
+
+/// Whether a live line is on stderr now. Process-wide: the Ctrl-C watch prints from its own
+/// thread through a copy of the [`Output`].
+static LIVE_SHOWN: AtomicBool = AtomicBool::new(false);
+
+/// Back to the start of the line and clear to its end.
+const ERASE_LINE: &str = "\r\x1b[K";
+
+/// A line redrawn in place needs both streams on a terminal (a log or a pipe gets nothing) that
+/// understands `\r` and clear-to-end-of-line (`TERM=dumb` does not promise the latter).
+pub fn live_allowed(stdout_terminal: bool, stderr_terminal: bool, term: Option<&str>) -> bool {
+    stdout_terminal && stderr_terminal && term != Some("dumb")
+}
+
+/// What drawing `text` as the live line writes: nothing when live lines are not allowed.
+pub fn live_frame(allowed: bool, text: &str) -> Option<String> {
+    allowed.then(|| format!("{ERASE_LINE}{text}"))
 }
 
 impl Style {
@@ -83,14 +109,40 @@ impl Output {
     pub fn detect() -> Output {
         let no_color = std::env::var_os("NO_COLOR");
         let no_color = no_color.as_ref().map(|value| value.to_string_lossy());
+        let term = std::env::var_os("TERM");
+        let term = term.as_ref().map(|value| value.to_string_lossy());
+        let (stdout_terminal, stderr_terminal) =
+            (io::stdout().is_terminal(), io::stderr().is_terminal());
         Output {
-            stdout_palette: Palette::decide(io::stdout().is_terminal(), no_color.as_deref()),
-            stderr_palette: Palette::decide(io::stderr().is_terminal(), no_color.as_deref()),
+            stdout_palette: Palette::decide(stdout_terminal, no_color.as_deref()),
+            stderr_palette: Palette::decide(stderr_terminal, no_color.as_deref()),
+            live: live_allowed(stdout_terminal, stderr_terminal, term.as_deref()),
+        }
+    }
+
+    /// Draws `text` (one line, already escaped) as the live line in place of the last one;
+    /// nothing when live lines are not allowed.
+    pub fn live(&self, text: &str) {
+        if let Some(frame) = live_frame(self.live, text) {
+            let mut stderr = io::stderr().lock();
+            let _ = stderr.write_all(frame.as_bytes());
+            let _ = stderr.flush();
+            LIVE_SHOWN.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Erases the live line, if one is drawn.
+    pub fn end_live(&self) {
+        if LIVE_SHOWN.swap(false, Ordering::SeqCst) {
+            let mut stderr = io::stderr().lock();
+            let _ = stderr.write_all(ERASE_LINE.as_bytes());
+            let _ = stderr.flush();
         }
     }
 
     /// Writes to stdout and flushes, so streamed text appears as it arrives.
     pub fn out(&self, text: &str) -> Result<(), Failure> {
+        self.end_live();
         let mut stdout = io::stdout().lock();
         stdout
             .write_all(text.as_bytes())
@@ -100,6 +152,7 @@ impl Output {
 
     /// Writes to stderr; a closed stderr is not worth failing a turn over.
     pub fn err(&self, text: &str) {
+        self.end_live();
         let mut stderr = io::stderr().lock();
         let _ = stderr.write_all(text.as_bytes());
         let _ = stderr.flush();
@@ -233,10 +286,170 @@ pub fn status_line(outcome: &TurnOutcome, palette: Palette) -> String {
     )
 }
 
+/// `3,120`: a count with commas between thousands.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+/// The live line while the model works on a held reply: `model working… 37 tokens`.
+pub fn progress_text(tokens: u64) -> String {
+    match tokens {
+        0 => "model working…".to_string(),
+        1 => "model working… 1 token".to_string(),
+        n => format!("model working… {} tokens", thousands(n)),
+    }
+}
+
+/// One model call's use of the context, from its `usage` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextUse {
+    /// What the call left in the context: the prompt and the reply.
+    pub used: u64,
+    /// The context one request may use.
+    pub size: u64,
+    /// Prompt tokens served from the server's cache, when it said.
+    pub cached: Option<u64>,
+}
+
+impl ContextUse {
+    /// The context use a `usage` event reports; `None` for any other event.
+    pub fn of(event: &TurnEvent) -> Option<ContextUse> {
+        match event {
+            TurnEvent::Usage {
+                prompt_tokens,
+                cached_tokens,
+                completion_tokens,
+                context_tokens,
+                ..
+            } => Some(ContextUse {
+                used: prompt_tokens.saturating_add(completion_tokens.unwrap_or(0)),
+                size: *context_tokens,
+                cached: *cached_tokens,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// `context 3,120 / 4,096 tokens (2,900 cached)`; the cached part only when some were.
+pub fn context_line(context: &ContextUse) -> String {
+    let cached = match context.cached {
+        Some(cached) if cached > 0 => format!(" ({} cached)", thousands(cached)),
+        _ => String::new(),
+    };
+    format!(
+        "context {} / {} tokens{cached}",
+        thousands(context.used),
+        thousands(context.size)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn counts_group_thousands_with_commas_rows() {
+        for (n, expected) in [
+            (0, "0"),
+            (7, "7"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (4_096, "4,096"),
+            (12_345, "12,345"),
+            (131_072, "131,072"),
+            (1_000_000, "1,000,000"),
+            (u64::MAX, "18,446,744,073,709,551,615"),
+        ] {
+            assert_eq!(thousands(n), expected, "{n}");
+        }
+    }
+
+    #[test]
+    fn the_context_footer_rows() {
+        let usage = |prompt: u64, cached: Option<u64>, completion: Option<u64>, size: u64| {
+            let event = TurnEvent::Usage {
+                model_call: 0,
+                prompt_tokens: prompt,
+                cached_tokens: cached,
+                completion_tokens: completion,
+                context_tokens: size,
+            };
+            context_line(&ContextUse::of(&event).unwrap())
+        };
+        for (line, expected) in [
+            (
+                usage(3_083, Some(2_900), Some(37), 4_096),
+                "context 3,120 / 4,096 tokens (2,900 cached)",
+            ),
+            (
+                usage(3_120, None, None, 4_096),
+                "context 3,120 / 4,096 tokens",
+            ),
+            (
+                usage(3_100, Some(0), Some(20), 4_096),
+                "context 3,120 / 4,096 tokens",
+            ),
+            (usage(12, None, Some(3), 512), "context 15 / 512 tokens"),
+            (
+                usage(u64::MAX, None, Some(1), 8),
+                "context 18,446,744,073,709,551,615 / 8 tokens",
+            ),
+        ] {
+            assert_eq!(line, expected);
+        }
+        let other = TurnEvent::Progress {
+            model_call: 0,
+            tokens: 3,
+        };
+        assert_eq!(ContextUse::of(&other), None);
+    }
+
+    #[test]
+    fn the_progress_line_rows() {
+        for (tokens, expected) in [
+            (0, "model working…"),
+            (1, "model working… 1 token"),
+            (37, "model working… 37 tokens"),
+            (1_234, "model working… 1,234 tokens"),
+        ] {
+            assert_eq!(progress_text(tokens), expected);
+        }
+    }
+
+    /// Proves the live line is drawn only on two terminals that are not `TERM=dumb`, and that
+    /// where it is not allowed it writes nothing at all.
+    #[test]
+    fn the_live_line_needs_two_capable_terminals_rows() {
+        for (stdout, stderr, term, expected) in [
+            (true, true, Some("xterm-256color"), true),
+            (true, true, None, true),
+            (true, true, Some("dumb"), false),
+            (false, true, Some("xterm"), false),
+            (true, false, Some("xterm"), false),
+            (false, false, None, false),
+        ] {
+            assert_eq!(
+                live_allowed(stdout, stderr, term),
+                expected,
+                "{stdout} {stderr} {term:?}"
+            );
+        }
+        assert_eq!(live_frame(false, "model working… 3 tokens"), None);
+        assert_eq!(
+            live_frame(true, "model working… 3 tokens").as_deref(),
+            Some("\r\x1b[Kmodel working… 3 tokens")
+        );
+    }
 
     #[test]
     fn colour_needs_a_terminal_and_no_no_color() {

@@ -1,13 +1,14 @@
 //! Traces for a person, pure: the list of recent turns (`talos trace`), one trace rendered as
-//! sections (`talos trace show ID`: request, contract, plan and surface, each proposed call with
-//! the check or rung that decided it, approvals, checkpoints, verification, commands, warnings,
+//! sections (`talos trace show ID`: request, contract, plan and surface, each model call with
+//! its tokens and what the context budget cut, each proposed call with the check or rung that
+//! decided it, approvals, checkpoints, verification, commands, warnings,
 //! outcome and answer) and what `talos gc` removed. Every text from the daemon passes through
 //! [`printable`]; colour only where the palette allows it.
 
-use talos_protocol::trace::{TraceRecord, TraceToolCall};
+use talos_protocol::trace::{TraceModelCall, TraceRecord, TraceToolCall};
 use talos_protocol::{CompletionStatus, DaemonGcResult, GcCount, TraceGetResult, TraceSummary};
 
-use crate::render::{Palette, Style, printable, table};
+use crate::render::{Palette, Style, printable, table, thousands};
 use crate::spelling::{classification_name, decision_name, source_name, status_name};
 
 /// The marks the daemon's turn log puts before the request and the answer.
@@ -109,6 +110,16 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
             "phase {} → {}: {}",
             change.from, change.to, change.reason
         ));
+    }
+
+    out.heading("Model calls");
+    if t.model_calls.is_empty() {
+        out.line("none made");
+    }
+    for call in &t.model_calls {
+        for line in model_call_lines(call) {
+            out.line(&line);
+        }
     }
 
     out.heading("Calls");
@@ -279,6 +290,52 @@ pub(crate) fn turn_words(log: &str) -> (Option<String>, Option<String>) {
     let request = take(REQUEST_MARK);
     let answer = request.as_ref().and_then(|_| take(ANSWER_MARK));
     (request, answer)
+}
+
+/// `#1 tool_calls · 1 tool call · prompt 3,083 tokens (2,900 cached) · completion 37 · context
+/// 4,096 · budgeted 3,050`, each count only when the trace has it (a cached count of 0 too: the
+/// cache missed), then the error and each note of what the context budget cut, indented under
+/// it.
+fn model_call_lines(call: &TraceModelCall) -> Vec<String> {
+    let mut parts = vec![format!(
+        "#{} {}",
+        call.index,
+        if call.finish_reason.is_empty() {
+            "failed"
+        } else {
+            &call.finish_reason
+        }
+    )];
+    if call.tool_calls > 0 {
+        let plural = if call.tool_calls == 1 { "" } else { "s" };
+        parts.push(format!("{} tool call{plural}", call.tool_calls));
+    }
+    match (call.prompt_tokens, call.cached_tokens) {
+        (Some(prompt), Some(cached)) => parts.push(format!(
+            "prompt {} tokens ({} cached)",
+            thousands(prompt),
+            thousands(cached)
+        )),
+        (Some(prompt), None) => parts.push(format!("prompt {} tokens", thousands(prompt))),
+        (None, Some(cached)) => parts.push(format!("cached {}", thousands(cached))),
+        (None, None) => {}
+    }
+    let counts = [
+        ("completion", call.completion_tokens),
+        ("context", call.context_tokens),
+        ("budgeted", call.budgeted_tokens),
+    ];
+    for (name, count) in counts {
+        if let Some(count) = count {
+            parts.push(format!("{name} {}", thousands(count)));
+        }
+    }
+    let mut lines = vec![parts.join(" · ")];
+    if let Some(error) = &call.error {
+        lines.push(format!("    error: {error}"));
+    }
+    lines.extend(call.cut.iter().map(|note| format!("    cut: {note}")));
+    lines
 }
 
 /// `call-2 talos.edit_file settings.py: executed` with the stage coloured.

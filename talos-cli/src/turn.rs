@@ -1,7 +1,9 @@
 //! The `talos run` conversation: a session (reused or new), then `turn/start`, rendering the turn's
 //! events and answering its approval requests while the response is outstanding, then the
-//! outcome. Human output streams the answer to stdout and narrates on stderr; `--json` output
-//! is one compact JSON line per event, approval request and outcome.
+//! outcome. Human output streams the answer to stdout and narrates on stderr; while the model
+//! works on a held reply, `progress` events redraw one live line on stderr (terminals only), and
+//! the last `usage` event of the turn becomes a context footer under the outcome line. `--json`
+//! output is one compact JSON line per event, approval request and outcome.
 
 use serde_json::{Value, json};
 use talos_protocol::{
@@ -13,7 +15,10 @@ use talos_protocol::{
 use crate::approval;
 use crate::client::{Client, params, refuse_request};
 use crate::failure::Failure;
-use crate::render::{Output, Style, file_line, printable, status_line, table};
+use crate::render::{
+    ContextUse, Output, Style, context_line, file_line, printable, progress_text, status_line,
+    table,
+};
 use crate::spelling::{decision_name, source_name};
 
 /// How the turn is shown.
@@ -51,6 +56,15 @@ struct TurnView<'a> {
     current_stream: String,
     /// Whether stdout's last byte was something other than a newline.
     stdout_mid_line: bool,
+    /// The context use of the turn's latest `usage` event.
+    context: Option<ContextUse>,
+}
+
+/// How a turn ended: its status, and the context its last model call used when the daemon said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finished {
+    pub status: CompletionStatus,
+    pub context: Option<ContextUse>,
 }
 
 /// Runs one turn on an initialized connection and returns its completion status. With the
@@ -74,9 +88,9 @@ pub fn run(
     };
     let watch = cancel_through
         .and_then(|target| crate::interrupt::watch(target, &turn.session_id, *output));
-    let status = run_in(client, &turn, request.format, output, &mut approval::ask);
+    let finished = run_in(client, &turn, request.format, output, &mut approval::ask);
     drop(watch);
-    status
+    finished.map(|finished| finished.status)
 }
 
 /// Runs one turn in an open session, answering its approvals with `ask`.
@@ -86,7 +100,7 @@ pub fn run_in(
     format: Format,
     output: &Output,
     ask: Asker<'_>,
-) -> Result<CompletionStatus, Failure> {
+) -> Result<Finished, Failure> {
     let mut view = TurnView {
         output,
         format,
@@ -94,14 +108,20 @@ pub fn run_in(
         streamed: String::new(),
         current_stream: String::new(),
         stdout_mid_line: false,
+        context: None,
     };
     let outcome = client.call(
         TURN_START,
         params(serde_json::to_value(turn_params)),
         &mut |message| view.on_message(message),
-    )?;
-    let status = view.finish(outcome)?;
-    Ok(status)
+    );
+    // A turn that broke off leaves no live line behind it.
+    output.end_live();
+    let status = view.finish(outcome?)?;
+    Ok(Finished {
+        status,
+        context: view.context,
+    })
 }
 
 impl TurnView<'_> {
@@ -138,6 +158,15 @@ impl TurnView<'_> {
         let note = |text: &str| {
             output.err_line(&palette.paint(Style::Dim, &format!("· {}", printable(text))))
         };
+        if let TurnEvent::Progress { tokens, .. } = event {
+            // `\r` would wipe a half-printed answer line on the same terminal.
+            if !self.stdout_mid_line {
+                output.live(&palette.paint(Style::Dim, &progress_text(tokens)));
+            }
+            return Ok(());
+        }
+        // The model's reply ended, or the turn moved on: the live line has said its piece.
+        output.end_live();
         match event {
             TurnEvent::StreamStart { .. } => self.current_stream.clear(),
             TurnEvent::StreamChunk { text, .. } => {
@@ -173,6 +202,9 @@ impl TurnView<'_> {
                     source_name(source)
                 ));
             }
+            TurnEvent::Usage { .. } => self.context = ContextUse::of(&event),
+            // Drawn above, before anything else could erase it.
+            TurnEvent::Progress { .. } => {}
             // The turn/start response carries the outcome; the streamed text was shown as chunks.
             // The plan and the calls' states are for clients that draw them (editors): here
             // `tool_progress` already says what each call does.
@@ -199,7 +231,9 @@ impl TurnView<'_> {
             }
         };
         if self.format == Format::Human {
-            // The prompt goes to stderr; keep it off the end of a half-printed answer line.
+            // The prompt goes to stderr; keep it off the end of a half-printed answer line and
+            // off the live line.
+            self.output.end_live();
             self.end_line()?;
         }
         let decision = (self.ask)(&request, self.output);
@@ -230,6 +264,10 @@ impl TurnView<'_> {
             }
             self.output
                 .err_line(&status_line(&outcome, self.output.stderr_palette));
+            if let Some(context) = &self.context {
+                self.output
+                    .err_line(&footer(context, self.output.stderr_palette));
+            }
         }
         Ok(outcome.status)
     }
@@ -257,6 +295,11 @@ impl TurnView<'_> {
     }
 }
 
+/// The line under the outcome line: the context the turn's last model call used, dimmed.
+pub fn footer(context: &ContextUse, palette: crate::render::Palette) -> String {
+    palette.paint(Style::Dim, &context_line(context))
+}
+
 /// What of the final answer still needs printing: nothing when it is empty or is what was
 /// already streamed (the whole turn's stream or its last stream), only the tail when the
 /// runtime appended to the streamed text, else all of it (a guard replaced the answer).
@@ -282,6 +325,28 @@ fn answer_to_print<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_footer_is_the_context_line_dimmed_only_with_colour_rows() {
+        use crate::render::Palette;
+        let context = ContextUse {
+            used: 3_120,
+            size: 4_096,
+            cached: Some(2_900),
+        };
+        for (palette, expected) in [
+            (
+                Palette::PLAIN,
+                "context 3,120 / 4,096 tokens (2,900 cached)",
+            ),
+            (
+                Palette::COLOUR,
+                "\x1b[2mcontext 3,120 / 4,096 tokens (2,900 cached)\x1b[0m",
+            ),
+        ] {
+            assert_eq!(footer(&context, palette), expected);
+        }
+    }
 
     #[test]
     fn the_final_answer_is_printed_only_where_it_adds_something() {

@@ -61,7 +61,15 @@ pub struct ModelConfig {
     /// (issue 15, docs/decisions/0030-decoding-constraint.md). Unset: `strict` for the managed
     /// small model, `names` for a `connect_only` server.
     pub constrain: Option<ConstrainLevel>,
+    /// The context one request may use when the server does not say (`/props`): unset, the
+    /// managed server's `ctx / slots`, else 4,096 tokens (issue 23).
+    pub ctx_per_request: Option<u32>,
+    /// Tokens of each request's context kept for the reply.
+    pub reply_tokens: u64,
 }
+
+/// `model.ctx_per_request` when unset for a `connect_only` server.
+pub const DEFAULT_CTX_PER_REQUEST: u64 = 4096;
 
 /// `model.constrain`, checked when the file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -93,6 +101,15 @@ impl ModelConfig {
             (Some(ConstrainLevel(level)), _) => level,
             (None, ModelMode::Managed) => Level::Strict,
             (None, ModelMode::ConnectOnly) => Level::Names,
+        }
+    }
+
+    /// The context of one request when the server does not say.
+    pub fn ctx_per_request(&self) -> u64 {
+        match (self.ctx_per_request, self.mode) {
+            (Some(tokens), _) => u64::from(tokens),
+            (None, ModelMode::Managed) => u64::from(self.ctx / self.slots.max(1)),
+            (None, ModelMode::ConnectOnly) => DEFAULT_CTX_PER_REQUEST,
         }
     }
 }
@@ -232,6 +249,8 @@ impl Default for ModelConfig {
             },
             start_timeout_secs: 120,
             constrain: None,
+            ctx_per_request: None,
+            reply_tokens: 512,
         }
     }
 }
@@ -284,6 +303,10 @@ pub enum Invalid {
     PortZero,
     #[error("model.slots, model.ctx and model.threads must be at least 1")]
     SizeZero,
+    #[error(
+        "model.reply_tokens ({reply}) must leave room for a prompt in the {context}-token context of one request (model.ctx_per_request)"
+    )]
+    ReplyTokens { reply: u64, context: u64 },
     #[error("model.start_timeout_secs must be at least 1")]
     StartTimeoutZero,
     #[error("model.url `{url}` is not a URL: {error}")]
@@ -382,6 +405,13 @@ impl Config {
                     return Err(Invalid::StartTimeoutZero);
                 }
             }
+        }
+        let context = self.model.ctx_per_request();
+        if self.model.reply_tokens + 256 > context {
+            return Err(Invalid::ReplyTokens {
+                reply: self.model.reply_tokens,
+                context,
+            });
         }
         let url = url::Url::parse(&self.model.url).map_err(|error| Invalid::NotAUrl {
             url: self.model.url.clone(),

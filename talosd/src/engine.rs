@@ -1,10 +1,20 @@
 //! The model engine: the only module that talks HTTP or opens a network connection. It reads
-//! llama-server's `/props` and streams OpenAI-compatible `POST /v1/chat/completions`,
-//! accumulating text and native `tool_calls` deltas; what comes back is only a proposal. For
-//! the supervisor it also builds the managed server's loopback URL, asks `/health` whether the
-//! server has loaded, and probes whether a loopback port has a listener.
+//! llama-server's `/props` (the server's facts: native tool calls, per-slot context, slots),
+//! counts tokens with `/tokenize`, and streams OpenAI-compatible `POST /v1/chat/completions`
+//! (`ChatStream` accumulates text and native `tool_calls` deltas and counts the deltas that
+//! carried text; what comes back is only a proposal). A prompt the server refuses as too long
+//! for its context, up front or in the stream, becomes `EngineError::ContextExceeded`
+//! (`engine/overflow.rs` reads the bodies). For the supervisor it also builds the managed
+//! server's loopback URL, asks `/health` whether the server has loaded, and probes whether a
+//! loopback port has a listener.
+
+mod overflow;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,6 +28,20 @@ pub struct Engine {
     pub url: String,
     pub model_name: String,
     pub max_tokens: u32,
+    /// Set once the server showed it has no `/tokenize`: `count_tokens` then asks no more.
+    no_tokenizer: Arc<AtomicBool>,
+}
+
+/// What one `GET /props` says about the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerFacts {
+    /// The chat template can call tools (`chat_template_caps.supports_tool_calls`).
+    pub native_tools: bool,
+    /// The context of one slot in tokens (`default_generation_settings.n_ctx`: llama-server
+    /// reports the per-slot size there, the `-c` total divided by the slots).
+    pub n_ctx: Option<u64>,
+    /// How many slots serve requests in parallel (`total_slots`).
+    pub slots: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +58,21 @@ pub enum EngineError {
     Stream(#[source] reqwest::Error),
     #[error("model server sent a malformed response: {0}")]
     Malformed(String),
+    /// The prompt does not fit the model's context. The numbers are the server's, when it
+    /// gave them; `message` is its own text.
+    #[error("{}", context_text(*.prompt_tokens, *.n_ctx))]
+    ContextExceeded {
+        prompt_tokens: Option<u64>,
+        n_ctx: Option<u64>,
+        message: String,
+    },
+}
+
+/// The display of `EngineError::ContextExceeded`, saying only the numbers it has.
+fn context_text(prompt_tokens: Option<u64>, n_ctx: Option<u64>) -> String {
+    let request = prompt_tokens.map_or(String::new(), |n| format!(" ({n} tokens)"));
+    let context = n_ctx.map_or(String::new(), |n| format!(" ({n} tokens)"));
+    format!("the request{request} exceeds the model's context{context}")
 }
 
 /// One native tool call, with its arguments still as the JSON text the model produced.
@@ -172,12 +211,13 @@ impl Engine {
             url: url.to_string(),
             model_name: config.name.clone(),
             max_tokens: config.max_tokens,
+            no_tokenizer: Arc::default(),
         }
     }
 
-    /// Whether the server's chat template can call tools (`chat_template_caps.supports_tool_calls`).
-    /// A server without `/props` is treated as unable: tools are then described as text.
-    pub async fn supports_native_tools(&self) -> Result<bool, EngineError> {
+    /// What the server's `/props` reports, from one request. A server without `/props` (a
+    /// non-success status) has no native tools and no known context or slots.
+    pub async fn server_facts(&self) -> Result<ServerFacts, EngineError> {
         let response = self
             .http
             .get(format!("{}/props", self.base))
@@ -188,16 +228,65 @@ impl Engine {
                 source,
             })?;
         if !response.status().is_success() {
-            return Ok(false);
+            return Ok(ServerFacts::default());
         }
         let props: Value = response
             .json()
             .await
             .map_err(|e| EngineError::Malformed(format!("/props is not JSON: {e}")))?;
-        Ok(props
-            .pointer("/chat_template_caps/supports_tool_calls")
-            .and_then(Value::as_bool)
-            .unwrap_or(false))
+        Ok(facts_from_props(&props))
+    }
+
+    /// Whether the server's chat template can call tools (`chat_template_caps.supports_tool_calls`).
+    /// A server without `/props` is treated as unable: tools are then described as text.
+    pub async fn supports_native_tools(&self) -> Result<bool, EngineError> {
+        Ok(self.server_facts().await?.native_tools)
+    }
+
+    /// The token count of each text by the server's own tokenizer (`POST /tokenize`, no special
+    /// tokens added), in order; an empty text is 0 without a request. `None` when any count
+    /// failed. A server that shows it has no tokenizer (404, 405 or 501, or a success that is
+    /// not `{"tokens": [...]}`) is remembered, and later calls return `None` without asking; a
+    /// transient failure (unreachable, loading, a server error) is not remembered.
+    pub async fn count_tokens(&self, texts: &[String]) -> Option<Vec<u64>> {
+        let mut counts = Vec::with_capacity(texts.len());
+        for text in texts {
+            if self.no_tokenizer.load(Ordering::Relaxed) {
+                return None;
+            }
+            if text.is_empty() {
+                counts.push(0);
+                continue;
+            }
+            counts.push(self.count_one(text).await?);
+        }
+        Some(counts)
+    }
+
+    async fn count_one(&self, text: &str) -> Option<u64> {
+        let response = self
+            .http
+            .post(format!("{}/tokenize", self.base))
+            .json(&serde_json::json!({"content": text, "add_special": false}))
+            .send()
+            .await
+            .ok()?;
+        let status = response.status().as_u16();
+        if matches!(status, 404 | 405 | 501) {
+            self.no_tokenizer.store(true, Ordering::Relaxed);
+            return None;
+        }
+        if !response.status().is_success() {
+            return None;
+        }
+        let body = response.bytes().await.ok()?;
+        let count = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.get("tokens").and_then(Value::as_array).map(Vec::len));
+        if count.is_none() {
+            self.no_tokenizer.store(true, Ordering::Relaxed);
+        }
+        count.map(|n| n as u64)
     }
 
     pub async fn start_chat(&self, body: &Value) -> Result<ChatStream, EngineError> {
@@ -214,6 +303,9 @@ impl Engine {
         let status = response.status();
         if !status.is_success() {
             let text = response.text().await.unwrap_or_default();
+            if let Some(exceeded) = overflow::context_exceeded(&text) {
+                return Err(exceeded);
+            }
             return Err(EngineError::Status {
                 status: status.as_u16(),
                 body: text.chars().take(300).collect(),
@@ -224,14 +316,25 @@ impl Engine {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        Ok(ChatStream {
-            response,
-            streaming,
-            buffer: Vec::new(),
-            reply: ChatReply::default(),
-            calls: BTreeMap::new(),
-            done: false,
-        })
+        Ok(ChatStream::new(response, streaming))
+    }
+}
+
+/// The facts a `/props` body states; what it does not state is unknown (no native tools).
+fn facts_from_props(props: &Value) -> ServerFacts {
+    ServerFacts {
+        native_tools: props
+            .pointer("/chat_template_caps/supports_tool_calls")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        n_ctx: props
+            .pointer("/default_generation_settings/n_ctx")
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0),
+        slots: props
+            .get("total_slots")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
     }
 }
 
@@ -251,9 +354,31 @@ pub struct ChatStream {
     reply: ChatReply,
     calls: BTreeMap<u64, PartialCall>,
     done: bool,
+    generated: u64,
 }
 
 impl ChatStream {
+    /// A stream over `response`; `streaming` when it is `text/event-stream`.
+    fn new(response: reqwest::Response, streaming: bool) -> ChatStream {
+        ChatStream {
+            response,
+            streaming,
+            buffer: Vec::new(),
+            reply: ChatReply::default(),
+            calls: BTreeMap::new(),
+            done: false,
+            generated: 0,
+        }
+    }
+
+    /// How many stream deltas so far carried content or tool-call text. llama-server sends
+    /// about one token per delta, so this approximates the tokens generated so far (it is
+    /// counted from deltas, not tokens). A reply that was not streamed counts its
+    /// `usage.completion_tokens` once read, or 1 when it carried anything without usage.
+    pub fn generated(&self) -> u64 {
+        self.generated
+    }
+
     /// The next piece of visible text, or `None` when the reply is complete.
     pub async fn next_text(&mut self) -> Result<Option<String>, EngineError> {
         loop {
@@ -286,9 +411,9 @@ impl ChatStream {
                     EngineError::Malformed(format!("stream event is not JSON: {e}"))
                 })?;
                 if let Some(error) = value.get("error") {
-                    return Err(EngineError::Malformed(format!(
-                        "server error in stream: {error}"
-                    )));
+                    return Err(overflow::context_exceeded_value(&value).unwrap_or_else(|| {
+                        EngineError::Malformed(format!("server error in stream: {error}"))
+                    }));
                 }
                 let text = self.absorb_delta(&value);
                 if !text.is_empty() {
@@ -349,6 +474,9 @@ impl ChatStream {
             self.reply.finish_reason = reason.to_string();
         }
         let delta = choice.get("delta").cloned().unwrap_or(Value::Null);
+        if carries_text(&delta) {
+            self.generated += 1;
+        }
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -377,6 +505,11 @@ impl ChatStream {
     }
 
     fn absorb_message(&mut self, value: &Value) -> Result<String, EngineError> {
+        if value.get("error").is_some() {
+            return Err(overflow::context_exceeded_value(value).unwrap_or_else(|| {
+                EngineError::Malformed(format!("server error in completion: {value}"))
+            }));
+        }
         self.absorb_usage(value);
         let choice = value
             .pointer("/choices/0")
@@ -387,6 +520,9 @@ impl ChatStream {
             .unwrap_or_default()
             .to_string();
         let message = choice.get("message").cloned().unwrap_or(Value::Null);
+        if carries_text(&message) {
+            self.generated += self.reply.completion_tokens.unwrap_or(1);
+        }
         for (index, call) in message
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -424,4 +560,26 @@ impl ChatStream {
         self.reply.content.push_str(&text);
         Ok(text)
     }
+}
+
+/// Whether a delta (or a whole message) carries generated text: content, or a tool call's name
+/// or arguments.
+fn carries_text(delta: &Value) -> bool {
+    let content = delta
+        .get("content")
+        .and_then(Value::as_str)
+        .is_some_and(|c| !c.is_empty());
+    let call_text = delta
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|call| {
+            ["/function/name", "/function/arguments"].iter().any(|p| {
+                call.pointer(p)
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.is_empty())
+            })
+        });
+    content || call_text
 }

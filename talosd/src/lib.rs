@@ -6,6 +6,7 @@
 
 pub mod activation;
 pub mod checkpoint;
+pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod contain;
@@ -22,6 +23,7 @@ pub mod logging;
 pub mod offload;
 pub mod paths;
 pub mod profiles;
+pub mod read_tools;
 pub mod recovery;
 pub mod retention;
 pub mod runner;

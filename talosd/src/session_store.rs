@@ -63,6 +63,11 @@ struct SessionFile {
 struct HistoryEntry {
     request: String,
     outcome: String,
+    /// The committed answer and the files changed (absent in files from before issue 23).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    answer: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    changed: Vec<String>,
 }
 
 impl SessionStore {
@@ -93,9 +98,15 @@ impl SessionStore {
             history: snapshot
                 .requests
                 .iter()
-                .map(|(request, outcome)| HistoryEntry {
-                    request: request.clone(),
-                    outcome: outcome.as_str().into(),
+                .enumerate()
+                .map(|(i, (request, outcome))| {
+                    let (answer, changed) = snapshot.answers.get(i).cloned().unwrap_or_default();
+                    HistoryEntry {
+                        request: request.clone(),
+                        outcome: outcome.as_str().into(),
+                        answer,
+                        changed,
+                    }
                 })
                 .collect(),
             last_outcome: snapshot.last_outcome.clone(),
@@ -293,10 +304,12 @@ fn checked(file: SessionFile, id: SessionId) -> Result<Snapshot, String> {
         return Err("fewer turns than remembered turns".into());
     }
     let mut requests = Vec::with_capacity(file.history.len());
+    let mut answers = Vec::with_capacity(file.history.len());
     for entry in file.history {
         let outcome = PriorOutcome::parse(&entry.outcome)
             .ok_or_else(|| format!("unknown outcome {:?}", entry.outcome))?;
         requests.push((entry.request, outcome));
+        answers.push((entry.answer, entry.changed));
     }
     Ok(Snapshot {
         id,
@@ -304,6 +317,7 @@ fn checked(file: SessionFile, id: SessionId) -> Result<Snapshot, String> {
         mode: file.mode,
         turns: file.turns,
         requests,
+        answers,
         last_outcome: file.last_outcome,
         last_findings: file.last_findings,
     })

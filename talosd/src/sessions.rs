@@ -65,6 +65,9 @@ pub struct Snapshot {
     /// The remembered requests with how each turn ended, oldest first; the contracts are
     /// rebuilt from them by `talos_core::history::replay`.
     pub requests: Vec<(String, PriorOutcome)>,
+    /// Each remembered turn's committed answer and the files it changed, in the same order
+    /// (what the conversation carries into later requests; issue 23).
+    pub answers: Vec<(String, Vec<String>)>,
     pub last_outcome: Option<TurnOutcome>,
     pub last_findings: Vec<String>,
 }
@@ -74,6 +77,9 @@ pub struct Snapshot {
 struct Remembered {
     request: String,
     turn: PriorTurn,
+    /// The committed final answer (after the guards) and the files the turn changed.
+    answer: String,
+    changed: Vec<String>,
 }
 
 /// What a session remembers between its turns.
@@ -110,7 +116,16 @@ impl Session {
         let history = talos_core::history::replay(&snapshot.requests)
             .into_iter()
             .zip(snapshot.requests)
-            .map(|(turn, (request, _))| Remembered { request, turn })
+            .enumerate()
+            .map(|(i, (turn, (request, _)))| {
+                let (answer, changed) = snapshot.answers.get(i).cloned().unwrap_or_default();
+                Remembered {
+                    request,
+                    turn,
+                    answer,
+                    changed,
+                }
+            })
             .collect();
         let state = SessionState {
             turns: snapshot.turns,
@@ -284,6 +299,12 @@ impl SessionTurn {
                 .iter()
                 .map(|r| (r.request.clone(), r.turn.outcome))
                 .collect(),
+            answers: self
+                .state
+                .history
+                .iter()
+                .map(|r| (r.answer.clone(), r.changed.clone()))
+                .collect(),
             last_outcome: self.state.last_outcome.clone(),
             last_findings: self.state.last_findings.clone(),
         }
@@ -305,9 +326,35 @@ impl SessionTurn {
         self.state.last_outcome = Some(outcome.clone());
     }
 
-    pub fn remember_turn(&mut self, request: String, turn: PriorTurn) {
+    /// The earlier turns as the conversation carries them, oldest first.
+    pub fn conversation(&self) -> Vec<talos_core::turn::conversation::EarlierTurn> {
+        self.state
+            .history
+            .iter()
+            .map(|r| talos_core::turn::conversation::EarlierTurn {
+                request: r.request.clone(),
+                answer: r.answer.clone(),
+                changed: r.changed.clone(),
+            })
+            .collect()
+    }
+
+    /// Remembers a finished turn: its request, contract and outcome, and what the
+    /// conversation carries of it (the committed answer, the files changed).
+    pub fn remember_turn(
+        &mut self,
+        request: String,
+        turn: PriorTurn,
+        answer: String,
+        changed: Vec<String>,
+    ) {
         let history = &mut self.state.history;
-        history.push(Remembered { request, turn });
+        history.push(Remembered {
+            request,
+            turn,
+            answer,
+            changed,
+        });
         let excess = history.len().saturating_sub(HISTORY_TURNS);
         history.drain(..excess);
     }
@@ -435,6 +482,8 @@ mod tests {
                     contract: talos_core::history::resolve_in_context(&[], request),
                     outcome: PriorOutcome::Denied,
                 },
+                "The change was denied.".into(),
+                vec![],
             );
             turn.remember_findings(vec!["finding".into()]);
             turn.snapshot()
@@ -452,6 +501,11 @@ mod tests {
         assert_eq!(turn.snapshot(), snapshot);
         let live = session.claim(&CancellationToken::new()).expect("free");
         assert_eq!(turn.history(), live.history());
+        assert_eq!(
+            turn.conversation(),
+            live.conversation(),
+            "the answers are restored"
+        );
         assert_eq!(turn.last_findings(), vec!["finding".to_string()]);
     }
 }

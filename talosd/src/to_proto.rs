@@ -212,3 +212,21 @@ pub fn plan(plan: &TurnPlan) -> TracePlan {
         iteration_budget: plan.iteration_budget(),
     }
 }
+
+/// One chat message as the `/v1/chat/completions` body carries it.
+pub fn chat_message(message: &talos_core::turn::conversation::Message) -> Value {
+    let mut value = serde_json::json!({"role": message.role.as_str(), "content": message.content});
+    if !message.tool_calls.is_empty() {
+        value["tool_calls"] = Value::Array(
+            message
+                .tool_calls
+                .iter()
+                .map(|c| serde_json::json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                .collect(),
+        );
+    }
+    if let Some(id) = &message.tool_call_id {
+        value["tool_call_id"] = Value::String(id.clone());
+    }
+    value
+}

@@ -1,20 +1,17 @@
 //! One turn, in the order of docs/architecture.md: contract, posture, plan, surface, proposal,
 //! checks, ladder, approval, checkpoint, write and verification, outcome and trace. Every
-//! decision is made by talos-core's turn state machine (`talos_core::turn`); this module and its
-//! children perform the effects it asks for and report their results.
+//! decision, and the order of the steps, is made by talos-core's turn state machine
+//! (`talos_core::turn::Turn::step`); this module performs the effects it asks for, reports
+//! their results, and writes down what the session keeps.
 
 mod calls;
 mod command;
-mod constraint;
 mod context;
-mod conversation;
 mod effects;
-mod model_loop;
+mod model;
 mod pins;
-mod read_tools;
 mod retrieve;
 mod verify;
-mod viewer;
 
 use std::sync::Arc;
 
@@ -22,8 +19,9 @@ use talos_core::history::PriorOutcome;
 use talos_core::modes::SessionMode;
 use talos_core::plan::{PlanSettings, TurnPlan};
 use talos_core::posture;
-use talos_core::turn::record::{CallingRecord, WarningCode};
-use talos_core::turn::route::{self, PriorRecord, Route};
+use talos_core::turn::finish::Final;
+use talos_core::turn::machine::{Interrupt, ModelSettings, TurnEffect, TurnInput};
+use talos_core::turn::route;
 use talos_core::turn::{Turn, TurnSettings};
 use talos_protocol as proto;
 use talos_protocol::event::TurnEvent;
@@ -72,15 +70,9 @@ pub async fn run(
         prompt: &request.prompt,
         plan: &plan,
     });
-    let settings = TurnSettings {
-        mode,
-        strict_names: daemon.config.tools.strict_names,
-        rules: daemon.rules.clone(),
-        require_tool_call: daemon.config.tools.require_tool_call,
-        allow_invisible_path_characters: daemon.config.permissions.allow_invisible_path_characters,
-    };
-    let core = Turn::new(plan, settings, session.grants());
     let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));
+    let core = Turn::new(plan, settings(&daemon, mode), session.grants())
+        .with_context(prior, session.conversation());
     let mut ctx = TurnCtx::new(
         daemon,
         session.session(),
@@ -90,26 +82,99 @@ pub async fn run(
         core,
         session.cancel_token(),
     );
-    // The plan's steps go out before anything else the turn does.
-    ctx.emit_notices().await;
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), "turn started");
-    let answer = answer(&mut ctx, &request.prompt, prior).await;
-    let (outcome, findings) = finish(ctx, answer, &request.prompt).await;
+    let done = drive(&mut ctx).await;
+    let (outcome, findings) = finish(ctx, done, &request.prompt).await;
     session.turn_ended();
     if route::remembered(&resolved) {
         session.remember_outcome(&outcome);
         session.remember_findings(findings);
+        let changed = outcome
+            .files
+            .iter()
+            .filter(|f| f.changed)
+            .map(|f| f.path.clone())
+            .collect();
         session.remember_turn(
             request.prompt.clone(),
             talos_core::history::PriorTurn {
                 contract: resolved,
                 outcome: PriorOutcome::of(to_proto::fine(outcome.classification)),
             },
+            outcome.final_answer.clone(),
+            changed,
         );
     }
     persist(&sessions, &session);
     outcome
+}
+
+/// The turn's settings from the daemon's configuration.
+fn settings(daemon: &Daemon, mode: SessionMode) -> TurnSettings {
+    let config = &daemon.config;
+    TurnSettings {
+        mode,
+        strict_names: config.tools.strict_names,
+        rules: daemon.rules.clone(),
+        require_tool_call: config.tools.require_tool_call,
+        allow_invisible_path_characters: config.permissions.allow_invisible_path_characters,
+        model: ModelSettings {
+            native_calling: config.tools.native_calling,
+            constrain: config.model.constrain_level(),
+            preread_max_bytes: config.turn.preread_max_bytes,
+            ctx_per_request: config.model.ctx_per_request(),
+            reply_tokens: config.model.reply_tokens,
+        },
+    }
+}
+
+/// Drives the core's turn machine: each effect performed, each result fed back, until the end.
+async fn drive(ctx: &mut TurnCtx) -> Final {
+    let mut input = TurnInput::Start;
+    loop {
+        // Remembered approvals are read as they stand now: a revoke from another connection
+        // takes effect at the next call.
+        ctx.core.grants = ctx.session.grants();
+        let effect = ctx.core.step(input);
+        ctx.emit_notices().await;
+        input = match effect {
+            TurnEffect::Finish(done) => return done,
+            effect => perform(ctx, effect).await,
+        };
+        if ctx.cancel.is_cancelled() {
+            ctx.core.interrupt(Interrupt::Cancelled);
+        } else if ctx.client_gone() {
+            ctx.core.interrupt(Interrupt::ClientGone);
+        }
+    }
+}
+
+async fn perform(ctx: &mut TurnCtx, effect: TurnEffect) -> TurnInput {
+    match effect {
+        TurnEffect::Probe => TurnInput::Server(model::probe(ctx).await),
+        TurnEffect::Pin(paths) => TurnInput::Pinned(pins::read_all(ctx, &paths)),
+        TurnEffect::Retrieve { query } => TurnInput::Retrieved(retrieve::search(ctx, query).await),
+        TurnEffect::Inspect {
+            paths,
+            read,
+            read_cap,
+        } => {
+            let workspace = ctx.session.files.clone();
+            TurnInput::Named(crate::offload::blocking(|| {
+                effects::inspect(&workspace, &paths, &read, read_cap)
+            }))
+        }
+        TurnEffect::Count(items) => TurnInput::Counted(model::count(ctx, &items).await),
+        TurnEffect::Request(request) => model::request(ctx, &request).await,
+        TurnEffect::Call { call_id, effect } => {
+            TurnInput::Call(calls::perform(ctx, &call_id, effect).await)
+        }
+        TurnEffect::WebCheck { focus } => {
+            TurnInput::Web(crate::offload::blocking(|| verify::web_report(ctx, &focus)))
+        }
+        TurnEffect::Finish(_) => TurnInput::Start,
+    }
 }
 
 /// Writes the session's state after a turn, unless it was closed while the turn ran (a closed
@@ -134,7 +199,7 @@ fn plan(
     mode: SessionMode,
     resolved: &talos_core::contract::TaskContract,
 ) -> TurnPlan {
-    let commands = command::workspace_commands(&daemon.home.state, &session.files);
+    let commands = crate::commands::workspace_commands(&daemon.home.state, &session.files);
     let with_commands = talos_core::contract::with_workspace(resolved.clone(), &commands);
     let reconciled = crate::webcheck::reconciled(&session.files, with_commands);
     let effective = posture::apply(mode.posture(), reconciled);
@@ -146,108 +211,21 @@ fn plan(
     TurnPlan::compiled(effective, settings)
 }
 
-/// The static web checks, with the one repair round the core may decide after a failure: the
-/// verifier's lines and the model's answer (the repair round's, when one ran and answered).
-async fn web_checks(ctx: &mut TurnCtx, model_answer: String) -> (Option<String>, String) {
-    // The static checks take well under a millisecond, but an interaction check runs a headless
-    // browser for up to 30 s: let the runtime move other tasks off this worker meanwhile.
-    let can_repair = ctx.conversation.is_some() && !ctx.client_gone() && !ctx.cancel.is_cancelled();
-    if !can_repair {
-        return (
-            crate::offload::blocking(|| verify::static_web(ctx)),
-            model_answer,
-        );
-    }
-    let (diagnostics, repair) = crate::offload::blocking(|| verify::static_web_repairable(ctx));
-    let Some(repair) = repair else {
-        return (diagnostics, model_answer);
-    };
-    ctx.core.begin_repair(&repair);
-    let answer = model_loop::repair(ctx, &repair.prompt).await;
-    ctx.core.settle();
-    let diagnostics = crate::offload::blocking(|| verify::static_web(ctx));
-    match answer {
-        Some(answer) if !answer.trim().is_empty() => (diagnostics, answer),
-        _ => (diagnostics, model_answer),
-    }
-}
-
-/// The answer before the guards: by the route the core chose.
-async fn answer(ctx: &mut TurnCtx, prompt: &str, prior: Option<PriorRecord>) -> String {
-    let route = route::route(
-        ctx.core.settings.mode,
-        &ctx.core.plan,
-        prompt,
-        prior.is_some(),
-    );
-    if route != Route::Model {
-        ctx.core.record.tool_calling = CallingRecord::None;
-    }
-    match route {
-        Route::Viewer(command) => viewer::answer(ctx, command).await,
-        Route::StatusFromRecords => prior
-            .as_ref()
-            .map(route::status_from_records)
-            .unwrap_or_default(),
-        Route::Fixed(text) => text.to_string(),
-        Route::UnreadableDocuments(documents) => {
-            let message = format!("{} cannot be read by the text tools", documents.join(", "));
-            ctx.core
-                .record
-                .warn(WarningCode::DocumentNotReadable, message);
-            let answer = route::document_note(&documents);
-            ctx.core.record.facts.unreadable_documents = documents;
-            answer
-        }
-        Route::Model => model_loop::run(ctx).await,
-    }
-}
-
-async fn finish(
-    mut ctx: TurnCtx,
-    model_answer: String,
-    prompt: &str,
-) -> (proto::TurnOutcome, Vec<String>) {
-    if ctx.cancel.is_cancelled() {
-        ctx.core.record.facts.cancelled = true;
-    }
-    ctx.core.settle();
-    let (diagnostics, model_answer) = web_checks(&mut ctx, model_answer).await;
-    let done = ctx.core.finish(&model_answer, diagnostics);
+/// The trace, the held answer and the outcome event, from the core's end of the turn.
+async fn finish(mut ctx: TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutcome, Vec<String>) {
     let status = to_proto::status(done.fine.status());
     let classification = to_proto::classification(done.fine);
-    to_proto::record::fill(&mut ctx.trace, &ctx.core.record);
+    to_proto::record::fill(&mut ctx.trace, ctx.core.record());
     ctx.trace.outcome = TraceOutcome {
         status,
         classification,
         mutation_status: done.mutation_status.into(),
         approval_status: done.approval_status.into(),
         answer: to_proto::text_digest(&done.answer),
-        obligation_retries: ctx.core.record.facts.obligation_retries,
+        obligation_retries: ctx.core.record().facts.obligation_retries,
     };
     ctx.trace.finished_at_ms = now_ms();
-    let workspace = ctx.session.workspace.display().to_string();
-    let turn_log = ctx
-        .daemon
-        .config
-        .traces
-        .turn_log
-        .then_some(crate::traces::TurnText {
-            request: prompt,
-            answer: &done.answer,
-            workspace: &workspace,
-        });
-    let written = crate::offload::blocking(|| {
-        crate::traces::write(&ctx.daemon.home.traces(), &ctx.trace, turn_log.as_ref())
-    });
-    let trace_path = match written {
-        Ok(path) => Some(path.display().to_string()),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot write trace");
-            None
-        }
-    };
-    let record = &mut ctx.core.record;
+    let trace_path = write_trace(&ctx, prompt, &done.answer);
     let outcome = proto::TurnOutcome {
         turn_id: ctx.turn_id.to_string(),
         status,
@@ -255,9 +233,9 @@ async fn finish(
         final_answer: done.answer,
         trace_id: ctx.trace.trace_id.clone(),
         trace_path,
-        files: to_proto::record::files(std::mem::take(&mut record.files)),
+        files: to_proto::record::files(ctx.core.take_files()),
     };
-    let findings = std::mem::take(&mut record.facts.task_findings);
+    let findings = ctx.core.take_findings();
     if ctx.core.answer_held() && !outcome.final_answer.is_empty() {
         // The held answer, now that the guards have decided: one stream, then the outcome.
         let stream = "answer".to_string();
@@ -278,4 +256,29 @@ async fn finish(
     .await;
     tracing::info!(turn = %ctx.turn_id, ?status, ?classification, "turn finished");
     (outcome, findings)
+}
+
+/// Writes the trace (and the turn log when configured); its path, or `None` when it failed.
+fn write_trace(ctx: &TurnCtx, prompt: &str, answer: &str) -> Option<String> {
+    let workspace = ctx.session.workspace.display().to_string();
+    let turn_log = ctx
+        .daemon
+        .config
+        .traces
+        .turn_log
+        .then_some(crate::traces::TurnText {
+            request: prompt,
+            answer,
+            workspace: &workspace,
+        });
+    let written = crate::offload::blocking(|| {
+        crate::traces::write(&ctx.daemon.home.traces(), &ctx.trace, turn_log.as_ref())
+    });
+    match written {
+        Ok(path) => Some(path.display().to_string()),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot write trace");
+            None
+        }
+    }
 }

@@ -1,8 +1,11 @@
 //! The fake llama server: a small HTTP/1.1 server on loopback that speaks the parts of
-//! llama-server's API Talos uses (`/health`, `/props`, streamed `/v1/chat/completions`), with
-//! replies chosen by a script from the request. It records every chat request so tests can
-//! assert what the model was offered. [`serve`] is the server itself; [`FakeLlama`] runs it
-//! in-process and the `fake-llama-server` binary runs it as a separate process.
+//! llama-server's API Talos uses (`/health`, `/props`, `/tokenize`, streamed
+//! `/v1/chat/completions`), with replies chosen by a script from the request. It records every
+//! chat request so tests can assert what the model was offered. With a context size set it
+//! counts each prompt with a deterministic tokenizer ([`tokens`], [`prompt_tokens`]) and refuses
+//! one that does not fit exactly as llama-server does. [`serve`] is the server itself;
+//! [`FakeLlama`] runs it in-process and the `fake-llama-server` binary runs it as a separate
+//! process.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -40,10 +43,49 @@ pub struct FakeLlama {
     task: JoinHandle<()>,
 }
 
+/// What a [`FakeLlama`] is, besides its script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FakeOptions {
+    /// What `/props` reports as `chat_template_caps.supports_tool_calls`.
+    pub native: bool,
+    /// The context of its one slot: reported by `/props`, and a prompt of this many tokens or
+    /// more (by [`prompt_tokens`]) is refused as llama-server refuses it. `None`: no limit.
+    pub n_ctx: Option<u64>,
+    /// Whether it has `POST /tokenize` (otherwise that answers 404).
+    pub tokenize: bool,
+    /// Enforce `n_ctx` without reporting it in `/props`, as a server that does not say its
+    /// context does: the daemon then learns it from the refusal.
+    pub hide_n_ctx: bool,
+}
+
+impl Default for FakeOptions {
+    fn default() -> Self {
+        FakeOptions {
+            native: true,
+            n_ctx: None,
+            hide_n_ctx: false,
+            tokenize: true,
+        }
+    }
+}
+
 impl FakeLlama {
-    /// Starts on a free loopback port. `native` is what `/props` reports as
+    /// Starts on a free loopback port with the default options: no context limit, and
+    /// `/tokenize` present. `native` is what `/props` reports as
     /// `chat_template_caps.supports_tool_calls`.
     pub async fn start(native: bool, script: Script) -> FakeLlama {
+        FakeLlama::start_with(
+            FakeOptions {
+                native,
+                ..FakeOptions::default()
+            },
+            script,
+        )
+        .await
+    }
+
+    /// Starts on a free loopback port as `options` say.
+    pub async fn start_with(options: FakeOptions, script: Script) -> FakeLlama {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind fake llama");
@@ -53,7 +95,10 @@ impl FakeLlama {
         let finished: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
         let counted = finished.clone();
         let serving = Serving {
-            native,
+            native: options.native,
+            n_ctx: options.n_ctx,
+            hide_n_ctx: options.hide_n_ctx,
+            tokenize: options.tokenize,
             on_request: Some(Arc::new(move |request: &Value| {
                 if let Ok(mut r) = recorded.lock() {
                     r.push(request.clone());
@@ -112,6 +157,14 @@ pub struct Serving {
     pub native: bool,
     /// `/props` `total_slots`.
     pub slots: u32,
+    /// The context of one slot, `/props` `default_generation_settings.n_ctx`; when set, a chat
+    /// request whose [`prompt_tokens`] reach it is refused as llama-server refuses it (see
+    /// [`context_exceeded_body`]). `None`: not reported, no limit.
+    pub n_ctx: Option<u64>,
+    /// `n_ctx` is enforced but `/props` does not report it.
+    pub hide_n_ctx: bool,
+    /// Whether `POST /tokenize` answers (with [`tokens`]); otherwise it is 404.
+    pub tokenize: bool,
     pub usage: Usage,
     /// Until this instant `/health` and chat requests answer 503 `Loading model`.
     pub loading_until: Option<Instant>,
@@ -134,6 +187,9 @@ impl Default for Serving {
         Serving {
             native: true,
             slots: 1,
+            n_ctx: None,
+            hide_n_ctx: false,
+            tokenize: true,
             usage: Usage::default(),
             loading_until: None,
             on_request: None,
@@ -195,18 +251,33 @@ async fn serve_connection(
             .await
         }
         "/health" => respond_json(&mut stream, 200, &json!({"status": "ok"})).await,
-        "/props" => {
-            respond_json(
-                &mut stream,
-                200,
-                &json!({"chat_template_caps": {"supports_tool_calls": serving.native}, "total_slots": serving.slots}),
-            )
-            .await
+        "/props" => respond_json(&mut stream, 200, &props(serving)).await,
+        "/tokenize" if serving.tokenize => {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let content = request["content"].as_str().unwrap_or_default();
+            // Token ids are not what is tested; the count is.
+            let ids: Vec<u64> = (0..tokens(content)).collect();
+            respond_json(&mut stream, 200, &json!({"tokens": ids})).await
         }
         "/v1/chat/completions" => {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             if let Some(hook) = &serving.on_request {
                 hook(&request);
+            }
+            if let Some(n_ctx) = serving.n_ctx {
+                let n_prompt = prompt_tokens(&request);
+                if n_prompt >= n_ctx {
+                    let written = respond_llama_error(
+                        &mut stream,
+                        400,
+                        &context_exceeded_body(n_prompt, n_ctx),
+                    )
+                    .await;
+                    if let Some(hook) = &serving.after_reply {
+                        hook();
+                    }
+                    return written;
+                }
             }
             let reply = script(&request);
             let written = stream_reply(&mut stream, reply, serving.usage).await;
@@ -228,6 +299,87 @@ async fn respond_json(stream: &mut TcpStream, status: u16, body: &Value) -> std:
     stream.write_all(head.as_bytes()).await?;
     stream.write_all(body.as_bytes()).await?;
     stream.shutdown().await
+}
+
+/// `/props` in llama-server's shape (only the fields the fake knows).
+fn props(serving: &Serving) -> Value {
+    let mut props = json!({
+        "chat_template_caps": {"supports_tool_calls": serving.native},
+        "total_slots": serving.slots,
+    });
+    if let Some(n_ctx) = serving.n_ctx.filter(|_| !serving.hide_n_ctx) {
+        props["default_generation_settings"] = json!({"n_ctx": n_ctx});
+    }
+    props
+}
+
+/// An error as llama-server writes one, headers in its order. Recorded from llama-server b11434
+/// (`-c 1024 --parallel 1`, SmolLM2-135M) answering a streamed chat request of 1218 tokens:
+///
+/// ```text
+/// HTTP/1.1 400 Bad Request
+/// Server: llama.cpp
+/// Access-Control-Allow-Origin:
+/// Content-Type: application/json; charset=utf-8
+/// Content-Length: 195
+/// Connection: close
+///
+/// {"error":{"code":400,"message":"request (1218 tokens) exceeds the available context size (1024 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":1218,"n_ctx":1024}}
+/// ```
+async fn respond_llama_error(
+    stream: &mut TcpStream,
+    status: u16,
+    body: &str,
+) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {status} Bad Request\r\nServer: llama.cpp\r\nAccess-Control-Allow-Origin: \r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+/// The fake's tokenizer: one token per 3 bytes of UTF-8, rounded up (so "" is 0, "abc" is 1,
+/// "abcd" is 2, "é" is 1). Deterministic and crude: tests compare against it, not a model.
+pub fn tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(3)
+}
+
+/// The fake's count of a chat request's prompt: for each message, [`tokens`] of its content
+/// (a string, or the JSON text of any other content) plus 4; plus [`tokens`] of the JSON text
+/// of `tools` when the request offers any. A request whose count reaches the fake's `n_ctx` is
+/// refused.
+pub fn prompt_tokens(request: &Value) -> u64 {
+    let messages: u64 = request["messages"].as_array().map_or(0, |messages| {
+        messages
+            .iter()
+            .map(|m| {
+                let content = match &m["content"] {
+                    Value::String(text) => tokens(text),
+                    Value::Null => 0,
+                    other => tokens(&other.to_string()),
+                };
+                content + 4
+            })
+            .sum()
+    });
+    let tools = match &request["tools"] {
+        Value::Null => 0,
+        tools => tokens(&tools.to_string()),
+    };
+    messages + tools
+}
+
+/// llama-server's answer to a prompt of `n_prompt` tokens that does not fit a slot of `n_ctx`,
+/// byte for byte, checked against a real run (see `respond_llama_error`) (b11434 `server-context.cpp` "request (%d tokens) exceeds the available context
+/// size (%d tokens), try increasing it", `server-task.cpp` `server_task_result_error::to_json`,
+/// compact and in its key order). Sent with HTTP 400: a streamed request whose first result is
+/// an error is answered as a plain JSON response, not an SSE stream.
+pub fn context_exceeded_body(n_prompt: u64, n_ctx: u64) -> String {
+    format!(
+        r#"{{"error":{{"code":400,"message":"request ({n_prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":{n_prompt},"n_ctx":{n_ctx}}}}}"#
+    )
 }
 
 async fn event(stream: &mut TcpStream, value: Value) -> std::io::Result<()> {
@@ -347,6 +499,17 @@ pub fn after_tool_result(request: &Value) -> bool {
             .is_some_and(|c| c.starts_with("[tool_result:"))
 }
 
+/// The text of the request's last user message: the turn's own request until a tool result
+/// follows it (the session's earlier turns come before it, as the conversation carries them).
+pub fn last_user(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The tool names offered natively in a request.
 pub fn offered_tools(request: &Value) -> Vec<String> {
     request["tools"]
@@ -417,3 +580,6 @@ pub fn write_call(path: &str, content: &str) -> Reply {
         json!({"path": path, "content": content}).to_string(),
     )])
 }
+
+#[cfg(test)]
+mod tests;

@@ -120,11 +120,13 @@ pub fn edit_model() -> Script {
     })
 }
 
-/// The two numbers of "change TIMEOUT from A to B" in the request's first user message.
+/// The two numbers of "change TIMEOUT from A to B" in the turn's request: the last user message
+/// that says it (earlier turns of the session come before it, as the conversation carries them).
 fn prompt_values(request: &Value) -> Option<(usize, usize)> {
     let prompt = request["messages"]
         .as_array()?
         .iter()
+        .rev()
         .filter(|m| m["role"] == "user")
         .find_map(|m| m["content"].as_str()?.split_once("change TIMEOUT from "))?
         .1;

@@ -44,13 +44,14 @@ pub struct StatusLog {
 }
 
 impl ManagedConfig {
-    /// `slots: 4`, `ctx: 4096`, `threads: 2`, a 20 s start timeout, no template.
+    /// `slots: 4`, `ctx: 16384` (4,096 tokens a slot), `threads: 2`, a 20 s start timeout, no
+    /// template.
     pub fn new(server: &Path, model: &Path, port: u16) -> ManagedConfig {
         ManagedConfig {
             server: server.to_path_buf(),
             model: model.to_path_buf(),
             port,
-            ctx: 4096,
+            ctx: 16384,
             threads: 2,
             slots: 4,
             chat_template_file: None,

@@ -54,9 +54,13 @@ async fn an_edit_turn_sends_the_documented_order() {
         kinds,
         [
             "plan",
+            "progress",
+            "usage",
             "tool_progress",
             "call:running",
             "call:completed",
+            "progress",
+            "usage",
             "tool_progress",
             "call:running",
             "approval_requested",

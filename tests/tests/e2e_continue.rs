@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use talos_protocol::{CompletionStatus, GrantsListResult, SessionNewResult};
-use talos_tests::fake_llama::{FakeLlama, Reply, Script, after_tool_result, write_call};
+use talos_tests::fake_llama::{FakeLlama, Reply, Script, after_tool_result, last_user, write_call};
 use talos_tests::harness::{Answer, TestDaemon, approve_all};
 
 /// Writes the page the request names, then answers.
@@ -16,7 +16,7 @@ fn steps() -> Script {
     Arc::new(|request: &Value| {
         if after_tool_result(request) {
             Reply::Text("I created the page.".into())
-        } else if request.to_string().contains("about.html") {
+        } else if last_user(request).contains("about.html") {
             write_call("about.html", "<h1>About</h1>\n")
         } else {
             write_call("index.html", "<h1>Hello</h1>\n")

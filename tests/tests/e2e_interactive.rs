@@ -150,8 +150,8 @@ async fn ctrl_c_cancels_the_running_turn_and_the_session_stays() {
     let llama = FakeLlama::start(
         true,
         std::sync::Arc::new(move |request: &serde_json::Value| {
-            let text = request["messages"].to_string();
-            if text.contains("wait forever") {
+            // The turn's own request: earlier turns come before it in the conversation.
+            if talos_tests::fake_llama::last_user(request).contains("wait forever") {
                 seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 Reply::Hang
             } else if talos_tests::fake_llama::tool_results(request) == 0 {

@@ -89,7 +89,7 @@ async fn the_daemon_launches_the_server_owns_it_carries_an_edit_and_stops_it() {
         ("-m", fake.model.to_str().unwrap()),
         ("--host", "127.0.0.1"),
         ("--port", &fake.port.to_string()),
-        ("-c", "4096"),
+        ("-c", "16384"),
         ("-t", "2"),
         ("--parallel", "4"),
         ("--chat-template-file", template.to_str().unwrap()),

@@ -10,7 +10,7 @@ use talos_protocol::{
     CompletionStatus, GrantsListResult, SessionInfo, SessionListResult, SessionResumeResult,
 };
 
-use talos_tests::fake_llama::{FakeLlama, Reply, Script, after_tool_result, write_call};
+use talos_tests::fake_llama::{FakeLlama, Reply, Script, after_tool_result, last_user, write_call};
 use talos_tests::harness::{Answer, Client, TestDaemon, approvals, approve_all};
 
 const CHANGE: &str = "Create index.html with the heading Hello";
@@ -21,7 +21,7 @@ fn steps() -> Script {
     Arc::new(|request: &Value| {
         if after_tool_result(request) {
             Reply::Text("I created the page.".into())
-        } else if request.to_string().contains("about.html") {
+        } else if last_user(request).contains("about.html") {
             write_call("about.html", "<h1>About</h1>\n")
         } else {
             write_call("index.html", "<h1>Hello</h1>\n")

@@ -596,6 +596,8 @@ fn variant_number(event: &TurnEvent) -> usize {
         TurnEvent::Outcome { .. } => 12,
         TurnEvent::Plan { .. } => 13,
         TurnEvent::Call { .. } => 14,
+        TurnEvent::Progress { .. } => 15,
+        TurnEvent::Usage { .. } => 16,
     }
 }
 
@@ -782,6 +784,8 @@ mod layering;
 mod module_graph;
 #[path = "tidy/schema.rs"]
 mod schema;
+#[path = "tidy/turn_shape.rs"]
+mod turn_shape;
 
 // === Trace warning codes are documented (docs/traces.md) =======================================
 

@@ -3,12 +3,13 @@
 //! row in a table test. Nothing here reads or writes.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::{
     Content, ContentBlock, Diff, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
     PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome, SessionMode, SessionModeState,
     StopReason, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use talos_protocol::{
     ApprovalRequestParams, CallStatus, Classification, CompletionStatus, Decision, Mode, PlanStep,
@@ -267,6 +268,49 @@ pub fn answer_to_send(streamed: &str, final_answer: &str) -> Option<String> {
     Some(format!(
         "\n\n[Talos replaced the answer above, which the records did not support:]\n{final_answer}"
     ))
+}
+
+/// At most one `progress` thought per model call in this long: the daemon sends progress every
+/// 250 ms, and an editor keeps every thought chunk.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// The thought sent while the model works on a held reply: `working… 37 tokens`.
+pub fn progress_thought(tokens: u64) -> String {
+    match tokens {
+        0 => "working…\n".to_string(),
+        1 => "working… 1 token\n".to_string(),
+        n => format!("working… {} tokens\n", crate::render::thousands(n)),
+    }
+}
+
+/// Which `progress` events reach the editor: the first of each model call, then at most one
+/// every [`PROGRESS_EVERY`] while that call lasts.
+#[derive(Debug, Default)]
+pub struct ProgressGate {
+    /// The model call and the time of the last thought sent.
+    last: Option<(usize, Instant)>,
+}
+
+impl ProgressGate {
+    /// Whether a `progress` event of `model_call` arriving `now` is sent; if so, it counts.
+    pub fn admit(&mut self, model_call: usize, now: Instant) -> bool {
+        let admit = match self.last {
+            Some((call, at)) if call == model_call => {
+                now.saturating_duration_since(at) >= PROGRESS_EVERY
+            }
+            _ => true,
+        };
+        if admit {
+            self.last = Some((model_call, now));
+        }
+        admit
+    }
+}
+
+/// A `usage` event as ACP's `usage_update`: what the call left in the context (prompt and
+/// reply) against the context one request may use.
+pub fn usage_update(context: &crate::render::ContextUse) -> UsageUpdate {
+    UsageUpdate::new(context.used, context.size)
 }
 
 /// The session's modes as ACP modes, `current` selected.

@@ -1,7 +1,8 @@
 //! `session/prompt`: one Talos turn. The prompt's text is the request; resources in it (links
 //! and embedded context naming a workspace file) become pins, read by the daemon through the
 //! same boundary and protection checks as `--pin` and framed as untrusted reference data. The
-//! turn's events become `session/update` notifications and its approvals
+//! turn's events become `session/update` notifications (a held reply's `progress` as a thought at
+//! most every two seconds, each `usage` as a `usage_update`) and its approvals
 //! `session/request_permission` requests; the outcome ends the prompt with its stop reason.
 
 use std::collections::HashSet;
@@ -19,7 +20,7 @@ use talos_protocol::{
     TURN_EVENT, TURN_START, TurnOutcome, TurnStartParams,
 };
 
-use super::map::{self, CallEvent, StepState};
+use super::map::{self, CallEvent, ProgressGate, StepState};
 use super::session::chunk;
 use super::wire::Reply;
 use super::{Bridge, Refused};
@@ -112,6 +113,8 @@ struct Turn<'b> {
     talos_id: String,
     /// Whether a cancel asked for before the turn had started was sent again once it had.
     cancel_resent: bool,
+    /// Which `progress` events become thoughts.
+    progress: ProgressGate,
 }
 
 impl Bridge {
@@ -145,6 +148,7 @@ impl Bridge {
             streamed: String::new(),
             talos_id: session.talos_id.clone(),
             cancel_resent: false,
+            progress: ProgressGate::default(),
         };
         let result = turn.run(parts);
         if let Some(held) = self.lock().get_mut(&acp_id) {
@@ -266,6 +270,22 @@ impl Turn<'_> {
                 );
             }
             TurnEvent::Error { message } => self.say(format!("error: {message}\n")),
+            TurnEvent::Progress { model_call, tokens } => {
+                if self.progress.admit(model_call, std::time::Instant::now()) {
+                    self.bridge.update(
+                        &self.acp_id,
+                        SessionUpdate::AgentThoughtChunk(chunk(map::progress_thought(tokens))),
+                    );
+                }
+            }
+            TurnEvent::Usage { .. } => {
+                if let Some(context) = crate::render::ContextUse::of(&event) {
+                    self.bridge.update(
+                        &self.acp_id,
+                        SessionUpdate::UsageUpdate(map::usage_update(&context)),
+                    );
+                }
+            }
             // The answer streams as chunks; approvals come as requests; the outcome is the
             // turn/start response; the calls' states come as `call` events.
             TurnEvent::StreamStart { .. }

@@ -30,7 +30,11 @@ pub const COMMANDS: [(&str, &str, &str); 15] = [
         "continue the conversation in that mode (grants do not carry over)",
     ),
     ("/new", "", "start a fresh session in the current mode"),
-    ("/status", "", "what the daemon reports about itself"),
+    (
+        "/status",
+        "",
+        "what the daemon reports about itself, and the last turn's context use",
+    ),
     ("/model", "", "the model server's state"),
     (
         "/grants",

@@ -176,3 +176,74 @@ fn the_gc_report_names_each_kind_and_a_deferral() {
     result.checkpoints_deferred = true;
     assert!(gc(&result).ends_with("a turn was running. Run `talos gc` again later.\n"));
 }
+
+/// Proves each model call shows the counts its trace holds, and the context budget's cuts
+/// indented under it.
+#[test]
+fn model_calls_show_their_tokens_and_cuts_rows() {
+    let call = |value: serde_json::Value| -> TraceModelCall {
+        let mut base = json!({
+            "index": 1, "finishReason": "tool_calls", "toolCalls": 1,
+            "content": {"hash": "sha256:0", "chars": 0, "bytes": 0, "lines": 0}
+        });
+        base.as_object_mut()
+            .unwrap()
+            .extend(value.as_object().unwrap().clone());
+        serde_json::from_value(base).unwrap()
+    };
+    let rows: &[(serde_json::Value, &[&str])] = &[
+        (json!({}), &["#1 tool_calls · 1 tool call"]),
+        (
+            json!({"promptTokens": 3_083, "cachedTokens": 2_900, "completionTokens": 37,
+                   "contextTokens": 4_096, "budgetedTokens": 3_050,
+                   "cut": ["history: 2 earlier turns left out", "a.py: read cut to 40 lines"]}),
+            &[
+                "#1 tool_calls · 1 tool call · prompt 3,083 tokens (2,900 cached) · completion 37 · context 4,096 · budgeted 3,050",
+                "    cut: history: 2 earlier turns left out",
+                "    cut: a.py: read cut to 40 lines",
+            ],
+        ),
+        (
+            json!({"promptTokens": 42, "cachedTokens": 0, "toolCalls": 0, "finishReason": "stop"}),
+            &["#1 stop · prompt 42 tokens (0 cached)"],
+        ),
+        (
+            json!({"finishReason": "", "toolCalls": 0, "budgetedTokens": 5_000,
+                   "contextTokens": 4_096, "error": "model call failed: HTTP 500"}),
+            &[
+                "#1 failed · context 4,096 · budgeted 5,000",
+                "    error: model call failed: HTTP 500",
+            ],
+        ),
+    ];
+    for (fields, expected) in rows {
+        assert_eq!(
+            model_call_lines(&call(fields.clone())),
+            *expected,
+            "{fields}"
+        );
+    }
+    let text = show(
+        &TraceGetResult {
+            trace: record(),
+            turn_log: None,
+        },
+        Palette::PLAIN,
+    );
+    assert!(
+        text.contains(
+            "\nModel calls\n  #0 tool_calls · 1 tool call · prompt 42 tokens · completion 7\n  #1 tool_calls · 1 tool call · prompt 42 tokens (40 cached) · completion 7 · context 4,096 · budgeted 44\n      cut: settings.py: read result shortened to 2 of 40 lines\n  #2 stop"
+        ),
+        "{text}"
+    );
+    let mut none = record();
+    none.model_calls.clear();
+    let text = show(
+        &TraceGetResult {
+            trace: none,
+            turn_log: None,
+        },
+        Palette::PLAIN,
+    );
+    assert!(text.contains("\nModel calls\n  none made\n"), "{text}");
+}

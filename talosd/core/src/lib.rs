@@ -7,6 +7,7 @@
 //! no async runtime: the daemon (`talosd`) performs every effect and passes the facts in.
 
 pub mod activation;
+pub mod budget;
 pub mod check;
 pub mod command;
 pub mod constrain;

@@ -7,8 +7,10 @@
 //! The daemon performs effects and reports results; it holds no `if` about policy.
 
 pub mod call;
+pub mod conversation;
 pub mod finish;
 pub mod listing;
+pub mod machine;
 pub mod model;
 pub mod obligation;
 pub mod pins;
@@ -41,6 +43,16 @@ pub enum Notice {
     TrustedInfo(String),
     /// The plan's steps, told once when the turn starts.
     Plan(Vec<crate::plan::PlanStep>),
+    /// A failure the runtime reports (the model server, a pin refused, the context).
+    Error(String),
+    /// One model call's use of the context, after its reply.
+    Usage {
+        model_call: usize,
+        prompt_tokens: u64,
+        cached_tokens: Option<u64>,
+        completion_tokens: Option<u64>,
+        context_tokens: u64,
+    },
     /// Where one proposed call stands: running once its checks passed, then how it ended.
     Call {
         call_id: String,
@@ -92,6 +104,8 @@ pub struct TurnSettings {
     /// Let a proposed path hold bidirectional, zero-width or invisible characters (they are
     /// refused before approval otherwise; `permissions.allow_invisible_path_characters`).
     pub allow_invisible_path_characters: bool,
+    /// How the model is asked: native calls, the constraint, the pre-read, the budget.
+    pub model: machine::ModelSettings,
 }
 
 /// One turn in flight.
@@ -100,7 +114,8 @@ pub struct Turn {
     pub plan: TurnPlan,
     pub settings: TurnSettings,
     pub phase: Phase,
-    pub record: TurnRecord,
+    /// The turn's record: written only by the core (read it with [`Turn::record`]).
+    pub(crate) record: TurnRecord,
     /// The session's remembered approvals, as they stand for the next call.
     pub grants: Grants,
     guard: LoopGuard,
@@ -113,6 +128,8 @@ pub struct Turn {
     repair_from: usize,
     /// A constrained reply was held back (its text is JSON, read out as prose afterwards).
     held_constrained: bool,
+    /// The whole turn's state machine ([`Turn::step`]).
+    machine: machine::Machine,
 }
 
 impl Turn {
@@ -136,7 +153,30 @@ impl Turn {
             repair_files: None,
             repair_from: 0,
             held_constrained: false,
+            machine: machine::Machine::default(),
         }
+    }
+
+    /// The turn's record, as it stands.
+    pub fn record(&self) -> &TurnRecord {
+        &self.record
+    }
+
+    /// The record for table rows that set up facts directly. The daemon never calls it (a
+    /// tidy test holds that): its facts reach the core as inputs.
+    #[doc(hidden)]
+    pub fn record_for_rows(&mut self) -> &mut TurnRecord {
+        &mut self.record
+    }
+
+    /// Takes the files the outcome lists (once the turn is over).
+    pub fn take_files(&mut self) -> Vec<record::FileResult> {
+        std::mem::take(&mut self.record.files)
+    }
+
+    /// Takes the task verifier's findings (once the turn is over).
+    pub fn take_findings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.record.facts.task_findings)
     }
 
     /// The next call id (`call-1`, `call-2`, ...).

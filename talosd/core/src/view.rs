@@ -50,7 +50,10 @@ fn numbered(shown: &str, text: &str, max_lines: usize, offset: usize) -> String 
     for (i, line) in lines[start - 1..end].iter().enumerate() {
         out.push_str(&format!("{} | {line}\n", start + i));
         if out.len() > MAX_READ_OUTPUT {
-            out.push_str("... (output capped; use offset and max_lines to read further)\n");
+            let more = lines.len() - (start + i);
+            out.push_str(&format!(
+                "... ({more} more lines; output capped, use offset and max_lines to read further)\n"
+            ));
             return out;
         }
     }

@@ -160,12 +160,13 @@ fn a_hard_linked_read_asks_and_denied_reads_nothing() {
     denied.says = "User did not approve";
     denied.stops = true;
     denied.holds = |t| {
-        if t.record.facts.read_denied && t.record.executions.is_empty() {
+        if t.record().facts.read_denied && t.record().executions.is_empty() {
             Ok(())
         } else {
             Err(format!(
                 "read_denied {} executions {:?}",
-                t.record.facts.read_denied, t.record.executions
+                t.record().facts.read_denied,
+                t.record().executions
             ))
         }
     };
@@ -188,10 +189,10 @@ fn an_approved_hard_linked_read_is_guarded_like_a_protected_one() {
     approved.effects = &["resolve", "ask", "read", "finish"];
     approved.says = "API_KEY";
     approved.holds = |t| {
-        if t.record.protected_lines == ["API_KEY=sk-live-123456"] {
+        if t.record().protected_lines == ["API_KEY=sk-live-123456"] {
             Ok(())
         } else {
-            Err(format!("protected lines {:?}", t.record.protected_lines))
+            Err(format!("protected lines {:?}", t.record().protected_lines))
         }
     };
     check(approved, Grants::default());
@@ -211,7 +212,7 @@ fn a_path_with_a_hidden_character_is_refused_before_approval() {
     refused.effects = &["finish"];
     refused.says = "path `notes\\u{202e}txt.sh` contains a right-to-left override (U+202E)";
     refused.holds = |t| {
-        let call = t.record.tool_calls.last().ok_or("no call recorded")?;
+        let call = t.record().tool_calls.last().ok_or("no call recorded")?;
         let ok = call.stage == CallStage::Rejected
             && call.path_hint.as_deref() == Some("notes\\u{202e}txt.sh")
             && call
@@ -263,7 +264,7 @@ fn the_screen_warns_in_the_details_and_the_record() {
         ]
     );
     let recorded: Vec<(&str, &str)> = t
-        .record
+        .record()
         .warnings
         .iter()
         .map(|w| (w.code.as_str(), w.message.as_str()))
@@ -285,7 +286,7 @@ fn the_screen_warns_in_the_details_and_the_record() {
     assert_eq!(t.screen_approval(&mut clean), 0);
     assert_eq!(clean.details, ["target: a.rs (40 bytes, 2 lines)"]);
     assert_eq!(
-        t.record
+        t.record()
             .warnings
             .iter()
             .filter(|w| w.code == WarningCode::DeceptiveTextInApproval)

@@ -83,7 +83,7 @@ const RUN_EFFECTS: &[&str] = &["resolve", "plan-command", "ask", "run-command", 
 
 fn last_path_hint_is_hidden(turn: &Turn) -> Result<(), String> {
     let hint = turn
-        .record
+        .record()
         .tool_calls
         .last()
         .and_then(|c| c.path_hint.clone());
@@ -95,7 +95,7 @@ fn last_path_hint_is_hidden(turn: &Turn) -> Result<(), String> {
 }
 
 fn last_mutation_is(turn: &Turn, target: &str, failed: bool) -> Result<(), String> {
-    let last = turn.record.facts.mutations.last();
+    let last = turn.record().facts.mutations.last();
     let ok = last.is_some_and(|m| {
         m.target == target
             && if failed {
@@ -112,7 +112,7 @@ fn last_mutation_is(turn: &Turn, target: &str, failed: bool) -> Result<(), Strin
 }
 
 fn nothing_changed(turn: &Turn) -> Result<(), String> {
-    let f = &turn.record;
+    let f = turn.record();
     let changes = f.executions.iter().any(|e| e.tool.mutates());
     if f.facts.mutations.is_empty() && !changes && f.checkpoints.is_empty() {
         Ok(())
@@ -135,7 +135,7 @@ fn every_further_call_rule_holds() {
             stops: true,
             stop_says: "repeated a call that had already been refused",
             holds: |t| {
-                t.record
+                t.record()
                     .facts
                     .malformed_tool_call
                     .then_some(())
@@ -160,7 +160,7 @@ fn every_further_call_rule_holds() {
             stop_says: "could not carry out a step",
             holds: |t| {
                 nothing_changed(t)?;
-                match t.record.tool_calls.last() {
+                match t.record().tool_calls.last() {
                     Some(c) if c.stage == CallStage::Failed => Ok(()),
                     other => Err(format!("last call {other:?}")),
                 }
@@ -176,7 +176,7 @@ fn every_further_call_rule_holds() {
             before: vec![read_settings(), denied_edit()],
             script: vec![Reply::Paths],
             effects: &["resolve", "finish"],
-            holds: |t| match t.record.approvals.as_slice() {
+            holds: |t| match t.record().approvals.as_slice() {
                 [only] if only.answer.decision == Decision::Deny => Ok(()),
                 other => Err(format!("approvals {other:?}")),
             },
@@ -266,7 +266,7 @@ fn every_further_call_rule_holds() {
             ],
             effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
             stops: true,
-            holds: |t| match t.record.verification.last() {
+            holds: |t| match t.record().verification.last() {
                 Some(v) if v.status == CheckStatus::IntegrityFail => {
                     last_mutation_is(t, "app.py", true)
                 }
@@ -300,8 +300,13 @@ fn every_further_call_rule_holds() {
             ],
             stops: true,
             holds: |t| {
-                let results: Vec<&MutationResult> =
-                    t.record.facts.mutations.iter().map(|m| &m.result).collect();
+                let results: Vec<&MutationResult> = t
+                    .record()
+                    .facts
+                    .mutations
+                    .iter()
+                    .map(|m| &m.result)
+                    .collect();
                 match results.as_slice() {
                     [
                         MutationResult::Succeeded { verified: true },
@@ -339,7 +344,7 @@ fn every_further_call_rule_holds() {
             says: "output withheld from the model",
             script: approved_run(Reply::RanAs(0, false, false, "DB_PASSWORD=hunter2hunter2")),
             effects: RUN_EFFECTS,
-            holds: |t| match t.record.commands.last() {
+            holds: |t| match t.record().commands.last() {
                 Some(c) if c.redaction_applied && c.withheld_from_model => Ok(()),
                 other => Err(format!("command {other:?}")),
             },
@@ -354,7 +359,7 @@ fn every_further_call_rule_holds() {
             script: approved_run(Reply::RanAs(1, true, false, "")),
             effects: RUN_EFFECTS,
             holds: |t| {
-                t.record
+                t.record()
                     .facts
                     .command_failed
                     .then_some(())
@@ -479,10 +484,10 @@ fn every_further_call_rule_holds() {
             effects: &["resolve", "plan-command", "finish"],
             stops: true,
             holds: |t| {
-                if t.record.commands.is_empty() {
+                if t.record().commands.is_empty() {
                     Ok(())
                 } else {
-                    Err(format!("commands {:?}", t.record.commands))
+                    Err(format!("commands {:?}", t.record().commands))
                 }
             },
             ..row(
@@ -496,7 +501,7 @@ fn every_further_call_rule_holds() {
             mode: SessionMode::Ask,
             effects: &["finish"],
             holds: |t| {
-                let f = &t.record.facts;
+                let f = &t.record().facts;
                 if f.read_only_blocked && f.mutations.is_empty() {
                     Ok(())
                 } else {

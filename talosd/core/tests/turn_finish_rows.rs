@@ -138,7 +138,7 @@ fn unmet_targets_and_the_outcome_come_from_the_records() {
             mutated(&mut t, target, result);
         }
         t.settle();
-        assert_eq!(t.record.facts.unmet_targets, unmet, "{what}: unmet");
+        assert_eq!(t.record().facts.unmet_targets, unmet, "{what}: unmet");
         let done = t.finish("", None);
         assert_eq!(done.fine, fine, "{what}: classification");
         assert_eq!(done.mutation_status, mutation_status, "{what}: mutation");
@@ -246,7 +246,7 @@ fn evidence_the_answer_had_to_rest_on_must_be_read() {
         if answered {
             model_answered(&mut t);
         }
-        t.record.read_paths = read.iter().map(|p| p.to_string()).collect();
+        t.record_for_rows().read_paths = read.iter().map(|p| p.to_string()).collect();
         t.settle();
         let expected: Vec<String> = warned
             .iter()
@@ -257,7 +257,11 @@ fn evidence_the_answer_had_to_rest_on_must_be_read() {
             expected,
             "{what}: warnings"
         );
-        assert_eq!(t.record.facts.evidence_missing, missing, "{what}: missing");
+        assert_eq!(
+            t.record().facts.evidence_missing,
+            missing,
+            "{what}: missing"
+        );
     }
 }
 
@@ -283,7 +287,7 @@ fn check_finish(row: FinishRow) {
     let mut t = agent(row.request);
     (row.setup)(&mut t);
     t.settle();
-    let before = t.record.warnings.len();
+    let before = t.record().warnings.len();
     let done = t.finish(row.answer, row.diagnostics.map(str::to_string));
     let ok = match &row.says {
         Says::Exactly(text) => done.answer == *text,
@@ -294,7 +298,7 @@ fn check_finish(row: FinishRow) {
         "{}: answer {:?}, expected {:?}",
         row.what, done.answer, row.says
     );
-    let added: Vec<(WarningCode, &str)> = t.record.warnings[before..]
+    let added: Vec<(WarningCode, &str)> = t.record().warnings[before..]
         .iter()
         .map(|w| (w.code, w.message.as_str()))
         .collect();
@@ -308,14 +312,14 @@ fn check_finish(row: FinishRow) {
 fn the_final_answer_is_guarded_against_the_records() {
     fn nothing(_: &mut Turn) {}
     fn one_finding(t: &mut Turn) {
-        t.record
+        t.record_for_rows()
             .facts
             .task_findings
             .push("index.html: #list is not in the page".into());
     }
     fn two_findings(t: &mut Turn) {
         one_finding(t);
-        t.record
+        t.record_for_rows()
             .facts
             .task_findings
             .push("app.js: .add matches nothing".into());
@@ -331,10 +335,12 @@ fn the_final_answer_is_guarded_against_the_records() {
         );
     }
     fn protected(t: &mut Turn) {
-        t.record.protected_lines.push("API_KEY=abcdefgh1234".into());
+        t.record_for_rows()
+            .protected_lines
+            .push("API_KEY=abcdefgh1234".into());
     }
     fn cancelled(t: &mut Turn) {
-        t.record.facts.cancelled = true;
+        t.record_for_rows().facts.cancelled = true;
     }
     let base = || FinishRow {
         what: "",

@@ -53,7 +53,7 @@ fn check_surface(row: SurfaceRow) {
     assert_eq!(got.is_some(), row.admitted, "{}: admitted", row.what);
     let refused = warned(&t, WarningCode::SurfaceEscalationRefused);
     assert_eq!(refused, !row.admitted, "{}: refusal warning", row.what);
-    match (got, t.record.tool_surfaces.as_slice()) {
+    match (got, t.record().tool_surfaces.as_slice()) {
         (Some(surface), [recorded]) => {
             assert_eq!(surface, expected, "{}: surface", row.what);
             assert_eq!(recorded.model_call, row.index, "{}: index", row.what);
@@ -62,7 +62,7 @@ fn check_surface(row: SurfaceRow) {
             assert_eq!(recorded.reason, expected.reason(), "{}: reason", row.what);
         }
         (None, []) => {
-            let message = &t.record.warnings[0].message;
+            let message = &t.record().warnings[0].message;
             assert!(
                 message.contains(
                     "refused an escalated retry beyond the captured current-turn authority: talos."
@@ -344,7 +344,7 @@ fn check_reply(row: ReplyRow) {
         (leads, action) => panic!("{}: expected {leads:?}, got {action:?}", row.what),
     }
     let warnings: Vec<(WarningCode, &str)> = t
-        .record
+        .record()
         .warnings
         .iter()
         .map(|w| (w.code, w.message.as_str()))
@@ -355,7 +355,8 @@ fn check_reply(row: ReplyRow) {
         (expected, got) => panic!("{}: warning {expected:?}, got {got:?}", row.what),
     }
     assert_eq!(
-        t.record.facts.malformed_tool_call, row.malformed_fact,
+        t.record().facts.malformed_tool_call,
+        row.malformed_fact,
         "{}: malformed fact",
         row.what
     );
@@ -623,14 +624,17 @@ fn the_loop_stops_for_a_call_the_guard_or_the_budget() {
             // Each an unknown tool with its own name: refused before any IO, counted.
             drive(&mut t, proposal(&format!("shell{i}"), &[]), &[]);
         }
-        let before = t.record.warnings.len();
+        let before = t.record().warnings.len();
         let got = t.after_calls(stop.map(str::to_string), index);
         match (says, &got) {
             (None, None) => {}
             (Some(says), Some(got)) if got.contains(says) => {}
             _ => panic!("{what}: expected {says:?}, got {got:?}"),
         }
-        let added: Vec<WarningCode> = t.record.warnings[before..].iter().map(|w| w.code).collect();
+        let added: Vec<WarningCode> = t.record().warnings[before..]
+            .iter()
+            .map(|w| w.code)
+            .collect();
         assert_eq!(added, warning.into_iter().collect::<Vec<_>>(), "{what}");
     }
 }
@@ -698,7 +702,7 @@ fn an_obligation_is_retried_once_and_its_failure_recorded() {
     );
     turn_support::model_answered(&mut t);
     t.settle();
-    let facts = &t.record.facts;
+    let facts = &t.record().facts;
     assert_eq!(facts.obligation_retries, 1);
     assert!(
         facts.action_not_taken && facts.capability_denied,
@@ -715,7 +719,7 @@ fn an_obligation_is_retried_once_and_its_failure_recorded() {
         text("It sets a timeout.", 0, None),
     );
     assert!(matches!(first, ReplyAction::Retry(_)), "{first:?}");
-    q.record.read_paths.push("settings.py".into());
+    q.record_for_rows().read_paths.push("settings.py".into());
     let second = q.reply(
         1,
         &surface,
@@ -727,9 +731,9 @@ fn an_obligation_is_retried_once_and_its_failure_recorded() {
     turn_support::model_answered(&mut q);
     q.settle();
     assert!(
-        q.record.facts.evidence_missing.is_empty(),
+        q.record().facts.evidence_missing.is_empty(),
         "{:?}",
-        q.record.facts
+        q.record().facts
     );
 
     let mut last = agent(EDIT);

@@ -52,7 +52,7 @@ fn read_before_edit_is_decided_from_the_files_bytes() {
             effects: &["resolve", "current", "ask", "checkpoint", "write", "finish"],
             mutated: true,
             holds: |t| {
-                let report = &t.record.tool_calls;
+                let report = &t.record().tool_calls;
                 match report.last().and_then(|c| c.rejection.as_ref()) {
                     None => Ok(()),
                     Some(r) => Err(format!("unexpected rejection {r}")),
@@ -244,7 +244,7 @@ fn the_end_of_a_turn_follows_where_each_target_ended() {
     fn found_problems(t: &mut Turn) {
         let (read, script) = read_settings();
         drive(t, read, &script);
-        t.record
+        t.record_for_rows()
             .facts
             .task_findings
             .push("index.html: #list is not in the page".into());
@@ -257,12 +257,12 @@ fn the_end_of_a_turn_follows_where_each_target_ended() {
         drive(t, call, &[]);
     }
     fn did_not_act(t: &mut Turn) {
-        t.record.facts.obligation_retries = 1;
-        t.record.facts.action_not_taken = true;
+        t.record_for_rows().facts.obligation_retries = 1;
+        t.record_for_rows().facts.action_not_taken = true;
     }
     fn denied_capability(t: &mut Turn) {
-        t.record.facts.obligation_retries = 1;
-        t.record.facts.capability_denied = true;
+        t.record_for_rows().facts.obligation_retries = 1;
+        t.record_for_rows().facts.capability_denied = true;
     }
     let rows = vec![
         EndRow {

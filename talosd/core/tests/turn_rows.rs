@@ -350,7 +350,7 @@ fn the_format_rung_turns_a_remembered_allow_into_an_ask() {
     };
     let turn = check(r, grants);
     let codes: Vec<&str> = turn
-        .record
+        .record()
         .permission_decisions
         .iter()
         .map(|p| p.reason_code.as_str())
@@ -416,7 +416,7 @@ fn an_exact_literal_replaces_what_the_model_proposed() {
     }
     assert_eq!(written.as_deref(), Some(&b"AFTER"[..]));
     assert!(
-        turn.record
+        turn.record()
             .warnings
             .iter()
             .any(|w| w.code == WarningCode::ExactLiteralWriteCorrected)
@@ -443,7 +443,7 @@ fn the_phase_moves_to_verify_once_every_named_target_changed() {
     turn.call_done(&report);
     assert_eq!(turn.phase, Phase::Verify);
     assert!(
-        turn.record
+        turn.record()
             .facts
             .mutations
             .iter()
@@ -471,7 +471,7 @@ fn private_reads_never_reach_the_model_and_never_echo_in_the_answer() {
     let done = turn.finish("The key is API_KEY=abcdefgh1234.", None);
     assert!(!done.answer.contains("abcdefgh1234"), "{}", done.answer);
     assert!(
-        turn.record
+        turn.record()
             .warnings
             .iter()
             .any(|w| w.code == WarningCode::ProtectedContentWithheld)
@@ -484,7 +484,7 @@ fn outcomes_come_from_the_records() {
     let mut t = turn(EDIT, SessionMode::Agent, Grants::default());
     t.settle();
     assert_eq!(
-        t.record.facts.unmet_targets,
+        t.record().facts.unmet_targets,
         vec!["settings.py".to_string()]
     );
     assert_eq!(
@@ -497,9 +497,12 @@ fn outcomes_come_from_the_records() {
         SessionMode::Agent,
         Grants::default(),
     );
-    t.record
+    t.record_for_rows()
         .model_calls
         .push(talos_core::turn::record::ModelCallRecord {
+            context_tokens: None,
+            budgeted_tokens: None,
+            cut: Vec::new(),
             index: 0,
             finish_reason: "stop".into(),
             content: Default::default(),
@@ -511,7 +514,7 @@ fn outcomes_come_from_the_records() {
         });
     t.settle();
     assert!(
-        t.record
+        t.record()
             .warnings
             .iter()
             .any(|w| w.code == WarningCode::EvidenceTargetNotRead)
@@ -592,7 +595,11 @@ fn a_protocol_break_fails_closed_and_is_recorded() {
         panic!("a broken answer must end the call");
     };
     assert!(report.stop.is_some());
-    let last = turn.record.tool_calls.last().expect("the call is recorded");
+    let last = turn
+        .record()
+        .tool_calls
+        .last()
+        .expect("the call is recorded");
     assert_eq!(last.stage, talos_core::turn::record::CallStage::Failed);
     assert!(
         last.rejection

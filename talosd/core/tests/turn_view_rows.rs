@@ -45,7 +45,7 @@ fn check(row: Row) {
         row.what,
         row.says
     );
-    let facts = &turn.record.facts;
+    let facts = &turn.record().facts;
     assert_eq!(
         facts.read_blocked, row.read_blocked,
         "{}: read_blocked",
@@ -62,7 +62,7 @@ fn check(row: Row) {
         .any(|n| matches!(n, Notice::TrustedInfo(_)));
     assert_eq!(trusted, row.trusted, "{}: trusted info", row.what);
     assert_eq!(
-        turn.record.permission_decisions.len(),
+        turn.record().permission_decisions.len(),
         1,
         "{}: one ladder decision",
         row.what

@@ -132,7 +132,7 @@ fn check_web(row: WebRow) {
         interaction: row.interaction,
     });
     let verification: Vec<(&str, CheckStatus, &str)> = t
-        .record
+        .record()
         .verification
         .iter()
         .map(|v| {
@@ -141,7 +141,7 @@ fn check_web(row: WebRow) {
         })
         .collect();
     assert_eq!(verification, row.verification, "{}: verification", row.what);
-    let facts = &t.record.facts;
+    let facts = &t.record().facts;
     assert_eq!(
         facts.task_findings, row.task_findings,
         "{}: findings",

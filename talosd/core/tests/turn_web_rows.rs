@@ -23,7 +23,7 @@ fn recorded(request: &str, changed: &[(&str, MutationResult)], read: &[&str]) ->
     for (target, result) in changed {
         mutated(&mut t, target, result.clone());
     }
-    t.record.read_paths = read.iter().map(|p| p.to_string()).collect();
+    t.record_for_rows().read_paths = read.iter().map(|p| p.to_string()).collect();
     t.settle();
     t
 }
@@ -224,7 +224,7 @@ fn one_bounded_repair_of_the_changed_files_after_a_failed_check() {
                 repair.prompt
             );
             assert_eq!(
-                t.record.facts.task_findings,
+                t.record().facts.task_findings,
                 Vec::<String>::new(),
                 "{what}: the check after the repair decides"
             );

@@ -18,6 +18,13 @@ fn snapshot(id: &SessionId, workspace: &Path) -> Snapshot {
             ),
             ("yes".into(), PriorOutcome::Verified),
         ],
+        answers: vec![
+            ("The change was denied; nothing was written.".into(), vec![]),
+            (
+                "index.html was changed and read back as approved.".into(),
+                vec!["index.html".into()],
+            ),
+        ],
         last_outcome: None,
         last_findings: vec!["index.html: missing alt".into()],
     }

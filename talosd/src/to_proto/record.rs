@@ -119,6 +119,9 @@ pub fn fill(trace: &mut TraceRecord, record: &TurnRecord) {
             prompt_tokens: m.prompt_tokens,
             completion_tokens: m.completion_tokens,
             cached_tokens: m.cached_tokens,
+            context_tokens: m.context_tokens,
+            budgeted_tokens: m.budgeted_tokens,
+            cut: m.cut.clone(),
             error: m.error.clone(),
         })
         .collect();
@@ -327,6 +330,20 @@ pub fn notice(notice: talos_core::turn::Notice) -> talos_protocol::event::TurnEv
         Notice::Info(text) => TurnEvent::Info { text },
         Notice::Ok(text) => TurnEvent::Ok { text },
         Notice::TrustedInfo(text) => TurnEvent::TrustedInfo { text },
+        Notice::Error(message) => TurnEvent::Error { message },
+        Notice::Usage {
+            model_call,
+            prompt_tokens,
+            cached_tokens,
+            completion_tokens,
+            context_tokens,
+        } => TurnEvent::Usage {
+            model_call,
+            prompt_tokens,
+            cached_tokens,
+            completion_tokens,
+            context_tokens,
+        },
         Notice::Plan(steps) => TurnEvent::Plan {
             steps: steps
                 .into_iter()

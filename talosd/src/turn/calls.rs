@@ -1,56 +1,38 @@
-//! One proposed call, driven through talos-core's call state machine: the core decides (checks,
-//! ladder, discipline, what is asked, when nothing is written) and returns one effect at a
-//! time; this module performs it and reports the result back. No policy is decided here.
+//! The effects of one proposed call, asked for by talos-core's call state machine (nested in
+//! the turn machine): the core decides (checks, ladder, discipline, what is asked, when
+//! nothing is written) and returns one effect at a time; this module performs it and reports
+//! the result back. No policy is decided here.
 
-use talos_core::turn::call::{CallReport, Effect, Input, Proposal};
+use talos_core::turn::call::{Effect, Input};
 
 use super::context::TurnCtx;
-use super::{command, effects, read_tools};
+use super::{command, effects};
+use crate::read_tools;
 
-/// Runs one call to its report.
-pub async fn dispatch(ctx: &mut TurnCtx, proposal: Proposal) -> CallReport {
-    // Remembered approvals are read as they stand now: a revoke from another connection
-    // takes effect at the next call.
-    ctx.core.grants = ctx.session.grants();
-    let mut call = ctx.core.propose(proposal);
-    let mut input = Input::Start;
-    // The checkpoint this call took, completed with the state its change left.
-    let mut checkpoint: Option<String> = None;
-    loop {
-        let effect = call.step(&mut ctx.core, input);
-        ctx.emit_notices().await;
-        let changes = matches!(effect, Effect::Write { .. } | Effect::ApplyOps(_));
-        input = match effect {
-            Effect::Finish(report) => return report,
-            effect => perform(ctx, &call.id, effect).await,
-        };
-        if let Input::Checkpointed(Ok(taken)) = &input {
-            checkpoint = Some(taken.checkpoint_id.clone());
-        }
-        if changes && let Some(id) = checkpoint.take() {
-            let job = effects::CheckpointJob::of(ctx, &call.id);
-            off_worker(move || {
-                effects::record_after(&job, &id);
-                Input::Done
-            })
-            .await;
-        }
+/// Performs one effect of a call (or of `auto`'s viewer) and returns its result. A change
+/// completes the checkpoint the call took with the state it left.
+pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
+    let changes = matches!(effect, Effect::Write { .. } | Effect::ApplyOps(_));
+    let input = perform_effect(ctx, call_id, effect).await;
+    if let Input::Checkpointed(Ok(taken)) = &input {
+        ctx.checkpoint = Some(taken.checkpoint_id.clone());
     }
+    if changes && let Some(id) = ctx.checkpoint.take() {
+        let job = effects::CheckpointJob::of(ctx, call_id);
+        off_worker(move || {
+            effects::record_after(&job, &id);
+            Input::Done
+        })
+        .await;
+    }
+    input
 }
 
-pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
+async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
     let workspace = ctx.session.files.clone();
     match effect {
         Effect::Resolve(paths) => {
-            off_worker(move || {
-                Input::Resolved(
-                    paths
-                        .iter()
-                        .map(|p| effects::resolve(&workspace, p))
-                        .collect(),
-                )
-            })
-            .await
+            off_worker(move || Input::Resolved(effects::resolve_all(&workspace, &paths))).await
         }
         Effect::Ask(ask) => match ctx.ask_for(call_id, ask).await {
             Ok((request_id, answer)) => Input::Answered { request_id, answer },
@@ -86,16 +68,13 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
         } => {
             let index_home = ctx.daemon.home.index();
             off_worker(move || {
-                let written = effects::write(&workspace, &path, expected.as_deref(), &bytes);
-                // A file Talos wrote is reindexed at once (when the index holds it).
-                if written.is_ok()
-                    && let Ok(placed) = workspace.place(&path)
-                    && let Err(e) =
-                        crate::index::reindex_file(&index_home, &workspace, &placed.location)
-                {
-                    tracing::warn!(error = %e, "reindexing a written file failed");
-                }
-                Input::Written(written)
+                Input::Written(effects::write_and_reindex(
+                    &workspace,
+                    &index_home,
+                    &path,
+                    expected.as_deref(),
+                    &bytes,
+                ))
             })
             .await
         }
@@ -107,8 +86,10 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
         }
         Effect::PlanCommand(request) => {
             let state = ctx.daemon.home.state.clone();
-            off_worker(move || Input::CommandPlanned(command::plan(&state, &workspace, &request)))
-                .await
+            off_worker(move || {
+                Input::CommandPlanned(crate::commands::plan(&state, &workspace, &request))
+            })
+            .await
         }
         Effect::RunCommand { plan, .. } => {
             Input::CommandRan(command::run(ctx, call_id, &plan).await)

@@ -1,101 +1,16 @@
-//! `talos.run_command`'s effects: the workspace's command facts a turn's contract is matched
-//! against, planning a request against the workspace's current profile
-//! registry and locating it on disk (cwd inside the workspace, the wrapper present), the
-//! containment the kernel grants, and the run through the runner with its output streamed as
-//! tool progress (redacted). What is asked, what the model sees and how the call ends are
-//! decided by talos-core (`talos_core::turn::call`).
+//! `talos.run_command`'s run in a turn: the planned command located again (`crate::commands`)
+//! and run through the runner with its output streamed as tool progress (redacted). What is
+//! asked, what the model sees and how the call ends are decided by talos-core
+//! (`talos_core::turn::call`).
 
-use std::path::{Path, PathBuf};
-
-use talos_core::command::{self, CommandPlan, CommandRequest, Program};
-use talos_core::contract::WorkspaceCommands;
-use talos_core::turn::call::{CommandRun, PlannedCommand};
+use talos_core::command::{self, CommandPlan};
+use talos_core::turn::call::CommandRun;
 use talos_protocol::event::TurnEvent;
 
 use super::context::TurnCtx;
+use crate::commands::locate;
 use crate::contain;
-use crate::profiles::{PinStore, snapshot};
 use crate::runner::{self, RunSpec, Stream};
-use crate::workspace::{EntryKind, Workspace};
-
-/// What the workspace has for commands as the turn starts, for the contract to match plain-word
-/// requests against (`talos_core::contract::with_workspace`): a root `Cargo.toml`, a root
-/// `gradlew`, and the ids of the workspace profiles when their declaration is trusted.
-pub fn workspace_commands(home_state: &Path, workspace: &Workspace) -> WorkspaceCommands {
-    let root_file = |name: &str| {
-        let resolved = workspace.resolve(name);
-        resolved.location.is_some_and(|l| {
-            !resolved.facts.escapes && matches!(workspace.kind(&l), Ok(Some(EntryKind::File)))
-        })
-    };
-    let registry = snapshot(workspace.root(), &PinStore::new(home_state)).registry;
-    WorkspaceCommands {
-        cargo: root_file("Cargo.toml"),
-        gradle: root_file("gradlew"),
-        trusted_profiles: registry
-            .profiles()
-            .iter()
-            .map(|p| p.id().to_string())
-            .filter(|id| id.starts_with("ws:"))
-            .collect(),
-    }
-}
-
-/// Plans the request against the registry as it is now and locates it.
-pub fn plan(
-    home_state: &Path,
-    workspace: &Workspace,
-    request: &CommandRequest,
-) -> Result<PlannedCommand, String> {
-    let pins = PinStore::new(home_state);
-    let plan = command::plan(request, &snapshot(workspace.root(), &pins).registry)
-        .map_err(|e| e.to_string())?;
-    let (program, _cwd) = locate(workspace, &plan)?;
-    let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
-    Ok(PlannedCommand {
-        plan,
-        network_isolated: wrapped.network_isolated,
-        writes_confined: wrapped.writes_confined,
-    })
-}
-
-/// Where the plan's program and cwd are on disk, or why they are refused.
-fn locate(files: &Workspace, plan: &CommandPlan) -> Result<(PathBuf, PathBuf), String> {
-    let inside = |raw: &str, want: EntryKind| {
-        let resolved = files.resolve(raw);
-        resolved.location.filter(|l| {
-            !resolved.facts.escapes && matches!(files.kind(l), Ok(Some(k)) if k == want)
-        })
-    };
-    let Some(cwd_location) = inside(&plan.cwd, EntryKind::Directory) else {
-        return Err(command::refusal(&format!(
-            "Command cwd escapes workspace or is not a directory: {}",
-            plan.cwd
-        )));
-    };
-    let program = match &plan.program {
-        Program::Wrapper(name) => {
-            let wrapper = crate::workspace::child(&cwd_location, name.trim_start_matches("./"));
-            let Some(location) = inside(&wrapper, EntryKind::File) else {
-                return Err(command::refusal(&format!(
-                    "Gradle command profile requires selected wrapper `{name}` in the selected workspace/cwd."
-                )));
-            };
-            files.absolute(&location)
-        }
-        Program::OnPath(name) => PathBuf::from(name),
-        Program::Path(path) if path.starts_with('/') => PathBuf::from(path),
-        Program::Path(path) => match inside(path, EntryKind::File) {
-            Some(location) => files.absolute(&location),
-            None => {
-                return Err(command::refusal(&format!(
-                    "profile executable not found inside the workspace: {path}"
-                )));
-            }
-        },
-    };
-    Ok((program, files.absolute(&cwd_location)))
-}
 
 /// Runs the plan, streaming its output (redacted) as tool progress.
 pub async fn run(

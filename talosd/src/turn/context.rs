@@ -27,8 +27,8 @@ pub struct TurnCtx {
     /// The trace header; its lists are filled from the core's record when the turn ends.
     pub trace: TraceRecord,
     pub core: Turn,
-    /// The model conversation once the loop ran, for the one repair round.
-    pub conversation: Option<super::conversation::Conversation>,
+    /// The checkpoint the call in flight took, until its change completes it.
+    pub checkpoint: Option<String>,
     seq: u64,
 }
 
@@ -57,7 +57,7 @@ impl TurnCtx {
             cancel,
             trace,
             core,
-            conversation: None,
+            checkpoint: None,
             seq: 0,
         }
     }

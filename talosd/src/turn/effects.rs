@@ -25,6 +25,11 @@ pub fn resolve(workspace: &Workspace, raw: &str) -> ResolvedPath {
     }
 }
 
+/// Resolves each raw path for the ladder.
+pub fn resolve_all(workspace: &Workspace, raw: &[String]) -> Vec<ResolvedPath> {
+    raw.iter().map(|p| resolve(workspace, p)).collect()
+}
+
 /// The bytes a write replaces (`None`: the file does not exist yet).
 pub fn read_current(workspace: &Workspace, shown: &str) -> Result<Option<Vec<u8>>, String> {
     let resolved = workspace.resolve(shown);
@@ -169,4 +174,51 @@ pub fn apply_ops(workspace: &Workspace, ops: &[WorkspaceOp]) -> Vec<Result<Strin
         }
     }
     results
+}
+
+/// [`write`], then the written file reindexed at once (when the index holds it).
+pub fn write_and_reindex(
+    workspace: &Workspace,
+    index_home: &std::path::Path,
+    path: &str,
+    expected: Option<&[u8]>,
+    bytes: &[u8],
+) -> Result<Vec<u8>, WriteFailure> {
+    let written = write(workspace, path, expected, bytes);
+    if written.is_ok()
+        && let Ok(placed) = workspace.place(path)
+        && let Err(e) = crate::index::reindex_file(index_home, workspace, &placed.location)
+    {
+        tracing::warn!(error = %e, "reindexing a written file failed");
+    }
+    written
+}
+
+/// Which named paths are regular files inside the workspace (a symlink in the last place is
+/// not), with the text of those in `read` that are UTF-8 and at most `cap` bytes.
+pub fn inspect(
+    workspace: &Workspace,
+    paths: &[String],
+    read: &[String],
+    cap: u64,
+) -> Vec<talos_core::turn::machine::NamedFile> {
+    use crate::workspace::EntryKind;
+    paths
+        .iter()
+        .map(|shown| {
+            let location = workspace.resolve(shown).location;
+            let file = location
+                .as_ref()
+                .is_some_and(|l| matches!(workspace.kind(l), Ok(Some(EntryKind::File))));
+            let small_text = location
+                .filter(|_| file && cap > 0 && read.contains(shown))
+                .and_then(|l| workspace.read_limited(&l, shown, cap).ok().flatten())
+                .and_then(|bytes| String::from_utf8(bytes).ok());
+            talos_core::turn::machine::NamedFile {
+                path: shown.clone(),
+                file,
+                small_text,
+            }
+        })
+        .collect()
 }

@@ -1,25 +1,14 @@
 //! Pinned files' IO: each pin resolved beneath the workspace root and read through the
 //! workspace handle; whether it may be pinned and how the model sees it is decided by
-//! `talos_core::turn::pins`.
+//! `talos_core::turn::pins` (in the turn machine).
 
-use serde_json::{Value, json};
 use talos_core::turn::pins;
-use talos_protocol::event::TurnEvent;
 
 use super::context::TurnCtx;
 
-/// The user message that carries the pinned files, or `None` when nothing could be pinned.
-pub async fn message(ctx: &mut TurnCtx, pins: &[String]) -> Option<Value> {
-    let mut blocks = Vec::new();
-    for pin in pins {
-        let block = crate::offload::blocking(|| read(ctx, pin))
-            .and_then(|(shown, bytes)| ctx.core.pin(&shown, bytes));
-        match block {
-            Ok(block) => blocks.push(block),
-            Err(message) => ctx.emit(TurnEvent::Error { message }).await,
-        }
-    }
-    (!blocks.is_empty()).then(|| json!({"role": "user", "content": blocks.join("\n\n")}))
+/// Each pin's shown path and bytes, or why it could not be read.
+pub fn read_all(ctx: &TurnCtx, pins: &[String]) -> Vec<Result<(String, Vec<u8>), String>> {
+    crate::offload::blocking(|| pins.iter().map(|pin| read(ctx, pin)).collect())
 }
 
 fn read(ctx: &TurnCtx, pin: &str) -> Result<(String, Vec<u8>), String> {

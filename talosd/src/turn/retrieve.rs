@@ -1,29 +1,17 @@
-//! The runtime's own retrieval (issue 16): on a workspace question that names no file, the
-//! index is searched before the first model request and the top files are offered for
-//! reading. Whether: `talos_core::retrieval::retrieves_first`; what the model is told:
-//! `retrieval::hint`. Nothing here counts as evidence; only reads do.
+//! The runtime's own retrieval (issue 16): the index brought up to date and searched before
+//! the first model request, when the turn machine asks (`talos_core::retrieval::
+//! retrieves_first`; what the model is told: `retrieval::hint`). Nothing here counts as
+//! evidence; only reads do.
 
-use serde_json::{Value, json};
-use talos_core::retrieval;
+use talos_core::retrieval::{self, Hit};
 use talos_core::tools::ToolId;
 use talos_protocol::event::TurnEvent;
 
 use super::context::TurnCtx;
 
-/// The user message offering the top files, or `None` (not a workspace question, nothing
-/// matched, or the index failed: the turn goes on without it).
-pub async fn message(ctx: &mut TurnCtx) -> Option<Value> {
-    let contract = ctx.core.plan.contract();
-    let named = contract.expected_targets.len() + contract.source_evidence_targets.len();
-    if !retrieval::retrieves_first(
-        contract.task_type,
-        contract.mutation_requested,
-        named,
-        ctx.core.plan.surface().allows(ToolId::Search),
-    ) {
-        return None;
-    }
-    let query = ctx.core.plan.original_request().to_string();
+/// The index's top hits for `query`, or `None` when the index failed (the turn goes on
+/// without them).
+pub async fn search(ctx: &mut TurnCtx, query: String) -> Option<Vec<Hit>> {
     let workspace = ctx.session.files.clone();
     let index_home = ctx.daemon.home.index();
     let first_build = crate::offload::blocking(|| {
@@ -52,13 +40,11 @@ pub async fn message(ctx: &mut TurnCtx) -> Option<Value> {
     let found = task
         .await
         .unwrap_or_else(|e| Err(format!("the index task failed: {e}")));
-    let hits = match found {
-        Ok(hits) => hits,
+    match found {
+        Ok(hits) => Some(hits),
         Err(e) => {
             tracing::warn!(error = %e, "retrieval before the first model request failed");
-            return None;
+            None
         }
-    };
-    let text = retrieval::hint(ctx.core.plan.original_request(), &hits)?;
-    Some(json!({"role": "user", "content": text}))
+    }
 }

@@ -1,8 +1,9 @@
 //! fake-llama-server: a stand-in for llama.cpp's `llama-server` executable, for the managed-mode
 //! tests. It takes llama-server's command line (`-m`, `--host`, `--port`, `-c`, `-t`,
 //! `--parallel`, `--jinja`, `--chat-template-file`, `--no-webui`; other flags are skipped, with
-//! their value when they have one) and serves `/health`, `/props` and `/v1/chat/completions`
-//! on `host:port` with the same code as the in-process fake (`talos_tests::fake_llama::serve`).
+//! their value when they have one) and serves `/health`, `/props`, `/tokenize` and
+//! `/v1/chat/completions` on `host:port` with the same code as the in-process fake
+//! (`talos_tests::fake_llama::serve`).
 //!
 //! What it does is chosen by a JSON object of [`Behaviour`] fields, merged in this order (later
 //! wins): `FAKE_LLAMA_BEHAVIOUR` (a JSON object), one `FAKE_LLAMA_<FIELD>` variable per field
@@ -48,6 +49,12 @@ struct Behaviour {
     orphan_grace_ms: u64,
     /// `/props` `chat_template_caps.supports_tool_calls`.
     supports_tool_calls: bool,
+    /// The context of one slot: `/props` `default_generation_settings.n_ctx`, and a prompt
+    /// that reaches it is refused as llama-server refuses it (`Serving::n_ctx`). `-c` is not
+    /// read for this, so a test that wants a limit says so. Default: none.
+    n_ctx: Option<u64>,
+    /// Whether `POST /tokenize` answers (default true).
+    tokenize: bool,
     reply: ReplySpec,
     /// Append every chat request body to this file as one JSON line.
     record: Option<PathBuf>,
@@ -107,6 +114,8 @@ impl Default for Behaviour {
             fork_listener: false,
             orphan_grace_ms: 15_000,
             supports_tool_calls: true,
+            n_ctx: None,
+            tokenize: true,
             reply: ReplySpec::Text("OK.".into()),
             record: None,
             usage: Usage::default(),
@@ -286,6 +295,9 @@ async fn listen(args: Args, model: PathBuf, behaviour: Behaviour) -> ExitCode {
     let serving = Serving {
         native: behaviour.supports_tool_calls,
         slots: args.parallel,
+        n_ctx: behaviour.n_ctx,
+        hide_n_ctx: false,
+        tokenize: behaviour.tokenize,
         usage: behaviour.usage,
         loading_until: Some(started + Duration::from_millis(behaviour.loading_ms)),
         on_request: Some(on_request),

@@ -310,3 +310,55 @@ fn plans_steps_and_modes() {
     assert_eq!(mode_from_id("plan"), Some(Mode::Plan));
     assert_eq!(mode_from_id("Agent"), None, "mode ids are exact");
 }
+
+/// Proves a model call's progress reaches the editor first at once, then at most once every
+/// two seconds, and a new model call's first progress at once again.
+#[test]
+fn progress_thoughts_are_rate_limited_per_model_call_rows() {
+    let start = std::time::Instant::now();
+    let ms = |n: u64| start + std::time::Duration::from_millis(n);
+    let mut gate = ProgressGate::default();
+    let rows = [
+        (0, 0, true),
+        (0, 250, false),
+        (0, 1_999, false),
+        (0, 2_000, true),
+        (0, 2_250, false),
+        (1, 2_500, true),
+        (1, 2_750, false),
+        (0, 2_800, true),
+        (0, 4_900, true),
+    ];
+    for (model_call, at, expected) in rows {
+        assert_eq!(
+            gate.admit(model_call, ms(at)),
+            expected,
+            "{model_call} {at}"
+        );
+    }
+    for (tokens, expected) in [
+        (0, "working…\n"),
+        (1, "working… 1 token\n"),
+        (37, "working… 37 tokens\n"),
+        (4_096, "working… 4,096 tokens\n"),
+    ] {
+        assert_eq!(progress_thought(tokens), expected);
+    }
+}
+
+/// Proves a `usage` event becomes ACP's `usage_update` with the prompt and the reply as used.
+#[test]
+fn usage_becomes_a_usage_update() {
+    let event: talos_protocol::TurnEvent = serde_json::from_value(json!({
+        "kind": "usage", "modelCall": 1, "promptTokens": 3_083, "cachedTokens": 2_900,
+        "completionTokens": 37, "contextTokens": 4_096
+    }))
+    .unwrap();
+    let context = crate::render::ContextUse::of(&event).unwrap();
+    let update =
+        agent_client_protocol_schema::v1::SessionUpdate::UsageUpdate(usage_update(&context));
+    assert_eq!(
+        serde_json::to_value(update).unwrap(),
+        json!({"sessionUpdate": "usage_update", "used": 3_120, "size": 4_096})
+    );
+}

@@ -194,7 +194,12 @@ impl Turn {
 
 /// A call's result as the model reads it.
 pub fn tool_result_message(name: &str, report: &CallReport, broken_note: bool) -> String {
-    let mut wrapped = format!("[tool_result: {name}]\n{}\n[/tool_result]", report.text);
+    wrap_result(name, &report.text, broken_note)
+}
+
+/// A tool's output as the model reads it.
+pub fn wrap_result(name: &str, text: &str, broken_note: bool) -> String {
+    let mut wrapped = format!("[tool_result: {name}]\n{text}\n[/tool_result]");
     if broken_note {
         wrapped.push_str("\n[note] Another tool-call block in your reply was not valid JSON and was ignored; nothing ran for it.");
     }

@@ -341,6 +341,7 @@ mod tests {
             rules: Vec::new(),
             require_tool_call: false,
             allow_invisible_path_characters: false,
+            model: Default::default(),
         };
         let chat = || {
             let plan = TurnPlan::from_turn(apply(

@@ -118,6 +118,7 @@ mod tests {
             rules: Vec::new(),
             require_tool_call: false,
             allow_invisible_path_characters: false,
+            model: Default::default(),
         };
         let mut turn = Turn::new(plan, settings, Default::default());
         let block = turn.pin("notes.md", b"hello".to_vec());

@@ -11,6 +11,10 @@ use crate::tools::ToolId;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum WarningCode {
     CleanVerdictContradicted,
+    /// The model server said a request did not fit its context; it was cut and sent again.
+    ContextExceeded,
+    /// Even the system text, the tools and the request do not fit the context.
+    ContextTooSmall,
     DeceptiveTextInApproval,
     DocumentNotReadable,
     EvidenceTargetNotRead,
@@ -31,8 +35,10 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 17] = [
+    pub const ALL: [WarningCode; 19] = [
         WarningCode::CleanVerdictContradicted,
+        WarningCode::ContextExceeded,
+        WarningCode::ContextTooSmall,
         WarningCode::DeceptiveTextInApproval,
         WarningCode::DocumentNotReadable,
         WarningCode::EvidenceTargetNotRead,
@@ -54,6 +60,8 @@ impl WarningCode {
     pub fn as_str(self) -> &'static str {
         match self {
             WarningCode::CleanVerdictContradicted => "CLEAN_VERDICT_CONTRADICTED",
+            WarningCode::ContextExceeded => "CONTEXT_EXCEEDED",
+            WarningCode::ContextTooSmall => "CONTEXT_TOO_SMALL",
             WarningCode::DeceptiveTextInApproval => "DECEPTIVE_TEXT_IN_APPROVAL",
             WarningCode::DocumentNotReadable => "DOCUMENT_NOT_READABLE",
             WarningCode::EvidenceTargetNotRead => "EVIDENCE_TARGET_NOT_READ",
@@ -268,6 +276,11 @@ pub struct ModelCallRecord {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
     pub cached_tokens: Option<u64>,
+    /// The context the request could use, and what the core counted for its prompt.
+    pub context_tokens: Option<u64>,
+    pub budgeted_tokens: Option<u64>,
+    /// What the context budget left out, one label per cut.
+    pub cut: Vec<String>,
     pub error: Option<String>,
 }
 

@@ -190,6 +190,7 @@ pub fn settings(mode: SessionMode) -> TurnSettings {
         rules: Vec::new(),
         require_tool_call: true,
         allow_invisible_path_characters: false,
+        model: Default::default(),
     }
 }
 
@@ -317,7 +318,7 @@ pub fn check(row: Row, grants: Grants) -> Turn {
 
 /// Whether the record carries a warning with `code`.
 pub fn warned(turn: &Turn, code: WarningCode) -> bool {
-    turn.record.warnings.iter().any(|w| w.code == code)
+    turn.record().warnings.iter().any(|w| w.code == code)
 }
 
 /// `Ok` when the record carries a warning with `code`.
@@ -328,7 +329,7 @@ pub fn has_warning(turn: &Turn, code: WarningCode) -> Result<(), String> {
         Err(format!(
             "no {} warning in {:?}",
             code.as_str(),
-            turn.record.warnings
+            turn.record().warnings
         ))
     }
 }
@@ -367,7 +368,7 @@ pub fn turn_with(request: &str, change: fn(&mut TaskContract)) -> Turn {
 
 /// Records a change of `target` with `result`.
 pub fn mutated(t: &mut Turn, target: &str, result: MutationResult) {
-    t.record.facts.mutations.push(MutationRecord {
+    t.record_for_rows().facts.mutations.push(MutationRecord {
         target: target.into(),
         result,
     });
@@ -375,7 +376,10 @@ pub fn mutated(t: &mut Turn, target: &str, result: MutationResult) {
 
 /// Records that the model answered once.
 pub fn model_answered(t: &mut Turn) {
-    t.record.model_calls.push(ModelCallRecord {
+    t.record_for_rows().model_calls.push(ModelCallRecord {
+        context_tokens: None,
+        budgeted_tokens: None,
+        cut: Vec::new(),
         index: 0,
         finish_reason: "stop".into(),
         content: Default::default(),
@@ -389,7 +393,7 @@ pub fn model_answered(t: &mut Turn) {
 
 /// The messages of the warnings with `code`, in order.
 pub fn warnings(t: &Turn, code: WarningCode) -> Vec<String> {
-    t.record
+    t.record()
         .warnings
         .iter()
         .filter(|w| w.code == code)

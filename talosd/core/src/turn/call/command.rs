@@ -185,26 +185,14 @@ impl CommandFlow {
             &facts.mutations,
             &mut facts.task_findings,
         );
-        turn.record.commands.push(CommandRecord {
-            call_id: call.id.clone(),
-            profile: plan.profile_id.clone(),
-            argv: std::iter::once(plan.program.as_str().to_string())
-                .chain(plan.args.iter().cloned())
-                .collect(),
-            cwd: plan.cwd.clone(),
-            exit_code: result.exit_code,
-            timed_out: result.timed_out,
-            cancelled: result.cancelled,
-            duration_ms: result.duration_ms,
-            stdout: digest_text(&stdout.text),
-            stderr: digest_text(&stderr.text),
-            stdout_truncated: result.stdout_truncated,
-            stderr_truncated: result.stderr_truncated,
+        turn.record.commands.push(command_record(
+            &call.id,
+            planned,
+            &result,
+            (&stdout.text, &stderr.text),
             redaction_applied,
-            withheld_from_model: withheld,
-            network_isolated: planned.network_isolated,
-            writes_confined: planned.writes_confined,
-        });
+            withheld,
+        ));
         let body = if withheld {
             "output withheld from the model: it needed secret redaction or held high-entropy content (the person saw it as it streamed)".to_string()
         } else {
@@ -276,4 +264,36 @@ fn headline(plan: &CommandPlan, result: &CommandRun) -> String {
 
 fn or_empty(text: &str) -> &str {
     if text.is_empty() { "(empty)" } else { text }
+}
+
+/// The record of one run: what ran, how it ended, and digests of its (redacted) output.
+fn command_record(
+    call_id: &str,
+    planned: &PlannedCommand,
+    result: &CommandRun,
+    (stdout, stderr): (&str, &str),
+    redaction_applied: bool,
+    withheld: bool,
+) -> CommandRecord {
+    let plan = &planned.plan;
+    CommandRecord {
+        call_id: call_id.to_string(),
+        profile: plan.profile_id.clone(),
+        argv: std::iter::once(plan.program.as_str().to_string())
+            .chain(plan.args.iter().cloned())
+            .collect(),
+        cwd: plan.cwd.clone(),
+        exit_code: result.exit_code,
+        timed_out: result.timed_out,
+        cancelled: result.cancelled,
+        duration_ms: result.duration_ms,
+        stdout: digest_text(stdout),
+        stderr: digest_text(stderr),
+        stdout_truncated: result.stdout_truncated,
+        stderr_truncated: result.stderr_truncated,
+        redaction_applied,
+        withheld_from_model: withheld,
+        network_isolated: planned.network_isolated,
+        writes_confined: planned.writes_confined,
+    }
 }

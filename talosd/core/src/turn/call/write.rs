@@ -258,14 +258,7 @@ impl WriteFlow {
         let on_disk = match written {
             Ok(bytes) => bytes,
             Err(failure) => {
-                let text = match failure {
-                    WriteFailure::Stale => format!(
-                        "{shown} changed after it was approved; the write was refused. Read it again and propose the change anew."
-                    ),
-                    WriteFailure::Recheck(e) => format!("{e}. The file was not written."),
-                    WriteFailure::Write(e) => e,
-                    WriteFailure::ReadBack(e) => format!("written, but the read-back failed: {e}"),
-                };
+                let text = failure_text(&shown, failure);
                 return failed(call, turn, &self.accepted, &shown, text);
             }
         };
@@ -330,6 +323,18 @@ impl WriteFlow {
             text.push_str(UNREAD_EDIT_HINT);
         }
         call.conclude_change(turn, &self.accepted, text, CallEnd::Succeeded, false)
+    }
+}
+
+/// What the model is told when a write failed.
+fn failure_text(shown: &str, failure: WriteFailure) -> String {
+    match failure {
+        WriteFailure::Stale => format!(
+            "{shown} changed after it was approved; the write was refused. Read it again and propose the change anew."
+        ),
+        WriteFailure::Recheck(e) => format!("{e}. The file was not written."),
+        WriteFailure::Write(e) => e,
+        WriteFailure::ReadBack(e) => format!("written, but the read-back failed: {e}"),
     }
 }
 

@@ -1,0 +1,379 @@
+//! Each model request, assembled within the context budget: the surface of the call, the
+//! system text, the count of every part the daemon has not counted yet, the window of a long
+//! tool result, what goes in whole and what is cut ([`crate::budget`]), and the decoding
+//! constraint. A context-exceeded answer from the server is taken as its own numbers: the
+//! request is cut again to fit and sent once more; only a request that cannot fit even the
+//! system text and the request ends the turn, with both sizes named.
+
+use crate::budget::{self, Fit, Kind, Limits, Part};
+use crate::constrain::{self, Step};
+use crate::digest::digest_text;
+use crate::prompt::{self, ToolCalling};
+use crate::surface::Surface;
+
+use super::super::Turn;
+use super::super::conversation::{Message, Role};
+use super::super::record::{ModelCallRecord, WarningCode};
+use super::{CountSlot, Countable, ModelFailure, ModelRequest, Round, Stage, TurnEffect};
+
+/// Tokens one native tool definition is taken to cost when the server has no tokenizer.
+pub const TOOL_ESTIMATE: u64 = 160;
+
+impl Turn {
+    /// The next model call, or the end of the loop.
+    pub(super) fn next_request(&mut self) -> TurnEffect {
+        if self.machine.interrupt.is_some() || self.machine.next >= self.machine.end {
+            return self.loop_over(String::new());
+        }
+        let index = self.machine.next;
+        self.machine.next += 1;
+        let Some(surface) = self.begin_model_call(index) else {
+            return self.loop_over(String::new());
+        };
+        self.machine.round = Round {
+            index,
+            surface: Some(surface),
+            ..Round::default()
+        };
+        self.assemble()
+    }
+
+    /// Counts what is not counted, windows what is too long, and sends what fits.
+    pub(super) fn assemble(&mut self) -> TurnEffect {
+        let surface = self
+            .machine
+            .round
+            .surface
+            .clone()
+            .unwrap_or_else(|| self.surface());
+        let calling = self.machine.calling.unwrap_or(ToolCalling::Text);
+        let system = prompt::system_prompt(&self.plan, &surface, self.phase, calling);
+        let tools = match calling {
+            ToolCalling::Native => surface.tools().to_vec(),
+            ToolCalling::Text => Vec::new(),
+        };
+        if let Some(count) = self.uncounted(&system, &tools) {
+            return count;
+        }
+        let fixed = self.counted_fixed(&tools);
+        if self.window_outputs(fixed) {
+            return self.assemble();
+        }
+        let limits = self.limits();
+        let mut parts = vec![Part {
+            kind: Kind::System,
+            tokens: fixed,
+            note_tokens: 0,
+            age: 0,
+        }];
+        let scale = self.machine.scale;
+        let conversation = self.machine.conversation.clone().unwrap_or_default();
+        parts.extend(conversation.parts(|n| scaled(n, scale)));
+        match budget::assemble(limits, &parts) {
+            Fit::TooSmall { needed, available } => self.too_small(needed, available),
+            Fit::Fits { placements, tokens } => {
+                let (messages, cut) = conversation.placed(&placements[1..]);
+                let mut all = vec![Message::new(Role::System, system)];
+                all.extend(messages);
+                self.send(all, tools, &surface, tokens, cut)
+            }
+        }
+    }
+
+    fn send(
+        &mut self,
+        messages: Vec<Message>,
+        tools: Vec<crate::tools::ToolId>,
+        surface: &Surface,
+        tokens: u64,
+        cut: Vec<String>,
+    ) -> TurnEffect {
+        let index = self.machine.round.index;
+        let calling = self.machine.calling.unwrap_or(ToolCalling::Text);
+        let schema = self.schema_for(surface);
+        let hold = self.hold_reply(schema.is_some());
+        let request = ModelRequest {
+            index,
+            messages,
+            tools,
+            tool_choice_required: self.requires_tool_call(index, calling, surface),
+            schema,
+            hold,
+            context_tokens: self.limits().context,
+            prompt_tokens: tokens,
+        };
+        self.machine.round.cut = cut;
+        self.machine.round.request = Some(request.clone());
+        self.machine.stage = Stage::Requesting;
+        TurnEffect::Request(request)
+    }
+
+    /// The count effect for what has no count yet, or `None` when everything is counted.
+    fn uncounted(&mut self, system: &str, tools: &[crate::tools::ToolId]) -> Option<TurnEffect> {
+        let mut items = Vec::new();
+        let mut slots = Vec::new();
+        if self.machine.counted_system.as_ref().map(|c| c.0.as_str()) != Some(system) {
+            items.push(Countable::Text(system.to_string()));
+            slots.push((
+                CountSlot::System(system.to_string()),
+                budget::estimate(system),
+            ));
+        }
+        if !tools.is_empty()
+            && self.machine.counted_tools.as_ref().map(|c| c.0.as_slice()) != Some(tools)
+        {
+            items.push(Countable::Tools(tools.to_vec()));
+            let estimate = TOOL_ESTIMATE * tools.len() as u64;
+            slots.push((CountSlot::Tools(tools.to_vec()), estimate));
+        }
+        let conversation = self.machine.conversation.as_ref()?;
+        for (i, entry) in conversation.entries().iter().enumerate() {
+            if entry.tokens.is_none() {
+                let text = entry.text();
+                slots.push((CountSlot::Entry(i), budget::estimate(&text)));
+                items.push(Countable::Text(text));
+            }
+        }
+        if items.is_empty() {
+            return None;
+        }
+        self.machine.counting = slots;
+        self.machine.stage = Stage::Counting;
+        Some(TurnEffect::Count(items))
+    }
+
+    /// The counts the daemon made (the estimates when it could not), then the request.
+    pub(super) fn counted(&mut self, counts: Option<Vec<u64>>) -> TurnEffect {
+        let slots = std::mem::take(&mut self.machine.counting);
+        let counts = counts.filter(|c| c.len() == slots.len());
+        for (i, (slot, estimate)) in slots.into_iter().enumerate() {
+            let tokens = counts.as_ref().map_or(estimate, |c| c[i]);
+            match slot {
+                CountSlot::System(text) => self.machine.counted_system = Some((text, tokens)),
+                CountSlot::Tools(tools) => self.machine.counted_tools = Some((tools, tokens)),
+                CountSlot::Entry(position) => {
+                    if let Some(conversation) = self.machine.conversation.as_mut()
+                        && let Some(entry) = conversation.entries_mut().into_iter().nth(position)
+                    {
+                        entry.tokens = Some(tokens);
+                    }
+                }
+            }
+        }
+        self.assemble()
+    }
+
+    /// The system text's and the tools' tokens, scaled.
+    fn counted_fixed(&self, tools: &[crate::tools::ToolId]) -> u64 {
+        let system = self.machine.counted_system.as_ref().map_or(0, |c| c.1);
+        let tools = if tools.is_empty() {
+            0
+        } else {
+            self.machine.counted_tools.as_ref().map_or(0, |c| c.1)
+        };
+        scaled(system + tools, self.machine.scale)
+    }
+
+    pub(super) fn limits(&self) -> Limits {
+        self.machine.limits.unwrap_or(Limits {
+            context: self.settings.model.ctx_per_request,
+            reply: self.settings.model.reply_tokens,
+        })
+    }
+
+    /// Windows each tool result that has not been and is longer than its room: the newest
+    /// gets what the other parts of the turn leave, and at least half of what the system
+    /// text and the request leave. Returns whether one was windowed (it is counted again).
+    fn window_outputs(&mut self, fixed: u64) -> bool {
+        let limits = self.limits();
+        let scale = self.machine.scale;
+        let Some(conversation) = self.machine.conversation.as_mut() else {
+            return false;
+        };
+        let request = conversation
+            .request
+            .as_ref()
+            .map_or(0, |e| scaled(e.tokens.unwrap_or(0), scale));
+        let room = limits
+            .prompt()
+            .saturating_sub(fixed + request + 2 * budget::MESSAGE_OVERHEAD);
+        let mut entries = conversation.entries_mut();
+        let turn_total: u64 = entries
+            .iter()
+            .filter(|e| e.kind == Kind::Turn)
+            .map(|e| scaled(e.tokens.unwrap_or(0), scale) + budget::MESSAGE_OVERHEAD)
+            .sum();
+        let mut changed = false;
+        for entry in entries.iter_mut().rev() {
+            let tokens = scaled(entry.tokens.unwrap_or(0), scale);
+            let Some(output) = entry.output.as_mut().filter(|o| !o.windowed) else {
+                continue;
+            };
+            let others = turn_total.saturating_sub(tokens + budget::MESSAGE_OVERHEAD);
+            let allowance = room.saturating_sub(others).max(room / 2);
+            let prefix = budget::estimate(&output.prefix) + 16;
+            output.windowed = true;
+            if let Some(window) = budget::window(
+                &output.text,
+                tokens.saturating_sub(prefix),
+                allowance.saturating_sub(prefix),
+                &output.label,
+            ) {
+                output.text = window.text;
+                if let Some(message) = entry.messages.first_mut() {
+                    message.content = output.content();
+                }
+                entry.tokens = None;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    fn schema_for(&mut self, surface: &Surface) -> Option<serde_json::Value> {
+        let contract = self.plan.contract();
+        let step = Step {
+            tools: surface.tools(),
+            phase: self.phase,
+            mutation_allowed: contract.mutation_allowed,
+            expected: &contract.expected_targets,
+            forbidden: &contract.forbidden_targets,
+            readable: &self.machine.readable,
+            read_texts: &self.machine.read_texts,
+            answer_allowed: self.answer_allowed(),
+        };
+        let schema = constrain::compile(self.settings.model.constrain, &step);
+        self.machine.constrained = schema.is_some();
+        schema
+    }
+
+    fn too_small(&mut self, needed: u64, available: u64) -> TurnEffect {
+        let limits = self.limits();
+        let message = format!(
+            "the request does not fit the model's context: the system text, the tools and the request take {needed} tokens, and {available} of the {}-token context are left for them once {} are kept for the reply; raise model.ctx (or model.ctx_per_request), or lower model.reply_tokens",
+            limits.context, limits.reply
+        );
+        self.record.facts.model_failed = true;
+        self.record
+            .warn(WarningCode::ContextTooSmall, message.clone());
+        self.notify(super::super::Notice::Error(message.clone()));
+        self.loop_over(format!("The model was not asked: {message}."))
+    }
+
+    /// A failed request: a context overflow is retried once with the server's own numbers;
+    /// anything else ends the loop.
+    pub(super) fn failed(&mut self, failure: ModelFailure) -> TurnEffect {
+        let index = self.machine.round.index;
+        let message = match &failure {
+            ModelFailure::ContextExceeded { message, .. } | ModelFailure::Other(message) => {
+                message.clone()
+            }
+        };
+        self.record_call(index, None, Some(message.clone()));
+        if let ModelFailure::ContextExceeded {
+            prompt_tokens,
+            n_ctx,
+            ..
+        } = failure
+            && self.machine.overflow_retried != Some(index)
+        {
+            self.machine.overflow_retried = Some(index);
+            self.shrink_to(prompt_tokens, n_ctx);
+            self.record.warn(
+                WarningCode::ContextExceeded,
+                format!("{message}; the request was cut to the server's numbers and sent again"),
+            );
+            return self.assemble();
+        }
+        self.record.facts.model_failed = true;
+        self.notify(super::super::Notice::Error(message.clone()));
+        let advice = match failure {
+            ModelFailure::ContextExceeded { .. } => {
+                " Talos had cut the request to fit and it still did not; raise model.ctx (or model.ctx_per_request)."
+            }
+            ModelFailure::Other(_) => "",
+        };
+        self.loop_over(format!("The model call failed: {message}{advice}"))
+    }
+
+    /// The budget after an overflow: the server's context, and our counts scaled to its count
+    /// of the prompt; every tool result is windowed again from its whole text.
+    fn shrink_to(&mut self, prompt_tokens: Option<u64>, n_ctx: Option<u64>) {
+        let counted = self
+            .machine
+            .round
+            .request
+            .as_ref()
+            .map_or(0, |r| r.prompt_tokens);
+        if let Some(limits) = self.machine.limits.as_mut() {
+            limits.context = n_ctx.map_or(limits.context, |n| n.min(limits.context));
+        }
+        let (num, den) = self.machine.scale;
+        // Our count was `counted` (already scaled); the server's was larger: scale further.
+        if let Some(server) = prompt_tokens
+            && counted > 0
+            && server > counted
+        {
+            let (num, den) = (num * server, den * counted);
+            let divisor = gcd(num, den).max(1);
+            self.machine.scale = (num / divisor, den / divisor);
+        }
+        if let Some(conversation) = self.machine.conversation.as_mut() {
+            for entry in conversation.entries_mut() {
+                if let Some(output) = entry.output.as_mut() {
+                    output.text = output.whole.clone();
+                    output.windowed = false;
+                    if let Some(message) = entry.messages.first_mut() {
+                        message.content = output.content();
+                    }
+                    entry.tokens = None;
+                }
+            }
+        }
+    }
+
+    /// Records model call `index`: its reply, or why it failed.
+    pub(super) fn record_call(
+        &mut self,
+        index: usize,
+        reply: Option<&super::ModelReply>,
+        error: Option<String>,
+    ) {
+        let request = self.machine.round.request.as_ref();
+        self.record.model_calls.push(ModelCallRecord {
+            index,
+            finish_reason: reply.map(|r| r.finish_reason.clone()).unwrap_or_default(),
+            content: reply.map(|r| digest_text(&r.content)).unwrap_or_default(),
+            tool_calls: reply.map_or(0, |r| r.tool_calls.len()),
+            prompt_tokens: reply.and_then(|r| r.prompt_tokens),
+            completion_tokens: reply.and_then(|r| r.completion_tokens),
+            cached_tokens: reply.and_then(|r| r.cached_tokens),
+            context_tokens: request.map(|r| r.context_tokens),
+            budgeted_tokens: request.map(|r| r.prompt_tokens),
+            cut: self.machine.round.cut.clone(),
+            error,
+        });
+    }
+}
+
+/// `n` times the scale, rounded up.
+fn scaled(n: u64, (num, den): (u64, u64)) -> u64 {
+    if den == 0 {
+        return n;
+    }
+    (n * num).div_ceil(den)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn scaling_rounds_up() {
+        assert_eq!(super::scaled(10, (3, 2)), 15);
+        assert_eq!(super::scaled(3, (4, 3)), 4);
+        assert_eq!(super::scaled(7, (1, 1)), 7);
+    }
+}
