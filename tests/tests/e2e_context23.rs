@@ -195,3 +195,58 @@ async fn the_second_turn_carries_the_first_turns_request_and_committed_answer() 
     assert_eq!(roles, ["system", "user"], "session/new starts clean");
     daemon.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_lines_and_pins_never_reach_a_later_turn() {
+    use talos_tests::fake_llama::call;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join(".env"),
+        "API_KEY=sk-not-for-later-turns-123456\n",
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("notes.md"), "PINNED-NOTE-CONTENT-4711\n").unwrap();
+    let script: talos_tests::fake_llama::Script = Arc::new(|request: &Value| {
+        let asked = last_user(request);
+        if after_tool_result(request) {
+            Reply::Text("The file says API_KEY=sk-not-for-later-turns-123456".into())
+        } else if asked.contains(".env") {
+            call(true, "talos.read_file", serde_json::json!({"path": ".env"}))
+        } else if asked.contains("notes") {
+            Reply::Text("Noted.".into())
+        } else {
+            Reply::Text("Hello again.".into())
+        }
+    });
+    let llama = FakeLlama::start(true, script).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    client
+        .turn_with(&session, "What does .env contain?", approve_all("approve"))
+        .await;
+    let pinned: Value = client
+        .call(
+            "turn/start",
+            serde_json::json!({"sessionId": session, "prompt": "Read my notes", "pins": ["notes.md"]}),
+        )
+        .await;
+    assert_eq!(pinned["finalAnswer"], "Noted.", "{pinned}");
+    client
+        .turn_with(&session, "Hello there", approve_all("deny"))
+        .await;
+    let requests = llama.requests();
+    let pin_request = requests[2]["messages"].to_string();
+    assert!(
+        pin_request.contains("PINNED-NOTE-CONTENT-4711"),
+        "the pin reached its own turn"
+    );
+    let last = requests.last().unwrap()["messages"].to_string();
+    assert!(
+        last.contains("What does .env contain?"),
+        "the earlier request is carried"
+    );
+    assert!(!last.contains("sk-not-for-later-turns"), "{last}");
+    assert!(!last.contains("PINNED-NOTE-CONTENT-4711"), "{last}");
+    daemon.stop().await;
+}

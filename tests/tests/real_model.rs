@@ -171,3 +171,62 @@ async fn a_second_turn_in_a_session_reuses_the_cached_prompt_prefix_in_its_slot(
     );
     stop(daemon, pid).await;
 }
+
+/// An ordinary Python file of about 18.5 KB: functions with docstrings and bodies.
+fn big_py() -> String {
+    let mut text = String::from(
+        "\"\"\"Request handlers for the billing service.\"\"\"\n\nimport json\nimport time\n\nRETRIES = 3\nTIMEOUT = 30\n\n",
+    );
+    let mut n = 0;
+    while text.len() < 18_500 {
+        n += 1;
+        text.push_str(&format!(
+            "def handle_{n:03}(request):\n    \"\"\"Handle request kind {n}: parse it, retry on failure, return JSON.\"\"\"\n    for attempt in range(RETRIES):\n        try:\n            body = json.loads(request.body)\n            return json.dumps({{\"kind\": {n}, \"ok\": True, \"body\": body}})\n        except ValueError:\n            time.sleep(attempt)\n    return json.dumps({{\"kind\": {n}, \"ok\": False}})\n\n\n"
+        ));
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_about_an_18_kb_file_on_a_4096_token_slot_ends_with_an_answer() {
+    let Some(parts) = parts() else { return };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (daemon, mut client, pid) = start(&parts).await;
+    let ws = tempfile::tempdir().unwrap();
+    let text = big_py();
+    std::fs::write(ws.path().join("big.py"), &text).unwrap();
+    let session = client.open_session(ws.path(), "ask").await;
+    let outcome = turn(&mut client, &session, "Explain what big.py does.").await;
+    let trace = trace_of(&daemon, &outcome);
+    println!(
+        "18 KB question ({} bytes): {:?} {:?}; model calls (prompt, context, cut): {:?}; answer: {:?}",
+        text.len(),
+        outcome.status,
+        outcome.classification,
+        trace
+            .model_calls
+            .iter()
+            .map(|c| (
+                c.prompt_tokens,
+                c.context_tokens,
+                c.cut.len(),
+                c.error.clone()
+            ))
+            .collect::<Vec<_>>(),
+        outcome.final_answer
+    );
+    assert_ne!(
+        outcome.status,
+        talos_protocol::CompletionStatus::Failed,
+        "{outcome:?}"
+    );
+    assert!(!trace.model_calls.is_empty());
+    for call in &trace.model_calls {
+        assert_eq!(call.context_tokens, Some(4096), "{call:?}");
+        if call.error.is_none() {
+            assert!(call.prompt_tokens.unwrap() < 4096, "{call:?}");
+        }
+    }
+    assert!(!outcome.final_answer.is_empty());
+    stop(daemon, pid).await;
+}

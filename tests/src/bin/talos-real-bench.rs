@@ -25,6 +25,8 @@ use talos_tests::managed::{ManagedConfig, alive, free_port, wait_gone};
 use talos_tests::real_llama::{RealParts, threads};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+#[path = "talos-real-bench/session.rs"]
+mod session;
 #[path = "talos-real-bench/tasks.rs"]
 mod tasks;
 
@@ -105,6 +107,9 @@ usage:
                                      the task-success bench: the fixed tasks (or the first N) through
                                      the whole pipeline, approvals answered yes, per model.constrain
                                      level (default: off strict, in the same run)
+  talos-real-bench session [TURNS]   one session of TURNS turns (default 10): time to the first
+                                     event and to the first sign of the model, and cached tokens per
+                                     prompt token on turns 2 onwards
   talos-real-bench --help            this text
 
 Needs e2e-talosd beside this binary: cargo build --release -p talos-tests";
@@ -139,6 +144,16 @@ async fn main() -> anyhow::Result<()> {
                 given => given.to_vec(),
             };
             return tasks::run(&parts, &levels, limit).await;
+        }
+        if args.first().map(String::as_str) == Some("session") {
+            let turns: usize = args
+                .get(1)
+                .map(|a| a.parse())
+                .transpose()
+                .context("TURNS must be a number (see --help)")?
+                .unwrap_or(10)
+                .max(2);
+            return session::run(&parts, turns).await;
         }
         let repetitions: usize = args
             .first()
