@@ -575,7 +575,7 @@ fn normalise(text: &str) -> String {
 
 // --- turn events ------------------------------------------------------------------------------
 
-const TURN_EVENT_VARIANTS: usize = 15;
+const TURN_EVENT_VARIANTS: usize = 17;
 
 /// One number per `TurnEvent` variant. No wildcard: a new variant is a compile error here, which
 /// is the prompt to add a sample below and a row to the kinds table in docs/protocol.md.
@@ -621,6 +621,8 @@ fn turn_event_samples() -> Vec<TurnEvent> {
         json!({"kind": "outcome", "outcome": outcome}),
         json!({"kind": "plan", "steps": []}),
         json!({"kind": "call", "callId": "", "tool": "", "status": "running"}),
+        json!({"kind": "progress", "modelCall": 0, "tokens": 0}),
+        json!({"kind": "usage", "modelCall": 0, "promptTokens": 0, "contextTokens": 0}),
     ]
     .into_iter()
     .map(|sample| {
