@@ -66,6 +66,8 @@ pub struct ModelConfig {
     pub ctx_per_request: Option<u32>,
     /// Tokens of each request's context kept for the reply.
     pub reply_tokens: u64,
+    /// The sampling temperature sent with each request (unset: the server's own default).
+    pub temperature: Option<f64>,
 }
 
 /// `model.ctx_per_request` when unset for a `connect_only` server.
@@ -251,6 +253,7 @@ impl Default for ModelConfig {
             constrain: None,
             ctx_per_request: None,
             reply_tokens: 512,
+            temperature: None,
         }
     }
 }
@@ -307,6 +310,8 @@ pub enum Invalid {
         "model.reply_tokens ({reply}) must leave room for a prompt in the {context}-token context of one request (model.ctx_per_request)"
     )]
     ReplyTokens { reply: u64, context: u64 },
+    #[error("model.temperature ({0}) must be between 0 and 2")]
+    Temperature(f64),
     #[error("model.start_timeout_secs must be at least 1")]
     StartTimeoutZero,
     #[error("model.url `{url}` is not a URL: {error}")]
@@ -405,6 +410,11 @@ impl Config {
                     return Err(Invalid::StartTimeoutZero);
                 }
             }
+        }
+        if let Some(t) = self.model.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(Invalid::Temperature(t));
         }
         let context = self.model.ctx_per_request();
         if self.model.reply_tokens + 256 > context {

@@ -28,6 +28,8 @@ pub struct Engine {
     pub url: String,
     pub model_name: String,
     pub max_tokens: u32,
+    /// `model.temperature`, sent when set.
+    pub temperature: Option<f64>,
     /// Set once the server showed it has no `/tokenize`: `count_tokens` then asks no more.
     no_tokenizer: Arc<AtomicBool>,
 }
@@ -167,6 +169,9 @@ impl Engine {
             "max_tokens": self.max_tokens,
             "cache_prompt": true,
         });
+        if let Some(temperature) = self.temperature {
+            body["temperature"] = serde_json::json!(temperature);
+        }
         if let Some(slot) = request.slot {
             body["id_slot"] = serde_json::json!(slot);
         }
@@ -211,6 +216,7 @@ impl Engine {
             url: url.to_string(),
             model_name: config.name.clone(),
             max_tokens: config.max_tokens,
+            temperature: config.temperature,
             no_tokenizer: Arc::default(),
         }
     }

@@ -108,7 +108,7 @@ fn sdk_python() -> PathBuf {
 async fn an_sdk_client_drives_talos_acp() {
     let python = tokio::task::spawn_blocking(sdk_python).await.unwrap();
     let llama = FakeLlama::start(true, editing_model()).await;
-    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let home = home_with(&TestDaemon::config_reading_first(&llama.url, true));
     let ws = timeout_workspace();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("acp/sdk_client.py");
     let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().to_path_buf());
@@ -217,7 +217,7 @@ impl Bridge {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editor_that_leaves_mid_permission_writes_nothing() {
     let llama = FakeLlama::start(true, editing_model()).await;
-    let home = home_with(&TestDaemon::config_for(&llama.url, true));
+    let home = home_with(&TestDaemon::config_reading_first(&llama.url, true));
     let ws = timeout_workspace();
     let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
     tokio::task::spawn_blocking(move || {

@@ -22,7 +22,7 @@ fn edit_call() -> Reply {
 async fn run(steps: Vec<Reply>, decision: &'static str) -> (Vec<TurnEvent>, Vec<Message>) {
     let ws = timeout_workspace();
     let llama = FakeLlama::start(true, scripted(steps)).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, true)).await;
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
     let (_, seen) = client

@@ -205,9 +205,21 @@ async fn connect_only_defaults_to_names_and_off_sends_nothing() {
         enums_of(first, "old_string").is_empty(),
         "names leaves old_string free"
     );
-    assert!(!requests[0]["messages"].to_string().contains("Talos read"));
+    // The runtime reads the target at every level (issue 24): the read the model still asks
+    // for is answered from the conversation, and `names` no longer offers it.
+    assert!(
+        requests[0]["messages"]
+            .to_string()
+            .contains("Talos read settings.py")
+    );
+    assert!(!first.to_string().contains("talos.read_file"), "{first}");
     let trace = s.trace();
-    assert!(trace.tool_calls.iter().all(|c| c.source != "runtime"));
+    assert_eq!(trace.tool_calls[0].source, "runtime");
+    assert!(
+        trace.warnings.iter().any(|w| w.code == "REPEATED_READ"),
+        "{:?}",
+        trace.warnings
+    );
 
     let mut off = setup(vec![Reply::Text("fine".into())], "  constrain: off\n").await;
     off.turn(EDIT_REQUEST).await;

@@ -30,7 +30,12 @@ struct Setup {
 
 async fn setup(native: bool, steps: Vec<Reply>, mode: &str, extra_config: &str) -> Setup {
     let llama = FakeLlama::start(native, scripted(steps)).await;
-    let config = format!("{}{extra_config}", TestDaemon::config_for(&llama.url, true));
+    // The scripted model reads first; a `turn:` section joins the one that turns the pre-read off.
+    let extra_config = extra_config.strip_prefix("turn:\n").unwrap_or(extra_config);
+    let config = format!(
+        "{}{extra_config}",
+        TestDaemon::config_reading_first(&llama.url, true)
+    );
     let daemon = TestDaemon::start(&config).await;
     let ws = timeout_workspace();
     let mut client = daemon.client().await;

@@ -27,7 +27,7 @@ async fn case(steps: Vec<Reply>, extra_config: &str) -> Case {
     let llama = FakeLlama::start(true, scripted(steps)).await;
     let daemon = TestDaemon::start(&format!(
         "{}{extra_config}",
-        TestDaemon::config_for(&llama.url, true)
+        TestDaemon::config_reading_first(&llama.url, true)
     ))
     .await;
     let ws = tempfile::tempdir().unwrap();

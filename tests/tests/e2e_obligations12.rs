@@ -31,7 +31,7 @@ struct Run {
 
 async fn run(ws: &std::path::Path, native: bool, steps: Vec<Reply>, prompt: &str) -> Run {
     let llama = FakeLlama::start(native, scripted(steps)).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, native)).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, native)).await;
     let mut client = daemon.client().await;
     let session = client.open_session(ws, "agent").await;
     let (outcome, seen) = client

@@ -51,7 +51,7 @@ async fn run(
     prompt: &str,
 ) -> Run {
     let llama = FakeLlama::start(native, scripted(steps)).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, native)).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, native)).await;
     let mut client = daemon.client().await;
     let session = client.open_session(ws, mode).await;
     let (outcome, seen) = client

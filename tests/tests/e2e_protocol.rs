@@ -367,7 +367,7 @@ async fn truncated_native_arguments_are_an_invalid_payload_not_a_crash() {
         }),
     )
     .await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, true)).await;
     let ws = timeout_workspace();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;

@@ -25,7 +25,7 @@ async fn turn(
     prompt: &str,
 ) -> (TurnOutcome, TraceRecord) {
     let llama = FakeLlama::start(native, scripted(steps)).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, native)).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, native)).await;
     let mut client = daemon.client().await;
     let session = client.open_session(ws, "agent").await;
     let outcome = client.turn(&session, prompt, "approve").await;
@@ -206,7 +206,7 @@ async fn a_failed_check_gets_one_bounded_repair_and_is_checked_again() {
             Reply::Text("unused".into()),
         ];
         let llama = FakeLlama::start(native, scripted(steps)).await;
-        let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, native)).await;
+        let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, native)).await;
         let mut client = daemon.client().await;
         let session = client.open_session(ws.path(), "agent").await;
         let outcome = client

@@ -433,9 +433,10 @@ fn every_refusal_is_documented_with_its_message() {
             Invalid::ApprovalTimeoutZero => 7,
             Invalid::Retention(_) => 8,
             Invalid::ReplyTokens { .. } => 9,
+            Invalid::Temperature(_) => 10,
         }
     }
-    const VARIANTS: usize = 10;
+    const VARIANTS: usize = 11;
     let rule =
         |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
     let rows: Vec<String> = [
@@ -450,6 +451,7 @@ fn every_refusal_is_documented_with_its_message() {
         "retention:\n  max_age_days: 0\n",
         "retention:\n  max_bytes: 0\n",
         "model:\n  reply_tokens: 9000\n",
+        "model:\n  temperature: 3\n",
         "model:\n  mode: x\n",
         "model:\n  constrain: x\n",
         "permissions:\n  rules:\n    - effect: x\n",

@@ -12,6 +12,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::change_rule::{self, ChangeRule};
 use crate::phase::Phase;
 use crate::protected::protected_kind;
 use crate::tools::{ParamKind, ToolId};
@@ -72,8 +73,34 @@ pub struct Step<'a> {
     pub readable: &'a [String],
     /// Files and their text as this turn read them.
     pub read_texts: &'a [(String, String)],
+    /// Files whose content this turn already knows and that did not change since (read, or
+    /// written by this turn): a read of one is not admitted again (issue 24).
+    pub known: &'a [String],
+    /// What the changes must put in place (`crate::change_rule`).
+    pub rules: &'a [ChangeRule],
     /// The plan allows a final answer now (no unmet obligation needs a tool).
     pub answer_allowed: bool,
+}
+
+impl Step<'_> {
+    /// Every named file that exists is known (and there is at least one).
+    fn named_known(&self) -> bool {
+        !self.readable.is_empty() && self.readable.iter().all(|p| self.known.contains(p))
+    }
+
+    /// A change in APPLY whose expected targets that exist are all known: nothing is left to
+    /// read before the change.
+    fn ready_to_change(&self) -> bool {
+        let existing: Vec<&String> = self
+            .expected
+            .iter()
+            .filter(|t| self.readable.contains(t) || self.read_texts.iter().any(|(p, _)| p == *t))
+            .collect();
+        self.mutation_allowed
+            && self.phase == Phase::Apply
+            && !existing.is_empty()
+            && existing.iter().all(|t| self.known.contains(t))
+    }
 }
 
 /// The JSON schema for the next reply, or `None` when there is nothing to constrain (level
@@ -82,22 +109,55 @@ pub fn compile(level: Level, step: &Step<'_>) -> Option<Value> {
     if level == Level::Off || step.tools.is_empty() {
         return None;
     }
+    // A question whose named files are read: the answer, nothing else (issue 24).
+    if !step.mutation_allowed && step.answer_allowed && step.named_known() {
+        return Some(answer_schema());
+    }
+    let reads_done = step.ready_to_change();
     let mut variants: Vec<Value> = Vec::new();
     for &tool in step.tools {
+        if reads_done && !tool.mutates() && tool != ToolId::RunCommand {
+            continue;
+        }
         variants.extend(tool_variants(level, tool, step));
     }
     if step.answer_allowed || variants.is_empty() {
-        variants.push(json!({
-            "type": "object",
-            "properties": {"answer": {"type": "string", "minLength": 1}},
-            "required": ["answer"],
-            "additionalProperties": false,
-        }));
+        variants.push(answer_schema());
     }
     Some(match variants.len() {
         1 => variants.remove(0),
         _ => json!({"anyOf": variants}),
     })
+}
+
+fn answer_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string", "minLength": 1}},
+        "required": ["answer"],
+        "additionalProperties": false,
+    })
+}
+
+/// Whether the strict level leaves the model only the choice of the line for an edit of
+/// `path`: a replacement rule whose old value the file as read holds once in a line.
+pub fn pins_new_text(level: Level, step: &Step<'_>, path: &str) -> bool {
+    level == Level::Strict
+        && step.tools.contains(&ToolId::EditFile)
+        && step.phase == Phase::Apply
+        && !replacement_pairs(step, path).is_empty()
+}
+
+/// The (old, new) lines a replacement rule admits for `path` as read.
+fn replacement_pairs(step: &Step<'_>, path: &str) -> Vec<(String, String)> {
+    let Some(ChangeRule::Replace { from, to, .. }) = change_rule::rule_for(step.rules, path) else {
+        return Vec::new();
+    };
+    step.read_texts
+        .iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, text)| change_rule::replacements(text, from, to))
+        .unwrap_or_default()
 }
 
 /// The prose of a reply that is exactly `{"answer": "..."}` (the constraint's final answer).
@@ -135,18 +195,21 @@ fn tool_variants(level: Level, tool: ToolId, step: &Step<'_>) -> Vec<Value> {
     match paths {
         Some(paths) if per_path => paths
             .iter()
-            .filter_map(|path| {
+            .flat_map(|path| edit_variants(tool, &properties, &required, step, path))
+            .collect(),
+        // A file whose replacement the constraint pins is edited, never rewritten whole.
+        Some(paths) if level == Level::Strict && tool == ToolId::WriteFile => paths
+            .iter()
+            .filter(|path| replacement_pairs(step, path).is_empty())
+            .map(|path| {
                 let mut props = properties.clone();
                 props.insert("path".into(), json!({"const": path}));
-                if let Some((_, text)) = step.read_texts.iter().find(|(p, _)| p == path) {
-                    // A file read with no line that occurs once: no edit of it could apply.
-                    let runs = old_string_candidates(text);
-                    if runs.is_empty() {
-                        return None;
-                    }
-                    props.insert("old_string".into(), json!({"enum": runs}));
+                if let Some(ChangeRule::Exact { content, .. }) =
+                    change_rule::rule_for(step.rules, path)
+                {
+                    props.insert("content".into(), json!({"const": content}));
                 }
-                Some(call_schema(tool, props, &required))
+                call_schema(tool, props, &required)
             })
             .collect(),
         Some(paths) => {
@@ -155,6 +218,40 @@ fn tool_variants(level: Level, tool: ToolId, step: &Step<'_>) -> Vec<Value> {
         }
         None => vec![call_schema(tool, properties, &required)],
     }
+}
+
+/// The strict level's edits of `path`: with a replacement rule, each line holding the old value
+/// paired with exactly that line replaced; else any line (or run) the file holds once as
+/// `old_string`, with the model's own `new_string`. None when no edit of the file could apply.
+fn edit_variants(
+    tool: ToolId,
+    properties: &Map<String, Value>,
+    required: &[&str],
+    step: &Step<'_>,
+    path: &str,
+) -> Vec<Value> {
+    let mut props = properties.clone();
+    props.insert("path".into(), json!({"const": path}));
+    let pairs = replacement_pairs(step, path);
+    if !pairs.is_empty() {
+        return pairs
+            .into_iter()
+            .map(|(old, new)| {
+                let mut props = props.clone();
+                props.insert("old_string".into(), json!({"const": old}));
+                props.insert("new_string".into(), json!({"const": new}));
+                call_schema(tool, props, required)
+            })
+            .collect();
+    }
+    if let Some((_, text)) = step.read_texts.iter().find(|(p, _)| p == path) {
+        let runs = old_string_candidates(text);
+        if runs.is_empty() {
+            return Vec::new();
+        }
+        props.insert("old_string".into(), json!({"enum": runs}));
+    }
+    vec![call_schema(tool, props, required)]
 }
 
 fn call_schema(tool: ToolId, properties: Map<String, Value>, required: &[&str]) -> Value {
@@ -227,8 +324,16 @@ fn path_choice(level: Level, tool: ToolId, step: &Step<'_>) -> PathChoice {
         {
             PathChoice::OneOf(step.expected.iter().filter(allowed).cloned().collect())
         }
+        // A named file already known is not read again (issue 24).
         ToolId::ReadFile if level == Level::Strict && !step.readable.is_empty() => {
-            PathChoice::OneOf(step.readable.iter().filter(allowed).cloned().collect())
+            PathChoice::OneOf(
+                step.readable
+                    .iter()
+                    .filter(allowed)
+                    .filter(|p| !step.known.contains(p))
+                    .cloned()
+                    .collect(),
+            )
         }
         _ => PathChoice::Free,
     }

@@ -25,6 +25,9 @@ pub enum Verdict {
     Refuse(String),
     /// The loop ends now.
     Stop(String),
+    /// A read of this path with these arguments already succeeded this turn and the file did
+    /// not change since: it is not read again (issue 24).
+    AlreadyRead(String),
 }
 
 /// How a call ended, as the guard needs to know it.
@@ -47,6 +50,8 @@ pub struct LoopGuard {
     /// The failed write and edit calls of each path: a later successful read of the path
     /// forgets them, so the call the read made possible is not a mindless repeat.
     failed_changes: BTreeMap<String, BTreeSet<String>>,
+    /// The successful reads of each path (their signatures) since it last changed.
+    reads: BTreeMap<String, BTreeSet<String>>,
     total_failures: u32,
 }
 
@@ -84,6 +89,7 @@ impl LoopGuard {
             denied: BTreeSet::new(),
             refused: BTreeSet::new(),
             failed_changes: BTreeMap::new(),
+            reads: BTreeMap::new(),
             total_failures: 0,
         }
     }
@@ -114,6 +120,16 @@ impl LoopGuard {
                 "[Tool loop stopped: the model repeated a {} call that had already failed.]",
                 tool.name()
             ));
+        }
+        if let (ToolId::ReadFile, Some(path)) = (tool, args.path())
+            && self.reads.get(path).is_some_and(|s| s.contains(&sig))
+        {
+            if !self.refused.insert(sig) {
+                return Verdict::Stop(format!(
+                    "[Tool loop stopped: the model asked again for {path}, already read.]"
+                ));
+            }
+            return Verdict::AlreadyRead(path.to_string());
         }
         let refusal = self.refusal(tool, args, &sig);
         let Some(message) = refusal else {
@@ -156,6 +172,14 @@ impl LoopGuard {
                 if let Some(path) = args.path() {
                     match tool {
                         ToolId::ReadFile | ToolId::WriteFile | ToolId::EditFile => {
+                            if tool == ToolId::ReadFile {
+                                self.reads
+                                    .entry(path.to_string())
+                                    .or_default()
+                                    .insert(sig.clone());
+                            } else {
+                                self.reads.remove(path);
+                            }
                             self.read.insert(path.to_string());
                             self.needs_reread.remove(path);
                             for sig in self.failed_changes.remove(path).unwrap_or_default() {
@@ -187,6 +211,7 @@ impl LoopGuard {
                 if let ToolArgs::EditFile { path, .. } = args {
                     self.needs_reread.insert(path.clone());
                     self.read.remove(path);
+                    self.reads.remove(path);
                 }
             }
             CallEnd::Denied => {

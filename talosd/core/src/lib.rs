@@ -8,6 +8,7 @@
 
 pub mod activation;
 pub mod budget;
+pub mod change_rule;
 pub mod check;
 pub mod command;
 pub mod constrain;

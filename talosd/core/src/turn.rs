@@ -130,6 +130,8 @@ pub struct Turn {
     held_constrained: bool,
     /// The whole turn's state machine ([`Turn::step`]).
     machine: machine::Machine,
+    /// Each changed file as it was before this turn first changed it (the literal check).
+    originals: std::collections::BTreeMap<String, Option<String>>,
 }
 
 impl Turn {
@@ -154,6 +156,7 @@ impl Turn {
             repair_from: 0,
             held_constrained: false,
             machine: machine::Machine::default(),
+            originals: std::collections::BTreeMap::new(),
         }
     }
 

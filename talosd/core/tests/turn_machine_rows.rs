@@ -525,3 +525,94 @@ fn an_input_the_stage_does_not_expect_ends_the_turn() {
         "it stays over"
     );
 }
+
+#[test]
+fn the_runtime_reads_a_small_named_target_at_every_level_and_a_question_s_file_too() {
+    let rows: [(&str, Level); 4] = [
+        ("In settings.py, change TIMEOUT from 30 to 60.", Level::Off),
+        (
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            Level::Names,
+        ),
+        ("What is the value of TIMEOUT in settings.py?", Level::Off),
+        (
+            "What is the value of TIMEOUT in settings.py?",
+            Level::Strict,
+        ),
+    ];
+    for (request, level) in rows {
+        let mut d = daemon(vec![Model::Says("ok"), Model::Says("ok")]);
+        d.files = vec![("settings.py", "TIMEOUT = 30\n".into())];
+        d.calls = [Reply::Paths, Reply::Output("1 | TIMEOUT = 30\n")].into();
+        let run = run(new_turn(request, model_settings(level), Vec::new()), d);
+        assert_eq!(
+            run.effects[..4],
+            ["probe", "inspect", "resolve", "read"],
+            "{request} at {level:?}"
+        );
+        assert!(
+            text_of(&run.requests[0], Role::User)[0].starts_with("Talos read settings.py"),
+            "{request} at {level:?}"
+        );
+    }
+}
+
+#[test]
+fn a_question_whose_file_the_runtime_read_is_offered_only_the_answer() {
+    let mut d = daemon(vec![Model::Says(r#"{"answer": "TIMEOUT is 30."}"#)]);
+    d.files = vec![("settings.py", "TIMEOUT = 30\n".into())];
+    d.calls = [Reply::Paths, Reply::Output("1 | TIMEOUT = 30\n")].into();
+    let run = run(
+        new_turn(
+            "What is the value of TIMEOUT in settings.py?",
+            model_settings(Level::Strict),
+            Vec::new(),
+        ),
+        d,
+    );
+    let schema = run.requests[0].schema.clone().expect("a schema");
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["answer"]),
+        "{schema}"
+    );
+    assert_eq!(run.done.answer, "TIMEOUT is 30.");
+    assert_eq!(run.requests.len(), 1);
+}
+
+#[test]
+fn a_repeated_read_is_answered_from_the_conversation_and_a_second_stops_the_loop() {
+    let read = r#"{"path": "settings.py"}"#;
+    let mut d = daemon(vec![
+        Model::Calls("talos.read_file", read),
+        Model::Calls("talos.read_file", read),
+    ]);
+    d.files = vec![("settings.py", "TIMEOUT = 30\n".into())];
+    // The runtime's read, then the two repeats (each resolved, never read again).
+    d.calls = [
+        Reply::Paths,
+        Reply::Output("1 | TIMEOUT = 30\n"),
+        Reply::Paths,
+        Reply::Paths,
+    ]
+    .into();
+    let run = run(
+        new_turn(
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            model_settings(Level::Off),
+            Vec::new(),
+        ),
+        d,
+    );
+    let reads = run.effects.iter().filter(|e| **e == "read").count();
+    assert_eq!(reads, 1, "settings.py was read once: {:?}", run.effects);
+    assert_eq!(run.requests.len(), 2, "the second repeat ends the loop");
+    assert!(turn_support::warned(&run.turn, WarningCode::RepeatedRead));
+    assert!(
+        run.done
+            .answer
+            .contains("the model asked again for settings.py, already read"),
+        "{}",
+        run.done.answer
+    );
+}

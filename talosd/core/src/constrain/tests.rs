@@ -38,6 +38,9 @@ fn step<'a>(
         forbidden: &contract.forbidden_targets,
         readable,
         read_texts,
+        known: &[],
+        // The rules of a test's plan live as long as the test binary: leaked on purpose.
+        rules: Box::leak(crate::change_rule::rules(plan).into_boxed_slice()),
         answer_allowed,
     }
 }
@@ -127,8 +130,20 @@ fn runtime_accepts(plan: &TurnPlan, phase: Phase, texts: &[(String, String)], re
     } = args
         && let Some((_, text)) = texts.iter().find(|(p, _)| *p == path)
     {
-        apply_edit(text, &old_string, &new_string)
+        let after = apply_edit(text, &old_string, &new_string)
             .unwrap_or_else(|e| panic!("edit refused: {reply}: {e:?}"));
+        // Where the request named the old and the new value, the verifier's literal check
+        // passes too: the constraint and the check are one rule.
+        let rules = crate::change_rule::rules(plan);
+        if let Some(rule) = crate::change_rule::rule_for(&rules, &path)
+            && !crate::change_rule::replacements_of(rule, text).is_empty()
+        {
+            assert_eq!(
+                crate::change_rule::check(rule, Some(text), &after),
+                None,
+                "{reply}"
+            );
+        }
     }
 }
 
@@ -210,7 +225,7 @@ fn a_change_step_limits_names_and_paths() {
 
 #[test]
 fn a_target_that_does_not_exist_is_written_never_edited() {
-    let plan = plan_for("Create notes.txt with the content: hello world");
+    let plan = plan_for("Create notes.txt with exactly \"hello world\"");
     let schema = compile(Level::Strict, &step(&plan, Phase::Apply, &[], &[], false)).unwrap();
     let text = schema.to_string();
     assert!(!text.contains("talos.edit_file"), "{text}");
@@ -301,7 +316,9 @@ fn the_default_demo_request_admits_only_passing_calls() {
     every_instance_passes(&plan, Phase::Apply, &texts, &s);
 }
 
-const REQUESTS: [&str; 5] = [
+const REQUESTS: [&str; 7] = [
+    "In {f}, change x from 1 to 5.",
+    "In {f}, change the port from 8080 to 9090.",
     "In {f}, change the first value to 7.",
     "Edit {f}: rename the function.",
     "Update {f} so the port is 9090.",
@@ -317,7 +334,7 @@ proptest! {
     fn admitted_replies_pass_the_runtime_checks(
         request in 0..REQUESTS.len(),
         file in prop::sample::select(vec!["settings.py", "src/app.rs", "README.md", "conf/port.toml"]),
-        lines in prop::collection::vec(prop::sample::select(vec!["x = 1", "y = 2", "x = 1 ", "", "  indented", "fn main() {}", "\"q\" \\ z", "port = 8080"]), 1..7),
+        lines in prop::collection::vec(prop::sample::select(vec!["x = 1", "y = 2", "x = 1 ", "", "  indented", "fn main() {}", "\"q\" \\ z", "port = 8080", "x = 10 # 1"]), 1..7),
         answer_allowed in any::<bool>(),
     ) {
         let request = REQUESTS[request].replace("{f}", file);
@@ -352,4 +369,83 @@ fn a_violating_reply_is_still_refused_by_the_checks() {
         true,
     );
     assert!(matches!(outcome, CheckOutcome::Rejected { .. }));
+}
+
+#[test]
+fn a_named_replacement_admits_only_the_old_lines_with_the_replacement_made() {
+    let plan = plan_for("In settings.py, change TIMEOUT from 30 to 60.");
+    let texts = vec![("settings.py".to_string(), SETTINGS.to_string())];
+    let readable = vec!["settings.py".to_string()];
+    let known = vec!["settings.py".to_string()];
+    let s = Step {
+        known: &known,
+        ..step(&plan, Phase::Apply, &readable, &texts, false)
+    };
+    let schema = compile(Level::Strict, &s).expect("a schema");
+    let replies: Vec<String> = instances(&schema).iter().map(Value::to_string).collect();
+    assert_eq!(
+        replies,
+        [json!({"name": "talos.edit_file", "arguments": {"new_string": "TIMEOUT = 60", "old_string": "TIMEOUT = 30", "path": "settings.py"}}).to_string()],
+        "the file is read: no read is admitted, and the edit is the replacement"
+    );
+    assert!(pins_new_text(Level::Strict, &s, "settings.py"));
+    every_instance_passes(&plan, Phase::Apply, &texts, &s);
+    // At `names` the new text stays the model's, but the read is still left out.
+    let names = compile(Level::Names, &s).expect("a schema").to_string();
+    assert!(
+        !names.contains("talos.read_file") && names.contains("talos.edit_file"),
+        "{names}"
+    );
+}
+
+#[test]
+fn a_question_whose_files_are_read_admits_only_the_answer() {
+    let plan = plan_for("What is the value of TIMEOUT in settings.py?");
+    let texts = vec![("settings.py".to_string(), SETTINGS.to_string())];
+    let readable = vec!["settings.py".to_string()];
+    let rows: [(&[String], bool); 2] = [(&[], false), (&readable, true)];
+    for (known, answer_only) in rows {
+        let s = Step {
+            known,
+            ..step(&plan, plan.initial_phase(), &readable, &texts, true)
+        };
+        for level in [Level::Names, Level::Strict] {
+            let schema = compile(level, &s).expect("a schema");
+            let only_answer =
+                schema.get("anyOf").is_none() && schema["required"] == json!(["answer"]);
+            assert_eq!(
+                only_answer, answer_only,
+                "{level:?}, known {known:?}: {schema}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_known_file_is_not_read_again_on_the_strict_level() {
+    let plan = plan_for("Explain settings.py and README.md");
+    let readable = vec!["settings.py".to_string(), "README.md".to_string()];
+    let known = vec!["settings.py".to_string()];
+    let s = Step {
+        known: &known,
+        ..step(&plan, plan.initial_phase(), &readable, &[], false)
+    };
+    let schema = compile(Level::Strict, &s).expect("a schema").to_string();
+    assert!(schema.contains(r#"{"enum":["README.md"]}"#), "{schema}");
+}
+
+#[test]
+fn an_exact_literal_is_the_only_content_a_write_may_carry() {
+    let plan = plan_for("Create notes.txt with exactly \"hello world\"");
+    let rules = crate::change_rule::rules(&plan);
+    assert!(!rules.is_empty(), "the contract records the literal");
+    let s = step(&plan, Phase::Apply, &[], &[], false);
+    let schema = compile(Level::Strict, &s).expect("a schema").to_string();
+    let crate::change_rule::ChangeRule::Exact { content, .. } = &rules[0] else {
+        panic!("{rules:?}");
+    };
+    assert!(
+        schema.contains(&json!({"const": content}).to_string()),
+        "{schema}"
+    );
 }

@@ -12,7 +12,7 @@ mod write;
 
 use std::collections::BTreeMap;
 
-use super::record::{CallStage, ToolCallRecord};
+use super::record::{CallStage, ToolCallRecord, WarningCode};
 use super::{CallStatus, Notice, Turn};
 use crate::check::{self, CheckOutcome};
 use crate::command::{CommandPlan, CommandRequest};
@@ -404,6 +404,16 @@ impl Call {
             Verdict::Proceed => self.proceed(turn, accepted),
             Verdict::Refuse(message) => self.refused(turn, &accepted, message, false),
             Verdict::Stop(message) => self.refused(turn, &accepted, message, true),
+            Verdict::AlreadyRead(path) => {
+                turn.record.warn(
+                    WarningCode::RepeatedRead,
+                    format!("the model asked again for {path}, already read"),
+                );
+                let message = format!(
+                    "{path} was already read in this turn and has not changed since: its content is in the conversation above (the earlier talos.read_file result), so it is not sent again. Go on with the change or the answer."
+                );
+                self.refused(turn, &accepted, message, false)
+            }
         }
     }
 

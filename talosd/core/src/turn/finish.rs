@@ -113,6 +113,20 @@ impl Turn {
                 .warn(WarningCode::CleanVerdictContradicted, message);
         }
         answer = self.withhold_protected(answer);
+        if let Some(repeat) = self
+            .record
+            .warnings
+            .iter()
+            .find(|w| w.code == WarningCode::RepeatedRead)
+            && !answer.contains(&repeat.message)
+        {
+            answer = format!(
+                "{answer}\n\n[Talos: {}; it was not sent twice.]",
+                repeat.message
+            )
+            .trim_start()
+            .to_string();
+        }
         if let Some(diagnostics) = diagnostics {
             answer = format!("{answer}\n\n{diagnostics}")
                 .trim_start()

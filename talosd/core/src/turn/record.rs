@@ -26,6 +26,11 @@ pub enum WarningCode {
     ModelUnreachable,
     ObligationRetry,
     ProtectedContentWithheld,
+    /// The model asked for a read this turn had already made, of a file unchanged since.
+    RepeatedRead,
+    /// The constraint left the model only the choice of the line of an edit: the new text was
+    /// the old line with the request's replacement made.
+    ConstraintChoseNewText,
     SurfaceEscalationRefused,
     ToolCallIgnoredOnChatTurn,
     ToolContentSanitized,
@@ -35,7 +40,7 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 19] = [
+    pub const ALL: [WarningCode; 21] = [
         WarningCode::CleanVerdictContradicted,
         WarningCode::ContextExceeded,
         WarningCode::ContextTooSmall,
@@ -50,6 +55,8 @@ impl WarningCode {
         WarningCode::ModelUnreachable,
         WarningCode::ObligationRetry,
         WarningCode::ProtectedContentWithheld,
+        WarningCode::RepeatedRead,
+        WarningCode::ConstraintChoseNewText,
         WarningCode::SurfaceEscalationRefused,
         WarningCode::ToolCallIgnoredOnChatTurn,
         WarningCode::ToolContentSanitized,
@@ -73,6 +80,8 @@ impl WarningCode {
             WarningCode::ModelUnreachable => "MODEL_UNREACHABLE",
             WarningCode::ObligationRetry => "OBLIGATION_RETRY",
             WarningCode::ProtectedContentWithheld => "PROTECTED_CONTENT_WITHHELD",
+            WarningCode::RepeatedRead => "REPEATED_READ",
+            WarningCode::ConstraintChoseNewText => "CONSTRAINT_CHOSE_NEW_TEXT",
             WarningCode::SurfaceEscalationRefused => "SURFACE_ESCALATION_REFUSED",
             WarningCode::ToolCallIgnoredOnChatTurn => "TOOL_CALL_IGNORED_ON_CHAT_TURN",
             WarningCode::ToolContentSanitized => "TOOL_CONTENT_SANITIZED",

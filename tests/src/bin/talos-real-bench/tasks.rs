@@ -182,7 +182,7 @@ pub async fn run(parts: &RealParts, levels: &[String], limit: usize) -> anyhow::
         // A loaded machine can take minutes per model call: nothing times out before the
         // bench is interrupted.
         let extra = format!(
-            "  constrain: {level}\n  max_tokens: 192\n  request_timeout_secs: 3600\ntools:\n  tool_call_prefill: \"<tool_call>\\n\"\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n"
+            "  constrain: {level}\n  max_tokens: 192\n  temperature: 0\n  request_timeout_secs: 3600\ntools:\n  tool_call_prefill: \"<tool_call>\\n\"\nturn:\n  max_model_calls: 4\napproval:\n  timeout_secs: 30\n"
         );
         let mut started = super::start(parts, &extra).await?;
         started.client.read_timeout = Duration::from_secs(3600);

@@ -280,24 +280,18 @@ impl WriteFlow {
             error: None,
         });
         if !verification.passed {
-            turn.record.facts.mutations.push(MutationRecord {
-                target: shown.clone(),
-                result: MutationResult::Failed {
-                    reason: verification.summary.clone(),
-                },
-            });
-            let detail = format!("written but not verified: {}", verification.summary);
-            turn.record.file(&shown, true, detail);
-            let text = format!(
-                "File verification failed: {}. [verification: INTEGRITY_FAIL]",
-                verification.summary
-            );
-            return call.conclude_change(turn, &self.accepted, text, CallEnd::Failed, true);
+            return self.integrity_failed(call, turn, &shown, &verification.summary);
         }
+        let problem = literal_problem(turn, &shown, change.before.as_deref(), &on_disk);
         turn.record.facts.mutations.push(MutationRecord {
             target: shown.clone(),
-            result: MutationResult::Succeeded { verified: true },
+            result: MutationResult::Succeeded {
+                verified: problem.is_none(),
+            },
         });
+        if let Some(problem) = problem {
+            return self.not_as_asked(call, turn, &shown, problem);
+        }
         let verb = match (self.accepted.tool, change.before.is_some()) {
             (ToolId::EditFile, _) => "Edited",
             (_, true) => "Updated",
@@ -324,6 +318,66 @@ impl WriteFlow {
         }
         call.conclude_change(turn, &self.accepted, text, CallEnd::Succeeded, false)
     }
+
+    /// Written, but the read-back is not what was approved.
+    fn integrity_failed(
+        self,
+        call: &Call,
+        turn: &mut Turn,
+        shown: &str,
+        summary: &str,
+    ) -> (State, Effect) {
+        turn.record.facts.mutations.push(MutationRecord {
+            target: shown.to_string(),
+            result: MutationResult::Failed {
+                reason: summary.to_string(),
+            },
+        });
+        turn.record
+            .file(shown, true, format!("written but not verified: {summary}"));
+        let text = format!("File verification failed: {summary}. [verification: INTEGRITY_FAIL]");
+        call.conclude_change(turn, &self.accepted, text, CallEnd::Failed, true)
+    }
+
+    /// Written and read back as approved, but not what the request asked the file to hold
+    /// (`crate::change_rule::check`): changed, not verified, and the model is told why.
+    fn not_as_asked(
+        self,
+        call: &Call,
+        turn: &mut Turn,
+        shown: &str,
+        problem: String,
+    ) -> (State, Effect) {
+        turn.record
+            .verified(&call.id, shown, CheckStatus::Fail, &problem);
+        let detail = format!("written and read back as approved, but {problem}");
+        turn.record.file(shown, true, detail);
+        turn.notify(Notice::Info(format!(
+            "Changed {shown}, but {problem}: the change is not verified."
+        )));
+        let text = format!(
+            "Changed {shown} and read it back as approved, but {problem}, which the request asked for. [verification: FAIL]"
+        );
+        call.conclude_change(turn, &self.accepted, text, CallEnd::Succeeded, false)
+    }
+}
+
+/// What the written file lacks of the request's rule for it, if anything: checked against the
+/// file as it was before this turn first changed it (a repair's second edit is judged with the
+/// first).
+fn literal_problem(
+    turn: &mut Turn,
+    shown: &str,
+    before: Option<&[u8]>,
+    on_disk: &[u8],
+) -> Option<String> {
+    let rules = crate::change_rule::rules(&turn.plan);
+    let rule = crate::change_rule::rule_for(&rules, shown)?;
+    let original = turn
+        .originals
+        .entry(shown.to_string())
+        .or_insert_with(|| before.map(|b| String::from_utf8_lossy(b).into_owned()));
+    crate::change_rule::check(rule, original.as_deref(), &String::from_utf8_lossy(on_disk))
 }
 
 /// What the model is told when a write failed.

@@ -1,14 +1,14 @@
-//! The named files and the runtime's own reads before the first model call (issue 15): which
-//! named files exist (the decoding constraint offers only those), and, on a change turn at
-//! the strict level, each small unprotected expected target read through the same call
-//! machine as `talos.read_file` (checks, protection, the ladder, the trace, read-before-write).
+//! The named files and the runtime's own reads before the first model call (issues 15, 24): which
+//! named files exist (the decoding constraint offers only those), and, at every constraint
+//! level, each small unprotected named file (a change's expected targets, a question's files)
+//! read through the same call machine as `talos.read_file` (checks, protection, the ladder, the
+//! trace, read-before-write).
 //! Whether a read succeeded is taken from the call's records, not from its text.
 
 use std::collections::BTreeMap;
 
 use crate::budget::Kind;
-use crate::constrain::Level;
-use crate::plan::ActionObligation;
+use crate::plan::{ActionObligation, EvidenceObligation};
 use crate::protected::protected_kind;
 use crate::tools::ToolId;
 
@@ -18,25 +18,40 @@ use super::super::conversation::{Entry, Message, Role, ToolOutput, cut_note};
 use super::{Active, NamedFile, Stage, TurnEffect};
 
 impl Turn {
-    /// The expected targets the runtime reads itself: on a change turn at the strict level
-    /// (its text is what strict offers as `old_string`), never a protected one.
+    /// The named files the runtime reads itself before the first model call, at every
+    /// constraint level (issue 24): on a change turn its expected targets, on a question the
+    /// files it names; never a protected one.
     pub(crate) fn preread_candidates(&self) -> Vec<String> {
         let contract = self.plan.contract();
-        let change_turn = contract.mutation_allowed
-            && self.plan.obligation() == ActionObligation::MutatingToolRequired
-            && self.surface().allows(ToolId::ReadFile);
-        if !change_turn
-            || self.settings.model.preread_max_bytes == 0
-            || self.settings.model.constrain != Level::Strict
-        {
+        if self.settings.model.preread_max_bytes == 0 || !self.surface().allows(ToolId::ReadFile) {
             return Vec::new();
         }
-        contract
-            .expected_targets
-            .iter()
-            .filter(|p| protected_kind(p).is_none())
-            .cloned()
-            .collect()
+        let change_turn = contract.mutation_allowed
+            && self.plan.obligation() == ActionObligation::MutatingToolRequired;
+        let question = !contract.mutation_requested
+            && matches!(
+                self.plan.evidence_obligation(),
+                EvidenceObligation::ReadTargetRequired
+                    | EvidenceObligation::WorkspaceInspectionRequired
+            );
+        let named: Vec<&String> = if change_turn {
+            contract.expected_targets.iter().collect()
+        } else if question {
+            contract
+                .expected_targets
+                .iter()
+                .chain(contract.source_evidence_targets.iter())
+                .collect()
+        } else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = Vec::new();
+        for path in named {
+            if protected_kind(path).is_none() && !out.contains(path) {
+                out.push(path.clone());
+            }
+        }
+        out
     }
 
     pub(super) fn inspected(&mut self, files: Vec<NamedFile>) -> TurnEffect {

@@ -6,6 +6,7 @@
 //! system text and the request ends the turn, with both sizes named.
 
 use crate::budget::{self, Fit, Kind, Limits, Part};
+use crate::change_rule;
 use crate::constrain::{self, Step};
 use crate::digest::digest_text;
 use crate::prompt::{self, ToolCalling};
@@ -231,7 +232,10 @@ impl Turn {
     }
 
     fn schema_for(&mut self, surface: &Surface) -> Option<serde_json::Value> {
+        let known = self.known_files();
+        let rules = change_rule::rules(&self.plan);
         let contract = self.plan.contract();
+        let level = self.settings.model.constrain;
         let step = Step {
             tools: surface.tools(),
             phase: self.phase,
@@ -240,11 +244,59 @@ impl Turn {
             forbidden: &contract.forbidden_targets,
             readable: &self.machine.readable,
             read_texts: &self.machine.read_texts,
+            known: &known,
+            rules: &rules,
             answer_allowed: self.answer_allowed(),
         };
-        let schema = constrain::compile(self.settings.model.constrain, &step);
+        let schema = constrain::compile(level, &step);
+        let pinned: Vec<&String> = contract
+            .expected_targets
+            .iter()
+            .filter(|t| constrain::pins_new_text(level, &step, t))
+            .collect();
+        let already = self
+            .record
+            .warnings
+            .iter()
+            .any(|w| w.code == WarningCode::ConstraintChoseNewText);
+        if schema.is_some() && !pinned.is_empty() && !already {
+            let message = format!(
+                "the constraint admitted only the lines of {} holding the old value, each with the requested replacement made: the model chose the line, not the new text",
+                pinned
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            self.record
+                .warn(WarningCode::ConstraintChoseNewText, message);
+        }
         self.machine.constrained = schema.is_some();
         schema
+    }
+
+    /// Named files whose whole content this turn knows and that did not change since: read
+    /// (not as a window the budget or the read tool cut) or written by this turn.
+    fn known_files(&self) -> Vec<String> {
+        let contract = self.plan.contract();
+        let mut named: Vec<&String> = self.machine.readable.iter().collect();
+        named.extend(contract.expected_targets.iter());
+        let partial = |path: &str| {
+            self.machine.conversation.as_ref().is_some_and(|c| {
+                c.entries().iter().any(|e| {
+                    e.output.as_ref().is_some_and(|o| {
+                        o.label == path && (o.text != o.whole || o.whole.contains(" more lines"))
+                    })
+                })
+            })
+        };
+        let mut known: Vec<String> = Vec::new();
+        for path in named {
+            if self.guard.was_read(path) && !partial(path) && !known.contains(path) {
+                known.push(path.clone());
+            }
+        }
+        known
     }
 
     fn too_small(&mut self, needed: u64, available: u64) -> TurnEffect {
