@@ -117,7 +117,9 @@ fn word_positions(text: &str, word: &str) -> Vec<usize> {
         .filter(|&at| {
             let before = text[..at].chars().next_back();
             let after = text[at + word.len()..].chars().next();
-            !(starts_word && is_word(before)) && !(ends_word && is_word(after))
+            let joined_before = starts_word && is_word(before);
+            let joined_after = ends_word && is_word(after);
+            !(joined_before || joined_after)
         })
         .collect()
 }
