@@ -42,9 +42,10 @@ set -e
 "$TALOS" model status || true
 echo "first-turn: talos exited $status; settings.py now reads:"
 cat "$DEMO/workspace/settings.py"
-# The default request has one right answer: say plainly whether the model managed it. (The
-# model's call is constrained to the tools, target and lines Talos knows, model.constrain:
-# strict, but the new text is still the model's own.)
+# The default request has one right answer: say plainly whether the model managed it. (Talos
+# reads settings.py itself, and with model.constrain: strict the call is constrained to the
+# tools, the target and the lines holding 30, each with 30 replaced by 60: the model chooses
+# the line. For a request that names only the new value, the new text is the model's own.)
 if [ $# -eq 0 ]; then
   if grep -qx 'TIMEOUT = 60' "$DEMO/workspace/settings.py"; then
     echo "first-turn: the model made the edit; Talos checked it on disk (see the outcome above)."

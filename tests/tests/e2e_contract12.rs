@@ -38,7 +38,7 @@ struct Env {
 
 async fn env(native: bool, model: Arc<dyn Fn(&Value) -> Reply + Send + Sync>, crate_: bool) -> Env {
     let llama = FakeLlama::start(native, model).await;
-    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, native)).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, native)).await;
     let ws = tempfile::tempdir().unwrap();
     if crate_ {
         fixture_crate(ws.path());

@@ -211,8 +211,8 @@ async fn a_turn_started_while_the_model_loads_waits_and_then_succeeds() {
     let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
     assert_eq!(
         outcome.classification,
-        Classification::AdvisoryOnly,
-        "{outcome:?}: the fake answers without reading settings.py, so the answer is ungrounded"
+        Classification::ReadOnlyAnswered,
+        "{outcome:?}: the runtime read settings.py before the first model call, so the answer rests on a read"
     );
     assert!(
         started.elapsed() > Duration::from_millis(300),
@@ -221,8 +221,8 @@ async fn a_turn_started_while_the_model_loads_waits_and_then_succeeds() {
     );
     let ready = model_status(&mut watcher).await;
     assert_eq!((ready.state.as_str(), ready.owned), ("ready", true));
-    // The answer and the one re-prompt for the unread file (issue 12).
-    assert_eq!(fake.requests().len(), 2);
+    // The runtime read settings.py itself, so the answer needs no re-prompt (issues 12, 24).
+    assert_eq!(fake.requests().len(), 1);
     daemon.stop().await;
     assert_all_gone(&fake, "after the daemon stopped").await;
 }
@@ -247,8 +247,8 @@ async fn a_server_that_never_finishes_loading_fails_the_start_after_its_timeout(
 
 #[tokio::test]
 async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn() {
-    // Two requests: the answer and the one re-prompt for the unread file (issue 12).
-    let fake = FakeServer::new(json!({"crash_after_requests": 2, "reply": "It sets TIMEOUT."}));
+    // One request: the runtime read settings.py, so the answer needs no re-prompt (issue 24).
+    let fake = FakeServer::new(json!({"crash_after_requests": 1, "reply": "It sets TIMEOUT."}));
     let daemon = TestDaemon::start(&fake.config(FAKE).to_yaml()).await;
     let mut client = daemon.client().await;
     let first = wait_for_state(&mut client, "ready", START).await.last;
@@ -259,8 +259,8 @@ async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn()
     let (outcome, _) = turn(&mut client, &session, QUESTION, "deny").await;
     assert_eq!(
         outcome.classification,
-        Classification::AdvisoryOnly,
-        "{outcome:?}: the fake answers without reading settings.py, so the answer is ungrounded"
+        Classification::ReadOnlyAnswered,
+        "{outcome:?}: the runtime read settings.py before the first model call, so the answer rests on a read"
     );
 
     let log = wait_for_status(&mut client, Duration::from_secs(30), |s| {
@@ -279,7 +279,7 @@ async fn a_crashed_server_is_restarted_with_a_new_pid_and_serves_the_next_turn()
     let (again, _) = turn(&mut client, &session, QUESTION, "deny").await;
     assert_eq!(
         again.classification,
-        Classification::AdvisoryOnly,
+        Classification::ReadOnlyAnswered,
         "{again:?}"
     );
     daemon.stop().await;
@@ -322,22 +322,21 @@ async fn each_session_keeps_its_own_slot_with_prompt_caching_and_cached_tokens_r
         let (outcome, _) = turn(&mut client, session, QUESTION, "deny").await;
         assert_eq!(
             outcome.classification,
-            Classification::AdvisoryOnly,
-            "{outcome:?}: the fake answers without reading settings.py, so the answer is ungrounded"
+            Classification::ReadOnlyAnswered,
+            "{outcome:?}: the runtime read settings.py before the first model call, so the answer rests on a read"
         );
     }
 
-    // Each turn: the answer and the one re-prompt for the unread file (issue 12).
+    // Each turn: one request, the runtime having read settings.py itself (issue 24).
     let requests = fake.requests();
-    assert_eq!(requests.len(), 6);
+    assert_eq!(requests.len(), 3);
     let slots: Vec<u64> = requests
         .iter()
         .map(|r| r["id_slot"].as_u64().expect("id_slot"))
         .collect();
     assert!(slots.iter().all(|slot| *slot < 4), "{slots:?}");
-    assert_eq!(slots[0], slots[1], "a turn keeps its slot");
-    assert_ne!(slots[0], slots[2], "two sessions, two slots");
-    assert_eq!(slots[0], slots[4], "a session keeps its slot");
+    assert_ne!(slots[0], slots[1], "two sessions, two slots");
+    assert_eq!(slots[0], slots[2], "a session keeps its slot");
     assert!(
         requests.iter().all(|r| r["cache_prompt"] == true),
         "{requests:?}"

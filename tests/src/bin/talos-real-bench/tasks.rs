@@ -283,7 +283,7 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
 
 fn print_table(parts: &RealParts, table: &[(String, Vec<Ran>)]) {
     println!(
-        "talos-real-bench tasks: {} of the {} tasks, {} (server default sampling), approvals answered yes",
+        "talos-real-bench tasks: {} of the {} tasks, {} (temperature 0), approvals answered yes",
         table.first().map_or(0, |(_, runs)| runs.len()),
         TASKS.len(),
         parts

@@ -39,12 +39,7 @@ impl Turn {
             _ => reply.content.clone(),
         };
         let text = textcall::parse(&content);
-        let surface = self
-            .machine
-            .round
-            .surface
-            .clone()
-            .unwrap_or_else(|| self.surface());
+        let surface = self.round_surface();
         let action = self.reply(
             index,
             &surface,

@@ -39,14 +39,18 @@ impl Turn {
         self.assemble()
     }
 
-    /// Counts what is not counted, windows what is too long, and sends what fits.
-    pub(super) fn assemble(&mut self) -> TurnEffect {
-        let surface = self
-            .machine
+    /// The surface the current model call began with (recorded by `begin_model_call`).
+    pub(super) fn round_surface(&self) -> crate::surface::Surface {
+        self.machine
             .round
             .surface
             .clone()
-            .unwrap_or_else(|| self.surface());
+            .unwrap_or_else(|| self.surface())
+    }
+
+    /// Counts what is not counted, windows what is too long, and sends what fits.
+    pub(super) fn assemble(&mut self) -> TurnEffect {
+        let surface = self.round_surface();
         let calling = self.machine.calling.unwrap_or(ToolCalling::Text);
         let system = prompt::system_prompt(&self.plan, &surface, self.phase, calling);
         let tools = match calling {
