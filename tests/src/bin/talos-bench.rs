@@ -102,11 +102,17 @@ async fn main() -> anyhow::Result<()> {
     let mut client = Client::connect(&socket).await;
     let session = client.open_session(ws.path(), "agent").await;
     let mut per_turn = Vec::with_capacity(turns);
-    for _ in 0..turns {
+    // Where each of the first eleven turns' requests begin, for the prompt-prefix figure.
+    let mut turn_starts = Vec::new();
+    for i in 0..turns {
+        if i < 11 {
+            turn_starts.push(llama.requests().len());
+        }
         let started = Instant::now();
         edit_turn(&mut client, &session, &settings, EDIT).await?;
         per_turn.push(started.elapsed());
     }
+    let prefix = prefix_reuse(&llama.requests(), &turn_starts);
     let busy_rss = rss_kib(daemon.id())?;
     // Model calls per governed edit (issue 12, item 5): the runtime writes the summary once the
     // edit is read back; a request that asks for an explanation still gets the model's answer,
@@ -167,9 +173,60 @@ async fn main() -> anyhow::Result<()> {
         us(pct(&per_status, 99))
     );
     println!("talosd RSS: idle {idle_rss} KiB   after turns {busy_rss} KiB   peak {peak} KiB");
+    println!(
+        "prompt prefix kept from the request before (what a server's prompt cache reuses), turns 2-10 of one session: median {:.2} of each request's bytes, {:.2} on each turn's first request",
+        median(&prefix.all),
+        median(&prefix.first)
+    );
     web_checks();
     durability(home.path())?;
     Ok(())
+}
+
+/// Shares of each request that repeat, byte for byte from the start, the request before it.
+struct PrefixReuse {
+    all: Vec<f64>,
+    first: Vec<f64>,
+}
+
+/// For the requests of turns 2 to 10 (`starts[i]` is where turn i+1's requests begin, for the
+/// first eleven turns): how much of each, rendered as the server sees it (tools, then each
+/// message's role and content), is a prefix it shares with the request before it.
+fn prefix_reuse(requests: &[serde_json::Value], starts: &[usize]) -> PrefixReuse {
+    let render = |r: &serde_json::Value| {
+        let mut text = r["tools"].to_string();
+        for m in r["messages"].as_array().into_iter().flatten() {
+            text.push_str(m["role"].as_str().unwrap_or(""));
+            text.push_str(&m["content"].to_string());
+        }
+        text
+    };
+    let share = |prev: &serde_json::Value, next: &serde_json::Value| {
+        let (a, b) = (render(prev), render(next));
+        let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        common as f64 / b.len().max(1) as f64
+    };
+    let mut reuse = PrefixReuse {
+        all: Vec::new(),
+        first: Vec::new(),
+    };
+    let (Some(&from), Some(&to)) = (starts.get(1), starts.get(10)) else {
+        return reuse;
+    };
+    for i in from..to.min(requests.len()) {
+        let value = share(&requests[i - 1], &requests[i]);
+        reuse.all.push(value);
+        if starts.contains(&i) {
+            reuse.first.push(value);
+        }
+    }
+    reuse
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
 
 const EDIT: &str = "In settings.py, change TIMEOUT from 30 to 60.";
