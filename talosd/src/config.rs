@@ -1,7 +1,7 @@
 //! `config.yaml`: the model engine, tool calling, approvals and turn limits. A file that does
 //! not parse, or asks for something unsafe, stops the daemon from accepting turns with a
 //! message that names the problem; it never falls back to permissive defaults silently.
-// std::fs here: config.yaml and the chat template live under the Talos home, never in a workspace.
+// std::fs here: config.yaml, the chat template, the key file and the CA file are the user's, never in a workspace.
 #![allow(clippy::disallowed_methods)]
 
 use std::os::unix::fs::OpenOptionsExt;
@@ -68,6 +68,28 @@ pub struct ModelConfig {
     pub reply_tokens: u64,
     /// The sampling temperature sent with each request (unset: the server's own default).
     pub temperature: Option<f64>,
+    /// The name of an environment variable holding the server's API key (sent as
+    /// `Authorization: Bearer`; issue 25).
+    pub api_key_env: String,
+    /// A file holding the server's API key; refused unless owned by the user and readable by
+    /// nobody else.
+    pub api_key_file: String,
+    /// A PEM file of certificate authorities trusted for an `https` `model.url`, besides the
+    /// system's.
+    pub ca_file: String,
+}
+
+/// The server's API key as read, and where from (for messages; the key itself is never shown).
+pub struct ApiKey {
+    pub secret: String,
+    /// `model.api_key_env TALOS_MODEL_KEY` or `model.api_key_file /path`.
+    pub source: String,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiKey(<withheld>, from {})", self.source)
+    }
 }
 
 /// `model.ctx_per_request` when unset for a `connect_only` server.
@@ -104,6 +126,47 @@ impl ModelConfig {
             (None, ModelMode::Managed) => Level::Strict,
             (None, ModelMode::ConnectOnly) => Level::Names,
         }
+    }
+
+    /// The server's API key, from `model.api_key_env` or `model.api_key_file`; `Ok(None)` when
+    /// neither is set, `Err` (naming the setting, never the key) when the one set cannot be used.
+    pub fn api_key(&self) -> Result<Option<ApiKey>, String> {
+        if !self.api_key_env.is_empty() {
+            let source = format!("model.api_key_env {}", self.api_key_env);
+            return match std::env::var(&self.api_key_env) {
+                Ok(secret) if !secret.trim().is_empty() => Ok(Some(ApiKey {
+                    secret: secret.trim().to_string(),
+                    source,
+                })),
+                _ => Err(format!(
+                    "{source}: the environment variable is not set for talosd (or is empty)"
+                )),
+            };
+        }
+        if self.api_key_file.is_empty() {
+            return Ok(None);
+        }
+        let source = format!("model.api_key_file {}", self.api_key_file);
+        check_private(&self.api_key_file).map_err(|e| format!("{source}: {e}"))?;
+        let text = std::fs::read_to_string(&self.api_key_file)
+            .map_err(|e| format!("{source}: cannot read it ({e})"))?;
+        match text.trim() {
+            "" => Err(format!("{source}: the file is empty")),
+            secret => Ok(Some(ApiKey {
+                secret: secret.to_string(),
+                source,
+            })),
+        }
+    }
+
+    /// The bytes of `model.ca_file`, when set.
+    pub fn ca_pem(&self) -> Result<Option<Vec<u8>>, String> {
+        if self.ca_file.is_empty() {
+            return Ok(None);
+        }
+        std::fs::read(&self.ca_file)
+            .map(Some)
+            .map_err(|e| format!("model.ca_file {}: cannot read it ({e})", self.ca_file))
     }
 
     /// The context of one request when the server does not say.
@@ -254,6 +317,9 @@ impl Default for ModelConfig {
             ctx_per_request: None,
             reply_tokens: 512,
             temperature: None,
+            api_key_env: String::new(),
+            api_key_file: String::new(),
+            ca_file: String::new(),
         }
     }
 }
@@ -316,10 +382,12 @@ pub enum Invalid {
     StartTimeoutZero,
     #[error("model.url `{url}` is not a URL: {error}")]
     NotAUrl { url: String, error: url::ParseError },
-    #[error(
-        "model.url `{0}` must use http: Talos talks to llama-server on loopback and is built without TLS"
-    )]
+    #[error("model.url `{0}` must use http or https")]
     NotHttp(String),
+    #[error("set one of model.api_key_env and model.api_key_file, not both")]
+    TwoKeys,
+    #[error("{0}")]
+    KeyFile(String),
     #[error(
         "model.url `{0}` is not a loopback address; set model.allow_remote: true to use a remote server"
     )]
@@ -386,6 +454,8 @@ impl Config {
             &mut config.model.server,
             &mut config.model.path,
             &mut config.model.chat_template_file,
+            &mut config.model.api_key_file,
+            &mut config.model.ca_file,
         ] {
             *path = expand_home(path);
         }
@@ -427,10 +497,22 @@ impl Config {
             url: self.model.url.clone(),
             error,
         })?;
-        if url.scheme() != "http" {
+        if !matches!(url.scheme(), "http" | "https") {
             return Err(Invalid::NotHttp(self.model.url.clone()));
         }
-        if !self.model.allow_remote && !is_loopback(&url) {
+        if !self.model.api_key_env.is_empty() && !self.model.api_key_file.is_empty() {
+            return Err(Invalid::TwoKeys);
+        }
+        if !self.model.api_key_file.is_empty() {
+            check_private(&self.model.api_key_file).map_err(|e| {
+                Invalid::KeyFile(format!(
+                    "model.api_key_file {}: {e}",
+                    self.model.api_key_file
+                ))
+            })?;
+        }
+        // Clear text to another host needs model.allow_remote; TLS does not.
+        if url.scheme() == "http" && !self.model.allow_remote && !is_loopback(&url) {
             return Err(Invalid::NotLoopback(self.model.url.clone()));
         }
         if self.turn.max_model_calls == 0 {
@@ -475,6 +557,25 @@ fn with_line(error: &serde_yaml_ng::Error, text: &str) -> String {
         Some(index) => format!("{message} (line {})", index + 1),
         None => message,
     }
+}
+
+/// Refuses a key file that is not a regular file owned by this user, or that others may read.
+fn check_private(path: &str) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read it ({e})"))?;
+    if !meta.file_type().is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.uid() != rustix::process::geteuid().as_raw() {
+        return Err("it is not owned by the user talosd runs as".into());
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "others may read it (mode {:o}); chmod 600 it",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
 }
 
 fn is_loopback(url: &url::Url) -> bool {
@@ -580,11 +681,14 @@ mod tests {
         let connect = Config::parse("model:\n  mode: connect_only\n", "c").unwrap();
         assert_eq!(connect.model.mode, ModelMode::ConnectOnly);
         assert!(
-            Config::parse("model:\n  url: https://127.0.0.1:1\n", "c")
+            Config::parse("model:\n  url: ftp://127.0.0.1:1\n", "c")
                 .unwrap_err()
                 .to_string()
-                .contains("must use http")
+                .contains("must use http or https")
         );
+        // TLS to another host needs no allow_remote; clear text does.
+        assert!(Config::parse("model:\n  url: https://gpu.example:8443\n", "c").is_ok());
+        assert!(Config::parse("model:\n  url: http://gpu.example:8080\n", "c").is_err());
     }
 
     #[test]

@@ -86,14 +86,9 @@ pub fn checks(home: &Home, config_file: &Path) -> Vec<Check> {
     )];
     let m = &config.model;
     match m.mode {
-        ModelMode::ConnectOnly => out.push(Check::new(
-            "llama-server",
-            Status::Ok,
-            format!(
-                "not launched by Talos (model.mode: connect_only); turns use the server at {}",
-                m.url
-            ),
-            "",
+        ModelMode::ConnectOnly => out.push(judge::connection(
+            &m.url,
+            m.api_key().map(|key| key.map(|k| k.source)),
         )),
         ModelMode::Managed => {
             out.push(judge::server(

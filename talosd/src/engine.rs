@@ -8,6 +8,7 @@
 //! server's loopback URL, asks `/health` whether the server has loaded, and probes whether a
 //! loopback port has a listener.
 
+mod auth;
 mod overflow;
 #[cfg(test)]
 mod tests;
@@ -30,6 +31,13 @@ pub struct Engine {
     pub max_tokens: u32,
     /// `model.temperature`, sent when set.
     pub temperature: Option<f64>,
+    /// `Authorization: Bearer <key>` (marked sensitive, so it is never printed), when a key is
+    /// configured and could be read.
+    auth: Option<reqwest::header::HeaderValue>,
+    /// The key as read, only to redact it from anything the server echoes.
+    key: Option<String>,
+    /// Where the key came from, or why the configured one could not be used (for messages).
+    key_note: Option<String>,
     /// Set once the server showed it has no `/tokenize`: `count_tokens` then asks no more.
     no_tokenizer: Arc<AtomicBool>,
 }
@@ -48,8 +56,13 @@ pub struct ServerFacts {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("cannot reach the model server at {url}")]
+    /// The server refused the request for its key (401 or 403).
+    #[error("{message}")]
+    Unauthorized { status: u16, message: String },
+    #[error("cannot reach the model server at {url}: {reason}")]
     Connect {
+        /// The innermost cause in words (a refused connection, a TLS certificate problem).
+        reason: String,
         url: String,
         #[source]
         source: reqwest::Error,
@@ -204,13 +217,50 @@ impl Engine {
 
     /// An engine for `url` (the managed server's loopback URL, or `model.url` to connect to).
     pub fn new(config: &ModelConfig, url: &str) -> Engine {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .read_timeout(Duration::from_secs(config.request_timeout_secs.max(1)))
-            .no_proxy()
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
+            .no_proxy();
+        match config.ca_pem() {
+            Ok(Some(pem)) => match reqwest::Certificate::from_pem_bundle(&pem) {
+                Ok(certs) => {
+                    for cert in certs {
+                        builder = builder.add_root_certificate(cert);
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(ca_file = %config.ca_file, error = %e, "model.ca_file is not PEM; only the system's roots are trusted")
+                }
+            },
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "only the system's roots are trusted"),
+        }
+        let http = builder.build().unwrap_or_else(|_| reqwest::Client::new());
+        let (auth, key, key_note) = match config.api_key() {
+            Ok(Some(key)) => {
+                let value =
+                    reqwest::header::HeaderValue::from_str(&format!("Bearer {}", key.secret))
+                        .ok()
+                        .map(|mut v| {
+                            v.set_sensitive(true);
+                            v
+                        });
+                let note = match value {
+                    Some(_) => format!("the key from {}", key.source),
+                    None => format!(
+                        "{}: the key holds characters a header cannot carry",
+                        key.source
+                    ),
+                };
+                (value, Some(key.secret), Some(note))
+            }
+            Ok(None) => (None, None, None),
+            Err(problem) => (None, None, Some(problem)),
+        };
         Engine {
+            auth,
+            key,
+            key_note,
             http,
             base: url.trim_end_matches('/').to_string(),
             url: url.to_string(),
@@ -221,18 +271,53 @@ impl Engine {
         }
     }
 
+    /// A request that did not get an answer, with its innermost cause (a TLS certificate the
+    /// CA does not vouch for, a refused connection), the key redacted.
+    fn connect_error(&self, source: reqwest::Error) -> EngineError {
+        let mut reason = source.to_string();
+        let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(&source);
+        while let Some(inner) = cause {
+            reason = inner.to_string();
+            cause = inner.source();
+        }
+        EngineError::Connect {
+            reason: auth::redact(&reason, self.key.as_deref()),
+            url: self.url.clone(),
+            source,
+        }
+    }
+
+    /// A request to `path` on the server, with the key when one is configured.
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let builder = self.http.request(method, format!("{}{path}", self.base));
+        match &self.auth {
+            Some(value) => builder.header(reqwest::header::AUTHORIZATION, value.clone()),
+            None => builder,
+        }
+    }
+
+    /// The error for a refused request (401 or 403): what the server said (the key redacted)
+    /// and which setting to look at.
+    fn refused(&self, status: u16, body: &str) -> EngineError {
+        EngineError::Unauthorized {
+            status,
+            message: auth::refusal(status, body, self.key.as_deref(), self.key_note.as_deref()),
+        }
+    }
+
     /// What the server's `/props` reports, from one request. A server without `/props` (a
     /// non-success status) has no native tools and no known context or slots.
     pub async fn server_facts(&self) -> Result<ServerFacts, EngineError> {
         let response = self
-            .http
-            .get(format!("{}/props", self.base))
+            .request(reqwest::Method::GET, "/props")
             .send()
             .await
-            .map_err(|source| EngineError::Connect {
-                url: self.url.clone(),
-                source,
-            })?;
+            .map_err(|source| self.connect_error(source))?;
+        let status = response.status().as_u16();
+        if matches!(status, 401 | 403) {
+            let body = response.text().await.unwrap_or_default();
+            return Err(self.refused(status, &body));
+        }
         if !response.status().is_success() {
             return Ok(ServerFacts::default());
         }
@@ -271,8 +356,7 @@ impl Engine {
 
     async fn count_one(&self, text: &str) -> Option<u64> {
         let response = self
-            .http
-            .post(format!("{}/tokenize", self.base))
+            .request(reqwest::Method::POST, "/tokenize")
             .json(&serde_json::json!({"content": text, "add_special": false}))
             .send()
             .await
@@ -297,21 +381,21 @@ impl Engine {
 
     pub async fn start_chat(&self, body: &Value) -> Result<ChatStream, EngineError> {
         let response = self
-            .http
-            .post(format!("{}/v1/chat/completions", self.base))
+            .request(reqwest::Method::POST, "/v1/chat/completions")
             .json(body)
             .send()
             .await
-            .map_err(|source| EngineError::Connect {
-                url: self.url.clone(),
-                source,
-            })?;
+            .map_err(|source| self.connect_error(source))?;
         let status = response.status();
         if !status.is_success() {
             let text = response.text().await.unwrap_or_default();
+            if matches!(status.as_u16(), 401 | 403) {
+                return Err(self.refused(status.as_u16(), &text));
+            }
             if let Some(exceeded) = overflow::context_exceeded(&text) {
                 return Err(exceeded);
             }
+            let text = auth::redact(&text, self.key.as_deref());
             return Err(EngineError::Status {
                 status: status.as_u16(),
                 body: text.chars().take(300).collect(),

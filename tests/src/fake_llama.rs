@@ -44,7 +44,7 @@ pub struct FakeLlama {
 }
 
 /// What a [`FakeLlama`] is, besides its script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeOptions {
     /// What `/props` reports as `chat_template_caps.supports_tool_calls`.
     pub native: bool,
@@ -56,6 +56,9 @@ pub struct FakeOptions {
     /// Enforce `n_ctx` without reporting it in `/props`, as a server that does not say its
     /// context does: the daemon then learns it from the refusal.
     pub hide_n_ctx: bool,
+    /// The API key it wants (llama-server `--api-key`): every path but `/health` answers 401
+    /// `Invalid API Key` unless `Authorization: Bearer <key>` carries it.
+    pub api_key: Option<String>,
 }
 
 impl Default for FakeOptions {
@@ -65,6 +68,7 @@ impl Default for FakeOptions {
             n_ctx: None,
             hide_n_ctx: false,
             tokenize: true,
+            api_key: None,
         }
     }
 }
@@ -98,6 +102,7 @@ impl FakeLlama {
             native: options.native,
             n_ctx: options.n_ctx,
             hide_n_ctx: options.hide_n_ctx,
+            api_key: options.api_key,
             tokenize: options.tokenize,
             on_request: Some(Arc::new(move |request: &Value| {
                 if let Ok(mut r) = recorded.lock() {
@@ -163,6 +168,8 @@ pub struct Serving {
     pub n_ctx: Option<u64>,
     /// `n_ctx` is enforced but `/props` does not report it.
     pub hide_n_ctx: bool,
+    /// The API key every path but `/health` wants.
+    pub api_key: Option<String>,
     /// Whether `POST /tokenize` answers (with [`tokens`]); otherwise it is 404.
     pub tokenize: bool,
     pub usage: Usage,
@@ -189,6 +196,7 @@ impl Default for Serving {
             slots: 1,
             n_ctx: None,
             hide_n_ctx: false,
+            api_key: None,
             tokenize: true,
             usage: Usage::default(),
             loading_until: None,
@@ -219,15 +227,18 @@ async fn serve_connection(
     let mut request_line = String::new();
     reader.read_line(&mut request_line).await?;
     let mut content_length = 0usize;
+    let mut authorization = String::new();
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).await? == 0 || header == "\r\n" || header == "\n" {
             break;
         }
-        if let Some((name, value)) = header.split_once(':')
-            && name.trim().eq_ignore_ascii_case("content-length")
-        {
-            content_length = value.trim().parse().unwrap_or(0);
+        if let Some((name, value)) = header.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                content_length = value.trim().parse().unwrap_or(0);
+            } else if name.trim().eq_ignore_ascii_case("authorization") {
+                authorization = value.trim().to_string();
+            }
         }
     }
     let mut body = vec![0u8; content_length];
@@ -241,6 +252,18 @@ async fn serve_connection(
     let loading = serving
         .loading_until
         .is_some_and(|until| Instant::now() < until);
+    // As llama-server's `--api-key` does: everything but the health check needs the key.
+    if let Some(key) = &serving.api_key
+        && path != "/health"
+        && authorization.strip_prefix("Bearer ") != Some(key.as_str())
+    {
+        return respond_json(
+            &mut stream,
+            401,
+            &json!({"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}}),
+        )
+        .await;
+    }
     match path.as_str() {
         "/health" | "/v1/chat/completions" if loading => {
             respond_json(

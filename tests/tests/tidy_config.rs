@@ -434,9 +434,11 @@ fn every_refusal_is_documented_with_its_message() {
             Invalid::Retention(_) => 8,
             Invalid::ReplyTokens { .. } => 9,
             Invalid::Temperature(_) => 10,
+            Invalid::TwoKeys => 11,
+            Invalid::KeyFile(_) => 12,
         }
     }
-    const VARIANTS: usize = 11;
+    const VARIANTS: usize = 13;
     let rule =
         |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
     let rows: Vec<String> = [
@@ -444,7 +446,9 @@ fn every_refusal_is_documented_with_its_message() {
         "model:\n  ctx: 0\n",
         "model:\n  start_timeout_secs: 0\n",
         "model:\n  url: x\n",
-        "model:\n  url: https://127.0.0.1:8080\n",
+        "model:\n  url: ftp://127.0.0.1:8080\n",
+        "model:\n  api_key_env: K\n  api_key_file: /k\n",
+        "model:\n  api_key_file: /nonexistent/talos-key\n",
         "model:\n  url: http://10.0.0.5:8080\n",
         "turn:\n  max_model_calls: 0\n",
         "approval:\n  timeout_secs: 0\n",

@@ -87,6 +87,45 @@ pub struct Disk {
 
 const GET_LLAMA: &str = "run get-llama.sh (packaging/ in the source, /usr/share/talos/ from the .deb, the tarball's folder): it builds llama-server and installs the default model; or set model.server in config.yaml";
 
+/// A `connect_only` server: where it is, whether the way there is clear text to another host
+/// (a warning), and where its key comes from (never the key). `key`: the setting the key is
+/// read from, `None` when none is configured, or why the configured one cannot be used.
+pub fn connection(url: &str, key: Result<Option<String>, String>) -> Check {
+    let parsed = url::Url::parse(url).ok();
+    let loopback = parsed.as_ref().is_some_and(|u| match u.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    });
+    let clear_text = parsed.as_ref().is_some_and(|u| u.scheme() == "http");
+    let keyed = match &key {
+        Ok(Some(source)) => format!("; its API key is read from {source}"),
+        Ok(None) => String::new(),
+        Err(_) => String::new(),
+    };
+    let what = format!(
+        "not launched by Talos (model.mode: connect_only); turns use the server at {url}{keyed}"
+    );
+    if let Err(problem) = key {
+        return Check::new(
+            "llama-server",
+            Status::Fail,
+            format!("{what}; the API key cannot be used: {problem}"),
+            "set the variable for talosd, or fix the key file (a private file: chmod 600)",
+        );
+    }
+    if clear_text && !loopback {
+        return Check::new(
+            "llama-server",
+            Status::Warn,
+            format!("{what}; requests, answers and any API key cross the network in clear text"),
+            "use an https URL (with model.ca_file for a private CA), or keep the server on loopback",
+        );
+    }
+    Check::new("llama-server", Status::Ok, what, "")
+}
+
 pub fn server(path: &str, found: Server) -> Check {
     let name = "llama-server";
     match found {

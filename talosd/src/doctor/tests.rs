@@ -128,6 +128,37 @@ fn verdict_rows() {
 }
 
 #[test]
+fn connection_rows() {
+    let rows: [(&str, Result<Option<String>, String>, Status, &str); 5] = [
+        ("http://127.0.0.1:8080", Ok(None), Status::Ok, "turns use the server at http://127.0.0.1:8080"),
+        ("http://10.0.0.5:8080", Ok(None), Status::Warn, "cross the network in clear text"),
+        (
+            "https://gpu.example:8443",
+            Ok(Some("model.api_key_env TALOS_KEY".into())),
+            Status::Ok,
+            "its API key is read from model.api_key_env TALOS_KEY",
+        ),
+        (
+            "http://gpu.example:8080",
+            Ok(Some("model.api_key_file /k".into())),
+            Status::Warn,
+            "any API key cross the network in clear text",
+        ),
+        (
+            "https://gpu.example:8443",
+            Err("model.api_key_env TALOS_KEY: the environment variable is not set for talosd (or is empty)".into()),
+            Status::Fail,
+            "the API key cannot be used: model.api_key_env TALOS_KEY",
+        ),
+    ];
+    for (url, key, status, says) in rows {
+        let check = judge::connection(url, key);
+        assert_eq!(check.status, status, "{url}");
+        assert!(check.detail.contains(says), "{url}: {}", check.detail);
+    }
+}
+
+#[test]
 fn disk_rows() {
     let limits = RetentionConfig {
         max_age_days: 30,

@@ -32,7 +32,10 @@ pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
         .engine
         .server_facts()
         .await
-        .map_err(|e| ServerProblem::Unreachable(e.to_string()))?;
+        .map_err(|e| match e {
+            EngineError::Unauthorized { .. } => ServerProblem::Refused(e.to_string()),
+            e => ServerProblem::Unreachable(e.to_string()),
+        })?;
     Ok(ServerFacts {
         native_tools: facts.native_tools,
         n_ctx: facts.n_ctx,

@@ -43,6 +43,8 @@ pub enum ServerProblem {
     NotReady(String),
     /// Nothing answered at the configured address.
     Unreachable(String),
+    /// The server answered and refused the request for its key (HTTP 401 or 403).
+    Refused(String),
 }
 
 /// A named file as the daemon found it.
@@ -460,6 +462,11 @@ impl Turn {
                 WarningCode::ModelUnreachable,
                 reason.clone(),
                 format!("The model server could not be reached: {reason}"),
+            ),
+            ServerProblem::Refused(reason) => (
+                WarningCode::ModelRefused,
+                reason.clone(),
+                format!("The model was not asked: {reason}."),
             ),
         };
         self.record.warn(code, reason.clone());

@@ -23,6 +23,8 @@ pub enum WarningCode {
     IterationLimit,
     MalformedCallIgnored,
     ModelNotReady,
+    /// The model server refused the request for its key.
+    ModelRefused,
     ModelUnreachable,
     ObligationRetry,
     ProtectedContentWithheld,
@@ -40,7 +42,7 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 21] = [
+    pub const ALL: [WarningCode; 22] = [
         WarningCode::CleanVerdictContradicted,
         WarningCode::ContextExceeded,
         WarningCode::ContextTooSmall,
@@ -52,6 +54,7 @@ impl WarningCode {
         WarningCode::IterationLimit,
         WarningCode::MalformedCallIgnored,
         WarningCode::ModelNotReady,
+        WarningCode::ModelRefused,
         WarningCode::ModelUnreachable,
         WarningCode::ObligationRetry,
         WarningCode::ProtectedContentWithheld,
@@ -77,6 +80,7 @@ impl WarningCode {
             WarningCode::IterationLimit => "ITERATION_LIMIT",
             WarningCode::MalformedCallIgnored => "MALFORMED_CALL_IGNORED",
             WarningCode::ModelNotReady => "MODEL_NOT_READY",
+            WarningCode::ModelRefused => "MODEL_REFUSED",
             WarningCode::ModelUnreachable => "MODEL_UNREACHABLE",
             WarningCode::ObligationRetry => "OBLIGATION_RETRY",
             WarningCode::ProtectedContentWithheld => "PROTECTED_CONTENT_WITHHELD",
