@@ -230,3 +230,87 @@ async fn a_question_about_an_18_kb_file_on_a_4096_token_slot_ends_with_an_answer
     assert!(!outcome.final_answer.is_empty());
     stop(daemon, pid).await;
 }
+
+/// A real llama-server started with `--api-key` on loopback (connect_only), the key in a
+/// private file: a turn completes with the key, and a wrong key is one clear refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_server_with_an_api_key_answers_with_the_key_and_refuses_a_wrong_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(parts) = parts() else { return };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let key = "sk-real-llama-test-4711";
+    let port = free_port();
+    let mut server = std::process::Command::new(&parts.server)
+        .args(["-m", parts.model.to_str().unwrap(), "--host", "127.0.0.1"])
+        .args(["--port", &port.to_string(), "-c", "4096", "--jinja"])
+        .args(["-t", &threads().to_string(), "--api-key", key])
+        .arg("--chat-template-file")
+        .arg(&parts.template)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}");
+    let health = format!("127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        // /health is public in llama-server: it answers 200 once the model is loaded.
+        let ok = std::net::TcpStream::connect(&health).is_ok_and(|mut s| {
+            use std::io::{Read, Write};
+            let _ = s.write_all(b"GET /health HTTP/1.0\r\n\r\n");
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            answer.starts_with("HTTP/1.1 200")
+        });
+        if ok {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "llama-server did not load"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let secrets = tempfile::tempdir().unwrap();
+    for (given, works) in [(key, true), ("sk-wrong", false)] {
+        let file = secrets.path().join("key");
+        std::fs::write(&file, given).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let config = format!(
+            "model:\n  mode: connect_only\n  url: {url}\n  api_key_file: {}\n  max_tokens: 64\nturn:\n  max_model_calls: 2\napproval:\n  timeout_secs: 30\n",
+            file.display()
+        );
+        let daemon = TestDaemon::start(&config).await;
+        let mut client = daemon.client().await;
+        client.read_timeout = Duration::from_secs(240);
+        let ws = timeout_workspace();
+        let session = client.open_session(ws.path(), "ask").await;
+        let outcome = turn(&mut client, &session, QUESTION).await;
+        println!(
+            "api key {given}: {:?} {}",
+            outcome.classification, outcome.final_answer
+        );
+        if works {
+            assert_ne!(
+                outcome.status,
+                talos_protocol::CompletionStatus::Failed,
+                "{outcome:?}"
+            );
+            let trace = trace_of(&daemon, &outcome);
+            assert!(
+                trace.model_calls.iter().all(|c| c.error.is_none()),
+                "{trace:?}"
+            );
+        } else {
+            assert!(
+                outcome.final_answer.contains("HTTP 401: Invalid API Key")
+                    && outcome.final_answer.contains("model.api_key_file"),
+                "{}",
+                outcome.final_answer
+            );
+        }
+        daemon.stop().await;
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
