@@ -77,7 +77,42 @@ pub struct ModelConfig {
     /// A PEM file of certificate authorities trusted for an `https` `model.url`, besides the
     /// system's.
     pub ca_file: String,
+    /// `managed`: more arguments for llama-server, passed through as written (flash attention,
+    /// cache types, `--rpc` workers, ...); those Talos sets or checks itself are refused.
+    pub server_args: Vec<String>,
+    /// `managed`: layers to offload to the GPU (`-ngl`).
+    pub gpu_layers: Option<u32>,
 }
+
+/// llama-server flags `model.server_args` may not hold: they would change the bind address,
+/// the port, the API key, the model or the slots that Talos sets and proves itself.
+pub const RESERVED_SERVER_ARGS: [&str; 22] = [
+    "--host",
+    "--port",
+    "--api-key",
+    "--api-key-file",
+    "--ssl-key-file",
+    "--ssl-cert-file",
+    "-m",
+    "--model",
+    "-mu",
+    "--model-url",
+    "-hf",
+    "--hf-repo",
+    "-hff",
+    "--hf-file",
+    "-c",
+    "--ctx-size",
+    "-np",
+    "--parallel",
+    "--chat-template-file",
+    "--reuse-port",
+    "--path",
+    "--no-webui",
+];
+
+/// The GPU-layers flags, given once (`model.gpu_layers`) rather than also in `server_args`.
+const GPU_LAYER_ARGS: [&str; 3] = ["-ngl", "--gpu-layers", "--n-gpu-layers"];
 
 /// The server's API key as read, and where from (for messages; the key itself is never shown).
 pub struct ApiKey {
@@ -320,6 +355,8 @@ impl Default for ModelConfig {
             api_key_env: String::new(),
             api_key_file: String::new(),
             ca_file: String::new(),
+            server_args: Vec::new(),
+            gpu_layers: None,
         }
     }
 }
@@ -384,6 +421,12 @@ pub enum Invalid {
     NotAUrl { url: String, error: url::ParseError },
     #[error("model.url `{0}` must use http or https")]
     NotHttp(String),
+    #[error(
+        "model.server_args may not hold {0}: Talos sets the bind address, port, API key, model, context and slots itself (model.port, model.path, model.ctx, model.slots)"
+    )]
+    ReservedServerArg(String),
+    #[error("model.server_args holds {0} and model.gpu_layers is set: give the GPU layers once")]
+    GpuLayersTwice(String),
     #[error("set one of model.api_key_env and model.api_key_file, not both")]
     TwoKeys,
     #[error("{0}")]
@@ -479,6 +522,7 @@ impl Config {
                 if self.model.start_timeout_secs == 0 {
                     return Err(Invalid::StartTimeoutZero);
                 }
+                self.check_server_args()?;
             }
         }
         if let Some(t) = self.model.temperature
@@ -556,6 +600,21 @@ fn with_line(error: &serde_yaml_ng::Error, text: &str) -> String {
     match line {
         Some(index) => format!("{message} (line {})", index + 1),
         None => message,
+    }
+}
+
+impl Config {
+    fn check_server_args(&self) -> Result<(), Invalid> {
+        for arg in &self.model.server_args {
+            let flag = arg.split_once('=').map_or(arg.as_str(), |(flag, _)| flag);
+            if RESERVED_SERVER_ARGS.contains(&flag) {
+                return Err(Invalid::ReservedServerArg(flag.to_string()));
+            }
+            if self.model.gpu_layers.is_some() && GPU_LAYER_ARGS.contains(&flag) {
+                return Err(Invalid::GpuLayersTwice(flag.to_string()));
+            }
+        }
+        Ok(())
     }
 }
 

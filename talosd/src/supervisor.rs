@@ -307,6 +307,11 @@ impl Supervisor {
             args.extend(["--chat-template-file".into(), c.chat_template_file.clone()]);
         }
         args.push("--no-webui".into());
+        if let Some(layers) = c.gpu_layers {
+            args.extend(["-ngl".into(), layers.to_string()]);
+        }
+        // Checked when the configuration was read: none of them is one Talos sets itself.
+        args.extend(c.server_args.iter().cloned());
         let log = std::fs::create_dir_all(&self.logs).and_then(|()| {
             std::fs::OpenOptions::new()
                 .create(true)

@@ -64,6 +64,10 @@ async fn the_daemon_launches_the_server_owns_it_carries_an_edit_and_stops_it() {
     std::fs::write(&template, "{{ messages }}").unwrap();
     let mut config = fake.config(FAKE);
     config.chat_template_file = Some(template.clone());
+    // Launch options people use on real hardware are passed through (issue 25).
+    config.extra =
+        "  gpu_layers: 12\n  server_args: [--flash-attn, \"on\", --rpc, \"127.0.0.1:50052\"]\n"
+            .into();
     let daemon = TestDaemon::start(&config.to_yaml()).await;
     let mut client = daemon.client().await;
 
@@ -93,6 +97,9 @@ async fn the_daemon_launches_the_server_owns_it_carries_an_edit_and_stops_it() {
         ("-t", "2"),
         ("--parallel", "4"),
         ("--chat-template-file", template.to_str().unwrap()),
+        ("-ngl", "12"),
+        ("--flash-attn", "on"),
+        ("--rpc", "127.0.0.1:50052"),
     ] {
         assert_eq!(flag_value(&args, flag), Some(value), "{flag} in {args:?}");
     }

@@ -436,9 +436,11 @@ fn every_refusal_is_documented_with_its_message() {
             Invalid::Temperature(_) => 10,
             Invalid::TwoKeys => 11,
             Invalid::KeyFile(_) => 12,
+            Invalid::ReservedServerArg(_) => 13,
+            Invalid::GpuLayersTwice(_) => 14,
         }
     }
-    const VARIANTS: usize = 13;
+    const VARIANTS: usize = 15;
     let rule =
         |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
     let rows: Vec<String> = [
@@ -456,6 +458,8 @@ fn every_refusal_is_documented_with_its_message() {
         "retention:\n  max_bytes: 0\n",
         "model:\n  reply_tokens: 9000\n",
         "model:\n  temperature: 3\n",
+        "model:\n  server_args: [--port, \"9000\"]\n",
+        "model:\n  gpu_layers: 20\n  server_args: [-ngl, \"99\"]\n",
         "model:\n  mode: x\n",
         "model:\n  constrain: x\n",
         "permissions:\n  rules:\n    - effect: x\n",
