@@ -7,11 +7,12 @@
 # 127.0.0.1 only). You answer the approval prompt, if the model proposes a change.
 #
 #   usage: packaging/first-turn.sh ["another request"]
-#   env:   TALOS_LLAMA_HOME (see get-llama.sh), TALOS_DEMO_PORT (default 18480)
+#   env:   TALOS_LLAMA_HOME (see get-llama.sh), TALOS_DEMO_PORT (default: Talos's own,
+#          18480 + uid % 1000, so users of one machine do not collide)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUEST=${1:-"In settings.py, change TIMEOUT from 30 to 60."}
-PORT=${TALOS_DEMO_PORT:-18480}
+PORT=${TALOS_DEMO_PORT:-$((18480 + $(id -u) % 1000))}
 DEMO=${XDG_DATA_HOME:-$HOME/.local/share}/talos/demo
 
 packaging/get-llama.sh

@@ -336,7 +336,7 @@ impl Default for ModelConfig {
                 .join(DEFAULT_MODEL_FILE)
                 .display()
                 .to_string(),
-            port: 18480,
+            port: default_port(),
             ctx: 8192,
             threads: std::thread::available_parallelism()
                 .map(|n| u32::try_from(n.get()).unwrap_or(2))
@@ -618,6 +618,20 @@ impl Config {
     }
 }
 
+/// The first port of the managed default's range.
+pub const PORT_BASE: u16 = 18480;
+
+/// The managed server's default port: [`PORT_BASE`] plus the user's uid modulo 1,000 (so
+/// 18480 to 19479), so that users sharing a machine each get their own (issue 25).
+pub fn default_port() -> u16 {
+    port_for_uid(rustix::process::geteuid().as_raw())
+}
+
+/// The default port of user `uid`.
+pub fn port_for_uid(uid: u32) -> u16 {
+    PORT_BASE + u16::try_from(uid % 1000).unwrap_or(0)
+}
+
 /// Refuses a key file that is not a regular file owned by this user, or that others may read.
 fn check_private(path: &str) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
@@ -748,6 +762,21 @@ mod tests {
         // TLS to another host needs no allow_remote; clear text does.
         assert!(Config::parse("model:\n  url: https://gpu.example:8443\n", "c").is_ok());
         assert!(Config::parse("model:\n  url: http://gpu.example:8080\n", "c").is_err());
+    }
+
+    #[test]
+    fn each_user_has_a_managed_port_of_their_own() {
+        let rows = [
+            (0, 18480),
+            (1000, 18480),
+            (1001, 18481),
+            (4242, 18722),
+            (999, 19479),
+        ];
+        for (uid, port) in rows {
+            assert_eq!(port_for_uid(uid), port, "uid {uid}");
+        }
+        assert_eq!(Config::default().model.port, default_port());
     }
 
     #[test]

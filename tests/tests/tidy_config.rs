@@ -9,7 +9,8 @@
 //! `` `section.key` `` (a rule field `` `permissions.rules[].field` ``), and the default cell's
 //! first code span is the default as YAML (`18480`, `true`, `[]`, `null`, `""`, a plain word for
 //! a string). Defaults that depend on the machine use placeholders this test expands:
-//! `$LLAMA_HOME` (`talosd::config::default_llama_home()`) and `$CPUS` (the CPU count); for those
+//! `$LLAMA_HOME` (`talosd::config::default_llama_home()`), `$CPUS` (the CPU count) and
+//! `$USER_PORT` (`talosd::config::default_port()`); for those
 //! keys the default may be any of the cell's code spans (a template file present or not).
 
 use std::collections::BTreeMap;
@@ -22,7 +23,8 @@ const DOC: &str = "docs/configuration.md";
 const HEADER: &str = "| key | type | default | meaning |";
 const RULE: &str = "permissions.rules[].";
 /// Keys whose default depends on the machine: their cell must use a placeholder.
-const MACHINE_DEPENDENT: [&str; 4] = [
+const MACHINE_DEPENDENT: [&str; 5] = [
+    "model.port",
     "model.server",
     "model.path",
     "model.threads",
@@ -129,7 +131,7 @@ fn check_row(row: &Row, actual: Option<&Value>) -> Vec<String> {
         }
         if machine && !row.default.contains('$') {
             problems.push(format!(
-                "`{key}` depends on the machine; write its default with $LLAMA_HOME or $CPUS"
+                "`{key}` depends on the machine; write its default with $LLAMA_HOME, $CPUS or $USER_PORT"
             ));
         }
         if let Err(e) = Config::parse(&snippet(key, actual), "config.yaml") {
@@ -254,6 +256,7 @@ fn expand(text: &str) -> String {
     let llama = talosd::config::default_llama_home();
     text.replace("$LLAMA_HOME", &llama.display().to_string())
         .replace("$CPUS", &cpus.to_string())
+        .replace("$USER_PORT", &talosd::config::default_port().to_string())
 }
 
 fn shown(value: &Value) -> String {
