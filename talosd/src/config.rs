@@ -10,8 +10,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 mod checkpoint;
+mod engine;
 mod housekeeping;
 mod permissions;
+pub use engine::{EngineChoice, NativeTools};
 
 pub use checkpoint::CheckpointConfig;
 pub use housekeeping::{RetentionConfig, TracesConfig};
@@ -82,6 +84,10 @@ pub struct ModelConfig {
     pub server_args: Vec<String>,
     /// `managed`: layers to offload to the GPU (`-ngl`).
     pub gpu_layers: Option<u32>,
+    /// What kind of server `model.url` is.
+    pub engine: EngineChoice,
+    /// Whether tools are offered natively.
+    pub native_tools: NativeTools,
 }
 
 /// llama-server flags `model.server_args` may not hold: they would change the bind address,
@@ -357,6 +363,8 @@ impl Default for ModelConfig {
             ca_file: String::new(),
             server_args: Vec::new(),
             gpu_layers: None,
+            engine: EngineChoice::Auto,
+            native_tools: NativeTools::Auto,
         }
     }
 }

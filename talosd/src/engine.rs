@@ -40,11 +40,27 @@ pub struct Engine {
     key_note: Option<String>,
     /// Set once the server showed it has no `/tokenize`: `count_tokens` then asks no more.
     no_tokenizer: Arc<AtomicBool>,
+    /// `model.engine` and `model.native_tools`.
+    choice: crate::config::EngineChoice,
+    native_tools: crate::config::NativeTools,
+    /// What the last probe found the server to be, and the model an OpenAI server serves.
+    found: Arc<std::sync::Mutex<(Kind, Option<String>)>>,
 }
 
-/// What one `GET /props` says about the server.
+/// The kind of server, as the probe found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// llama.cpp's server (`/props` answered): slots, prompt cache and `/tokenize` are used.
+    #[default]
+    LlamaCpp,
+    /// An OpenAI-compatible server (`/v1/models` answered): none of llama.cpp's fields are sent.
+    OpenAi,
+}
+
+/// What one `GET /props` (or `/v1/models`) says about the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ServerFacts {
+    pub engine: Kind,
     /// The chat template can call tools (`chat_template_caps.supports_tool_calls`).
     pub native_tools: bool,
     /// The context of one slot in tokens (`default_generation_settings.n_ctx`: llama-server
@@ -174,18 +190,26 @@ pub struct ChatRequest<'a> {
 impl Engine {
     /// The streamed `/v1/chat/completions` body for a request.
     pub fn chat_body(&self, request: &ChatRequest<'_>) -> Value {
+        let (kind, served) = self.found();
+        // An OpenAI server routes on `model`: the one it serves, unless model.name says which.
+        let model = match (kind, served) {
+            (Kind::OpenAi, Some(served)) if self.model_name == "local" => served,
+            _ => self.model_name.clone(),
+        };
         let mut body = serde_json::json!({
-            "model": self.model_name,
+            "model": model,
             "messages": request.messages,
             "stream": true,
             "stream_options": {"include_usage": true},
             "max_tokens": self.max_tokens,
-            "cache_prompt": true,
         });
+        if kind == Kind::LlamaCpp {
+            body["cache_prompt"] = serde_json::json!(true);
+        }
         if let Some(temperature) = self.temperature {
             body["temperature"] = serde_json::json!(temperature);
         }
-        if let Some(slot) = request.slot {
+        if let Some(slot) = request.slot.filter(|_| kind == Kind::LlamaCpp) {
             body["id_slot"] = serde_json::json!(slot);
         }
         if request.tool_choice_required {
@@ -261,6 +285,9 @@ impl Engine {
             auth,
             key,
             key_note,
+            choice: config.engine,
+            native_tools: config.native_tools,
+            found: Arc::default(),
             http,
             base: url.trim_end_matches('/').to_string(),
             url: url.to_string(),
@@ -305,11 +332,31 @@ impl Engine {
         }
     }
 
-    /// What the server's `/props` reports, from one request. A server without `/props` (a
-    /// non-success status) has no native tools and no known context or slots.
+    /// What the server says about itself: `/props` for llama.cpp, else (with `model.engine`
+    /// `auto` or `openai`) `/v1/models` for an OpenAI-compatible server. A server with neither
+    /// is taken as llama.cpp without `/props`: no native tools, no known context.
     pub async fn server_facts(&self) -> Result<ServerFacts, EngineError> {
+        use crate::config::{EngineChoice, NativeTools};
+        let mut facts = match self.choice {
+            EngineChoice::OpenAi => None,
+            EngineChoice::Auto | EngineChoice::LlamaCpp => self.props().await?,
+        };
+        if facts.is_none() && self.choice != EngineChoice::LlamaCpp {
+            facts = self.models().await?;
+        }
+        let mut facts = facts.unwrap_or_default();
+        facts.native_tools = match self.native_tools {
+            NativeTools::On => true,
+            NativeTools::Off => false,
+            NativeTools::Auto => facts.native_tools,
+        };
+        Ok(facts)
+    }
+
+    /// `GET path`, or the refusal of its key; `None` for any other non-success.
+    async fn probe_json(&self, path: &str) -> Result<Option<Value>, EngineError> {
         let response = self
-            .request(reqwest::Method::GET, "/props")
+            .request(reqwest::Method::GET, path)
             .send()
             .await
             .map_err(|source| self.connect_error(source))?;
@@ -319,13 +366,54 @@ impl Engine {
             return Err(self.refused(status, &body));
         }
         if !response.status().is_success() {
-            return Ok(ServerFacts::default());
+            return Ok(None);
         }
-        let props: Value = response
+        let value: Value = response
             .json()
             .await
-            .map_err(|e| EngineError::Malformed(format!("/props is not JSON: {e}")))?;
-        Ok(facts_from_props(&props))
+            .map_err(|e| EngineError::Malformed(format!("{path} is not JSON: {e}")))?;
+        Ok(Some(value))
+    }
+
+    async fn props(&self) -> Result<Option<ServerFacts>, EngineError> {
+        let Some(props) = self.probe_json("/props").await? else {
+            return Ok(None);
+        };
+        self.remember(Kind::LlamaCpp, None);
+        Ok(Some(facts_from_props(&props)))
+    }
+
+    /// An OpenAI-compatible server's `/v1/models`: the model it serves (its `id`, sent as
+    /// `model` unless `model.name` is set) and, from vLLM's `max_model_len`, the context.
+    async fn models(&self) -> Result<Option<ServerFacts>, EngineError> {
+        let Some(models) = self.probe_json("/v1/models").await? else {
+            return Ok(None);
+        };
+        let first = models.pointer("/data/0");
+        let id = first
+            .and_then(|m| m.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.remember(Kind::OpenAi, id);
+        Ok(Some(ServerFacts {
+            engine: Kind::OpenAi,
+            native_tools: true,
+            n_ctx: first
+                .and_then(|m| m.get("max_model_len"))
+                .and_then(Value::as_u64)
+                .filter(|n| *n > 0),
+            slots: None,
+        }))
+    }
+
+    fn remember(&self, kind: Kind, model: Option<String>) {
+        if let Ok(mut found) = self.found.lock() {
+            *found = (kind, model);
+        }
+    }
+
+    fn found(&self) -> (Kind, Option<String>) {
+        self.found.lock().map(|f| f.clone()).unwrap_or_default()
     }
 
     /// Whether the server's chat template can call tools (`chat_template_caps.supports_tool_calls`).
@@ -340,6 +428,9 @@ impl Engine {
     /// not `{"tokens": [...]}`) is remembered, and later calls return `None` without asking; a
     /// transient failure (unreachable, loading, a server error) is not remembered.
     pub async fn count_tokens(&self, texts: &[String]) -> Option<Vec<u64>> {
+        if self.found().0 == Kind::OpenAi {
+            return None;
+        }
         let mut counts = Vec::with_capacity(texts.len());
         for text in texts {
             if self.no_tokenizer.load(Ordering::Relaxed) {
@@ -413,6 +504,7 @@ impl Engine {
 /// The facts a `/props` body states; what it does not state is unknown (no native tools).
 fn facts_from_props(props: &Value) -> ServerFacts {
     ServerFacts {
+        engine: Kind::LlamaCpp,
         native_tools: props
             .pointer("/chat_template_caps/supports_tool_calls")
             .and_then(Value::as_bool)

@@ -59,7 +59,13 @@ pub struct FakeOptions {
     /// The API key it wants (llama-server `--api-key`): every path but `/health` answers 401
     /// `Invalid API Key` unless `Authorization: Bearer <key>` carries it.
     pub api_key: Option<String>,
+    /// Speak as an OpenAI-compatible server (vLLM's shape): no `/props` and no `/tokenize`
+    /// (404), and `/v1/models` lists [`OPENAI_MODEL`] with `max_model_len` = `n_ctx` (or 8192).
+    pub openai: bool,
 }
+
+/// The model an OpenAI-compatible fake serves.
+pub const OPENAI_MODEL: &str = "Qwen/Qwen2.5-7B-Instruct";
 
 impl Default for FakeOptions {
     fn default() -> Self {
@@ -69,6 +75,7 @@ impl Default for FakeOptions {
             hide_n_ctx: false,
             tokenize: true,
             api_key: None,
+            openai: false,
         }
     }
 }
@@ -103,7 +110,8 @@ impl FakeLlama {
             n_ctx: options.n_ctx,
             hide_n_ctx: options.hide_n_ctx,
             api_key: options.api_key,
-            tokenize: options.tokenize,
+            openai: options.openai,
+            tokenize: options.tokenize && !options.openai,
             on_request: Some(Arc::new(move |request: &Value| {
                 if let Ok(mut r) = recorded.lock() {
                     r.push(request.clone());
@@ -170,6 +178,8 @@ pub struct Serving {
     pub hide_n_ctx: bool,
     /// The API key every path but `/health` wants.
     pub api_key: Option<String>,
+    /// An OpenAI-compatible server: no `/props`, `/v1/models` instead.
+    pub openai: bool,
     /// Whether `POST /tokenize` answers (with [`tokens`]); otherwise it is 404.
     pub tokenize: bool,
     pub usage: Usage,
@@ -197,6 +207,7 @@ impl Default for Serving {
             n_ctx: None,
             hide_n_ctx: false,
             api_key: None,
+            openai: false,
             tokenize: true,
             usage: Usage::default(),
             loading_until: None,
@@ -274,7 +285,17 @@ async fn serve_connection(
             .await
         }
         "/health" => respond_json(&mut stream, 200, &json!({"status": "ok"})).await,
+        "/props" if serving.openai => {
+            respond_json(&mut stream, 404, &json!({"detail": "Not Found"})).await
+        }
         "/props" => respond_json(&mut stream, 200, &props(serving)).await,
+        "/v1/models" if serving.openai => {
+            let models = json!({"object": "list", "data": [{
+                "id": OPENAI_MODEL, "object": "model", "owned_by": "vllm",
+                "max_model_len": serving.n_ctx.unwrap_or(8192),
+            }]});
+            respond_json(&mut stream, 200, &models).await
+        }
         "/tokenize" if serving.tokenize => {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             let content = request["content"].as_str().unwrap_or_default();

@@ -465,6 +465,8 @@ fn every_refusal_is_documented_with_its_message() {
         "model:\n  gpu_layers: 20\n  server_args: [-ngl, \"99\"]\n",
         "model:\n  mode: x\n",
         "model:\n  constrain: x\n",
+        "model:\n  engine: x\n",
+        "model:\n  native_tools: x\n",
         "permissions:\n  rules:\n    - effect: x\n",
         "permissions:\n  rules:\n    - reason: x\n",
     ]

@@ -62,6 +62,7 @@ fn daemon(model: Vec<Model>) -> Daemon {
         server: Ok(ServerFacts {
             native_tools: true,
             n_ctx: Some(4096),
+            openai: false,
         }),
         files: Vec::new(),
         tokenizer: true,
@@ -371,6 +372,7 @@ fn a_request_that_cannot_fit_is_never_sent() {
     d.server = Ok(ServerFacts {
         native_tools: true,
         n_ctx: Some(700),
+        openai: false,
     });
     let run = run(
         new_turn("Hello there", ModelSettings::default(), Vec::new()),
@@ -436,6 +438,7 @@ fn earlier_turns_are_carried_as_their_records_oldest_first_and_cut_when_full() {
     d.server = Ok(ServerFacts {
         native_tools: true,
         n_ctx: Some(system + 512 + 32 + 20),
+        openai: false,
     });
     let small = run_small(earlier, d);
     let carried: Vec<String> = text_of(&small.requests[0], Role::User);
@@ -615,4 +618,36 @@ fn a_repeated_read_is_answered_from_the_conversation_and_a_second_stops_the_loop
         "{}",
         run.done.answer
     );
+}
+
+#[test]
+fn an_openai_server_gets_the_names_level_where_strict_was_configured() {
+    for (openai, pinned) in [(false, true), (true, false)] {
+        let mut d = daemon(vec![Model::Says("ok"), Model::Says("ok")]);
+        d.server = Ok(ServerFacts {
+            native_tools: true,
+            n_ctx: Some(4096),
+            openai,
+        });
+        d.files = vec![("settings.py", "TIMEOUT = 30\n".into())];
+        d.calls = [Reply::Paths, Reply::Output("1 | TIMEOUT = 30\n")].into();
+        let run = run(
+            new_turn(
+                "In settings.py, change TIMEOUT from 30 to 60.",
+                model_settings(Level::Strict),
+                Vec::new(),
+            ),
+            d,
+        );
+        let schema = run.requests[0]
+            .schema
+            .clone()
+            .expect("a schema")
+            .to_string();
+        assert_eq!(
+            schema.contains(r#""new_string":{"const":"TIMEOUT = 60"}"#),
+            pinned,
+            "openai {openai}: {schema}"
+        );
+    }
 }

@@ -96,6 +96,7 @@ fn props_rows_become_server_facts() {
             json!({"chat_template_caps": {"supports_tool_calls": true}, "total_slots": 2,
                    "default_generation_settings": {"n_ctx": 4096, "params": {}}}),
             ServerFacts {
+                engine: Kind::LlamaCpp,
                 native_tools: true,
                 n_ctx: Some(4096),
                 slots: Some(2),
@@ -104,6 +105,7 @@ fn props_rows_become_server_facts() {
         (
             json!({"chat_template_caps": {"supports_tool_calls": false}, "total_slots": 1}),
             ServerFacts {
+                engine: Kind::LlamaCpp,
                 native_tools: false,
                 n_ctx: None,
                 slots: Some(1),
@@ -134,6 +136,7 @@ async fn server_facts_come_from_one_props_request() {
     assert_eq!(
         facts,
         ServerFacts {
+            engine: Kind::LlamaCpp,
             native_tools: true,
             n_ctx: Some(2048),
             slots: Some(3),

@@ -39,6 +39,7 @@ pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
     Ok(ServerFacts {
         native_tools: facts.native_tools,
         n_ctx: facts.n_ctx,
+        openai: facts.engine == crate::engine::Kind::OpenAi,
     })
 }
 

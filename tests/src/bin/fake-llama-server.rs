@@ -298,6 +298,7 @@ async fn listen(args: Args, model: PathBuf, behaviour: Behaviour) -> ExitCode {
         n_ctx: behaviour.n_ctx,
         hide_n_ctx: false,
         api_key: None,
+        openai: false,
         tokenize: behaviour.tokenize,
         usage: behaviour.usage,
         loading_until: Some(started + Duration::from_millis(behaviour.loading_ms)),

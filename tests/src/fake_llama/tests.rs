@@ -86,6 +86,7 @@ async fn props_report_the_context_and_slots_as_llama_server_does() {
         n_ctx: Some(512),
         tokenize: true,
         hide_n_ctx: false,
+        openai: false,
         api_key: None,
     };
     let fake = FakeLlama::start_with(options, scripted(vec![Reply::Text("OK".into())])).await;
@@ -94,6 +95,7 @@ async fn props_report_the_context_and_slots_as_llama_server_does() {
     assert_eq!(
         facts,
         talosd::engine::ServerFacts {
+            engine: talosd::engine::Kind::LlamaCpp,
             native_tools: false,
             n_ctx: Some(512),
             slots: Some(1),

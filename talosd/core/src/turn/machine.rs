@@ -34,6 +34,9 @@ pub struct ServerFacts {
     pub native_tools: bool,
     /// The context of one request (one slot), when the server says.
     pub n_ctx: Option<u64>,
+    /// An OpenAI-compatible server, not llama.cpp: its JSON-schema decoding is taken to handle
+    /// the `names` level's schemas, not the strict level's long enums.
+    pub openai: bool,
 }
 
 /// Why the model server could not be used.
@@ -219,6 +222,38 @@ pub(crate) enum Stage {
     Done,
 }
 
+impl Default for Machine {
+    fn default() -> Machine {
+        Machine {
+            stage: Stage::default(),
+            prior: None,
+            earlier: Vec::new(),
+            calling: None,
+            level: Level::Off,
+            conversation: None,
+            readable: Vec::new(),
+            read_texts: Vec::new(),
+            constrained: false,
+            next: 0,
+            end: 0,
+            limits: None,
+            scale: (1, 1),
+            overflow_retried: None,
+            counted_system: None,
+            counted_tools: None,
+            counting: Vec::new(),
+            active: Active::default(),
+            queue: VecDeque::new(),
+            round: Round::default(),
+            interrupt: None,
+            answer: String::new(),
+            diagnostics: None,
+            repairing: false,
+            finished: None,
+        }
+    }
+}
+
 /// What the nested machine is.
 #[derive(Debug, Clone, Default)]
 pub(crate) enum Active {
@@ -230,12 +265,14 @@ pub(crate) enum Active {
 }
 
 /// The machine's state besides the turn's record.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Machine {
     pub stage: Stage,
     pub prior: Option<PriorRecord>,
     pub earlier: Vec<EarlierTurn>,
     pub calling: Option<ToolCalling>,
+    /// The constraint level in force for this server (`strict` is `names` on an OpenAI one).
+    pub level: Level,
     pub conversation: Option<Conversation>,
     pub readable: Vec<String>,
     pub read_texts: Vec<(String, String)>,
@@ -435,6 +472,10 @@ impl Turn {
             ToolCalling::Text => CallingRecord::Text,
         };
         self.machine.calling = Some(calling);
+        self.machine.level = match (facts.openai, self.settings.model.constrain) {
+            (true, Level::Strict) => Level::Names,
+            (_, level) => level,
+        };
         self.machine.limits = Some(Limits {
             context: facts.n_ctx.unwrap_or(self.settings.model.ctx_per_request),
             reply: self.settings.model.reply_tokens,

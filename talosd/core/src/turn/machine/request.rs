@@ -239,7 +239,7 @@ impl Turn {
         let known = self.known_files();
         let rules = change_rule::rules(&self.plan);
         let contract = self.plan.contract();
-        let level = self.settings.model.constrain;
+        let level = self.machine.level;
         let step = Step {
             tools: surface.tools(),
             phase: self.phase,
