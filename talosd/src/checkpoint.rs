@@ -10,6 +10,7 @@
 // std::fs here writes only the store under the Talos home, never a workspace file.
 #![allow(clippy::disallowed_methods)]
 
+pub mod job;
 pub mod list;
 pub mod manifest;
 pub mod record;

@@ -18,9 +18,9 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
         ctx.checkpoint = Some(taken.checkpoint_id.clone());
     }
     if changes && let Some(id) = ctx.checkpoint.take() {
-        let job = effects::CheckpointJob::of(ctx, call_id);
+        let job = effects::checkpoint_job(ctx, call_id);
         off_worker(move || {
-            effects::record_after(&job, &id);
+            crate::checkpoint::job::record_after(&job, &id);
             Input::Done
         })
         .await;
@@ -57,9 +57,13 @@ async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Inp
             paths,
             before,
         } => {
-            let job = effects::CheckpointJob::of(ctx, call_id);
-            off_worker(move || Input::Checkpointed(effects::checkpoint(&job, tool, &paths, before)))
-                .await
+            let job = effects::checkpoint_job(ctx, call_id);
+            off_worker(move || {
+                Input::Checkpointed(crate::checkpoint::job::checkpoint(
+                    &job, tool, &paths, before,
+                ))
+            })
+            .await
         }
         Effect::Write {
             path,

@@ -1,19 +1,15 @@
 //! The file effects a call's state machine asks for, performed through the session's
 //! `Workspace` handle (every path resolved beneath the root in the kernel): resolving paths
-//! for the ladder, the pre-image of a write, the checkpoint (no checkpoint, no write), the
-//! write with its stale-bytes check and read-back, and typed workspace operations. Each
+//! for the ladder, the named files, the pre-image of a write, the checkpoint's job (run by
+//! `crate::checkpoint::job`: no checkpoint, no write), the write with its stale-bytes check and
+//! read-back, and typed workspace operations. Each
 //! function reports what happened; none decides anything.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use talos_core::ops::WorkspaceOp;
-use talos_core::tools::ToolId;
 use talos_core::turn::call::{ResolvedPath, WriteFailure};
-use talos_core::turn::record::CheckpointTaken;
 
-use super::context::{TurnCtx, now_ms};
-use crate::checkpoint::{CaptureContext, CheckpointStore};
+use super::context::TurnCtx;
+use crate::checkpoint::job::CheckpointJob;
 use crate::workspace::Workspace;
 
 /// Resolves one raw path for the ladder.
@@ -39,78 +35,17 @@ pub fn read_current(workspace: &Workspace, shown: &str) -> Result<Option<Vec<u8>
     workspace.read(&location, shown).map_err(|e| e.to_string())
 }
 
-/// Everything a checkpoint needs, owned, so it can be taken off the async workers.
-pub struct CheckpointJob {
-    pub store: PathBuf,
-    /// `checkpoint.max_file_bytes`.
-    pub max_file_bytes: u64,
-    pub session_id: String,
-    pub workspace: Arc<Workspace>,
-    pub trace_id: String,
-    pub turn_id: String,
-    pub call_id: String,
-}
-
-impl CheckpointJob {
-    pub fn of(ctx: &TurnCtx, call_id: &str) -> CheckpointJob {
-        CheckpointJob {
-            store: ctx.daemon.home.checkpoints(),
-            max_file_bytes: ctx.daemon.config.checkpoint.max_file_bytes,
-            session_id: ctx.session.id.to_string(),
-            workspace: ctx.session.files.clone(),
-            trace_id: ctx.trace.trace_id.clone(),
-            turn_id: ctx.turn_id.to_string(),
-            call_id: call_id.to_string(),
-        }
-    }
-}
-
-/// Takes the checkpoint of `paths` before a change.
-pub fn checkpoint(
-    job: &CheckpointJob,
-    tool: ToolId,
-    paths: &[String],
-    before: Option<Option<Vec<u8>>>,
-) -> Result<CheckpointTaken, String> {
-    let store = CheckpointStore::new(job.store.clone()).with_max_file_bytes(job.max_file_bytes);
-    let capture = CaptureContext {
-        session_id: Some(&job.session_id),
-        undoes: None,
-        trace_id: &job.trace_id,
-        turn_id: &job.turn_id,
-        call_id: &job.call_id,
-        tool: tool.name(),
-        created_at_ms: now_ms(),
-    };
-    let workspace = &job.workspace;
-    let taken = match (before, paths) {
-        (Some(before), [path]) => {
-            store.capture(workspace.root(), path, before.as_deref(), &capture)
-        }
-        _ => {
-            let placed = paths
-                .iter()
-                .map(|p| workspace.place(p))
-                .collect::<Result<Vec<_>, String>>()?;
-            store.capture_paths(workspace.root(), workspace, &placed, &capture)
-        }
-    };
-    taken
-        .map(|c| CheckpointTaken {
-            checkpoint_id: c.checkpoint_id.into_string(),
-            existed_before: c.existed_before,
-            blob_sha256: c.blob_sha256,
-        })
-        .map_err(|e| e.to_string())
-}
-
-/// Records, in checkpoint `id`'s manifest, the state its change left (for a later restore's
-/// conflict check). A failure is logged: the change happened either way, and a restore treats
-/// a missing record as a possible conflict.
-pub fn record_after(job: &CheckpointJob, id: &str) {
-    let store = CheckpointStore::new(job.store.clone()).with_max_file_bytes(job.max_file_bytes);
-    if let Err(e) = store.record_after(&job.workspace, id) {
-        tracing::warn!(checkpoint = id, error = %e, "cannot record the state after a change");
+/// The checkpoint job of call `call_id` in this turn.
+pub fn checkpoint_job(ctx: &TurnCtx, call_id: &str) -> CheckpointJob {
+    CheckpointJob {
+        store: ctx.daemon.home.checkpoints(),
+        max_file_bytes: ctx.daemon.config.checkpoint.max_file_bytes,
+        session_id: ctx.session.id.to_string(),
+        workspace: ctx.session.files.clone(),
+        trace_id: ctx.trace.trace_id.clone(),
+        turn_id: ctx.turn_id.to_string(),
+        call_id: call_id.to_string(),
+        created_at_ms: super::context::now_ms(),
     }
 }
 
