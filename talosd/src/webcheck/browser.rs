@@ -24,10 +24,14 @@ pub fn run(
     trigger: &str,
     target: &str,
 ) -> InteractionCheck {
-    let Some(dir) = ScratchDir::new() else {
-        return InteractionCheck::NotRun(
-            "cannot create a private directory for the browser".into(),
-        );
+    let dir = match ScratchDir::new() {
+        Ok(dir) => dir,
+        Err(e) => {
+            return InteractionCheck::NotRun(format!(
+                "cannot create a private directory for the browser in {}: {e}",
+                std::env::temp_dir().display()
+            ));
+        }
     };
     for (path, content) in files {
         let dest = dir.0.join(path);
@@ -145,18 +149,28 @@ window.addEventListener("load", function () {{
 struct ScratchDir(PathBuf);
 
 impl ScratchDir {
-    fn new() -> Option<Self> {
+    /// A new 0700 directory under the temp dir. The name carries the pid, a per-process
+    /// counter and the time, and a name already taken is retried: two checks in one daemon
+    /// may start within one tick of a coarse clock.
+    fn new() -> Result<Self, std::io::Error> {
         use std::os::unix::fs::DirBuilderExt;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let path =
-            std::env::temp_dir().join(format!("talos-webcheck-{}-{nanos}", std::process::id()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .ok()
-            .map(|()| ScratchDir(path))
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let mut last = None;
+        for _ in 0..16 {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = std::env::temp_dir()
+                .join(format!("talos-webcheck-{}-{n}-{nanos}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(ScratchDir(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("no free name")))
     }
 }
 
@@ -169,6 +183,24 @@ impl Drop for ScratchDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_dirs_made_at_once_are_all_distinct_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dirs: Vec<ScratchDir> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|_| s.spawn(ScratchDir::new)).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap().unwrap())
+                .collect()
+        });
+        let names: std::collections::BTreeSet<_> = dirs.iter().map(|d| d.0.clone()).collect();
+        assert_eq!(names.len(), 8);
+        for d in &dirs {
+            let mode = std::fs::metadata(&d.0).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", d.0.display());
+        }
+    }
 
     #[test]
     fn the_probe_goes_before_the_body_end_and_never_matches_its_own_marker() {
