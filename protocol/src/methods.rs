@@ -11,12 +11,14 @@ mod continuity;
 mod handshake;
 mod housekeeping;
 mod index;
+mod models;
 
 pub use checkpoint::*;
 pub use continuity::*;
 pub use handshake::*;
 pub use housekeeping::*;
 pub use index::*;
+pub use models::*;
 
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
@@ -66,9 +68,11 @@ pub const INDEX_REBUILD: &str = "index/rebuild";
 pub const INDEX_SEARCH: &str = "index/search";
 /// Notification from the daemon while `index/rebuild` runs.
 pub const INDEX_PROGRESS: &str = "index/progress";
+/// Chooses the model a session's next turns use (`models:` in config.yaml).
+pub const MODEL_SELECT: &str = "model/select";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 28] = [
+pub const ALL_METHODS: [&str; 29] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -97,6 +101,7 @@ pub const ALL_METHODS: [&str; 28] = [
     INDEX_REBUILD,
     INDEX_SEARCH,
     INDEX_PROGRESS,
+    MODEL_SELECT,
 ];
 
 /// The model endpoint in `daemon/status`.
@@ -236,6 +241,9 @@ pub struct SessionInfo {
     /// when it was restored from a previous daemon), so a new daemon can resume it.
     #[serde(default)]
     pub persisted: bool,
+    /// The model its next turn uses (an entry of `models:`, or `default`).
+    #[serde(default)]
+    pub model: String,
 }
 
 /// The result of `session/list`.
@@ -569,35 +577,6 @@ pub struct ProfileTrustResult {
     pub sha256: String,
     /// How many profiles the pinned declaration declares.
     pub profile_count: usize,
-}
-
-/// The model server as the daemon sees it (`model/status`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelStatusResult {
-    /// `managed` or `connect_only`.
-    pub mode: String,
-    /// `starting`, `loading`, `ready`, `restarting`, `failed`, `stopped` (managed), or
-    /// `connect_only`.
-    pub state: String,
-    /// The llama-server base URL.
-    pub url: String,
-    /// The llama-server process id (managed mode, while it runs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
-    /// The port llama-server listens on (managed mode).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    /// The GGUF model file (managed mode).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Restarts after crashes since the daemon started.
-    pub restarts: u32,
-    /// Whether the listener was proven to belong to the process Talos started.
-    pub owned: bool,
-    /// Why the server failed, present only in state `failed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
 }
 
 #[cfg(test)]

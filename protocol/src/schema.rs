@@ -190,6 +190,7 @@ pub fn method_schemas() -> Vec<MethodSchema> {
             params: typed::<m::IndexProgressParams>(Sender::Daemon),
             result: Side::Absent,
         },
+        call::<m::ModelSelectParams, m::ModelSelectResult>(m::MODEL_SELECT),
     ]
 }
 

@@ -94,10 +94,13 @@ pub struct TextDigest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceModel {
-    /// The backend, `llama.cpp`.
+    /// The engine the server was found to be: `llama.cpp` or `openai`.
     pub backend: String,
-    /// The llama-server base URL.
+    /// The model server's base URL.
     pub url: String,
+    /// The model's name: its entry in `models:`, or `default` for the one `model:`.
+    #[serde(default)]
+    pub name: String,
     /// `native` or `text`: how tool calls were offered and parsed this turn.
     pub tool_calling: String,
 }

@@ -112,6 +112,10 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::ProfileTrustResult>,
         ),
         m::MODEL_STATUS => ignored_params(round_trip::<m::ModelStatusResult>),
+        m::MODEL_SELECT => typed_pair(
+            round_trip::<m::ModelSelectParams>,
+            round_trip::<m::ModelSelectResult>,
+        ),
         m::TURN_CANCEL => typed_pair(
             round_trip::<m::TurnCancelParams>,
             round_trip::<m::TurnCancelResult>,

@@ -35,7 +35,27 @@ pub fn model_status(client: &mut Client, json: bool, output: &Output) -> Result<
     }
     let status: ModelStatusResult = serde_json::from_value(raw)
         .map_err(|error| Failure::Connection(format!("invalid model/status result: {error}")))?;
+    let mut text = describe_model(&status);
+    if status.models.len() > 1 {
+        text.push_str("models (* the default; `talos run --model NAME`, `/model NAME`):\n");
+        for m in &status.models {
+            text.push_str(&printable(&format!(
+                "{} {:<12} {:<12} {:<9} {}\n",
+                if m.default { "*" } else { " " },
+                m.name,
+                m.mode,
+                m.state,
+                m.url
+            )));
+        }
+    }
+    output.out(&text)
+}
+
+/// One model's status as aligned `name: value` lines.
+fn describe_model(status: &ModelStatusResult) -> String {
     let mut rows = vec![
+        ("name", status.name.clone()),
         ("mode", status.mode.clone()),
         ("state", status.state.clone()),
         ("url", status.url.clone()),
@@ -61,12 +81,9 @@ pub fn model_status(client: &mut Client, json: bool, output: &Output) -> Result<
         rows.push(("last error", error.clone()));
     }
     let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0) + 1;
-    output.out(
-        &rows
-            .iter()
-            .map(|(name, value)| format!("{:<width$} {}\n", format!("{name}:"), printable(value)))
-            .collect::<String>(),
-    )
+    rows.iter()
+        .map(|(name, value)| format!("{:<width$} {}\n", format!("{name}:"), printable(value)))
+        .collect()
 }
 
 /// `talos stop`: asks the daemon to shut down and waits briefly for it to hang up.

@@ -13,7 +13,7 @@ use talos_protocol::{CompletionStatus, Mode, TurnStartParams};
 use crate::client::Client;
 use crate::failure::Failure;
 use crate::interrupt::Interrupts;
-use crate::render::{ContextUse, Output, Style};
+use crate::render::{ContextUse, Output, Style, printable};
 use crate::socket::{self, AutoStart, SocketTarget};
 use crate::turn::{self, Format};
 use editor::{Answer, Editor, Read};
@@ -39,6 +39,8 @@ struct Repl<'a> {
     editor: Editor,
     /// The context the last turn's last model call used (`None` when it reported none).
     last_context: Option<ContextUse>,
+    /// The model chosen with `/model NAME`, chosen again in a `/new` session.
+    model: Option<String>,
 }
 
 /// Runs the session until `/exit` or Ctrl-D; the exit code is 0.
@@ -55,6 +57,7 @@ pub fn run(target: &SocketTarget, start: Start, output: &Output) -> Result<u8, F
         interrupts: Interrupts::install(target, output)?,
         editor: Editor::open()?,
         last_context: None,
+        model: None,
     };
     output.err_line(&output.stderr_palette.paint(
         Style::Dim,
@@ -164,16 +167,31 @@ impl Repl<'_> {
             }
             Slash::New => {
                 self.session_id = crate::sessions::open(client, workspace, self.mode, true)?;
+                if let Some(name) = &self.model {
+                    crate::sessions::select_model(client, &self.session_id, name)?;
+                }
                 self.last_context = None;
                 output.err_line(&format!("new session {}", self.session_id));
             }
             Slash::Status => {
                 crate::control::status(client, false, output)?;
+                if let Some(model) = crate::sessions::model_of(client, workspace, &self.session_id)
+                {
+                    output.out(&format!("session model: {}\n", printable(&model)))?;
+                }
                 if let Some(line) = last_turn_line(self.last_context.as_ref()) {
                     output.out(&format!("{line}\n"))?;
                 }
             }
-            Slash::Model => crate::control::model_status(client, false, output)?,
+            Slash::Model(None) => crate::control::model_status(client, false, output)?,
+            Slash::Model(Some(name)) => {
+                let chosen = crate::sessions::select_model(client, &self.session_id, &name)?;
+                self.model = Some(chosen.name.clone());
+                output.err_line(&format!(
+                    "model {} ({} {}) for the next turns (was {})",
+                    chosen.name, chosen.mode, chosen.url, chosen.previous
+                ));
+            }
             Slash::Grants { revoke } => {
                 crate::sessions::grants(client, workspace, Some(self.mode), revoke, false, output)?
             }

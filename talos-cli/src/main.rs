@@ -320,6 +320,10 @@ struct RunArgs {
     /// Start a new session instead of continuing this workspace's session in this mode.
     #[arg(long)]
     new_session: bool,
+    /// The model to use, by its name in config.yaml's `models:` (`talos model status` lists
+    /// them); the session keeps it for its later turns.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
     /// The request, in words.
     #[arg(value_name = "REQUEST", required = true, num_args = 1..)]
     request: Vec<String>,
@@ -573,6 +577,7 @@ fn run_request(args: RunArgs) -> Result<RunRequest, Failure> {
         workspace: canonical_workspace(&workspace)?,
         mode: mode_of(args.mode),
         new_session: args.new_session,
+        model: args.model,
         pins: args.pins,
         prompt,
         format: if args.json {

@@ -3,8 +3,9 @@
 //! between runs), and `talos grants` lists or revokes what those sessions remember.
 
 use talos_protocol::{
-    GRANTS_LIST, GRANTS_REVOKE, GrantsListResult, GrantsParams, GrantsRevokeResult, Mode,
-    SESSION_LIST, SESSION_NEW, SessionInfo, SessionListResult, SessionNewParams, SessionNewResult,
+    GRANTS_LIST, GRANTS_REVOKE, GrantsListResult, GrantsParams, GrantsRevokeResult, MODEL_SELECT,
+    Mode, ModelSelectParams, ModelSelectResult, SESSION_LIST, SESSION_NEW, SessionInfo,
+    SessionListResult, SessionNewParams, SessionNewResult,
 };
 
 use crate::client::{Client, ignore_messages, params};
@@ -60,6 +61,33 @@ pub fn continue_in(
     from: &str,
 ) -> Result<String, Failure> {
     new_session(client, workspace, mode, Some(from.to_string()))
+}
+
+/// Chooses the model of the session's next turns (`model/select`).
+pub fn select_model(
+    client: &mut Client,
+    session_id: &str,
+    name: &str,
+) -> Result<ModelSelectResult, Failure> {
+    let select = ModelSelectParams {
+        session_id: session_id.to_string(),
+        name: name.to_string(),
+    };
+    serde_json::from_value(client.call(
+        MODEL_SELECT,
+        params(serde_json::to_value(&select)),
+        &mut ignore_messages,
+    )?)
+    .map_err(|e| invalid(MODEL_SELECT, e))
+}
+
+/// The model the session's next turn uses, as `session/list` says.
+pub fn model_of(client: &mut Client, workspace: &str, session_id: &str) -> Option<String> {
+    on_workspace(client, workspace, None)
+        .ok()?
+        .into_iter()
+        .find(|s| s.session_id == session_id)
+        .map(|s| s.model)
 }
 
 fn new_session(

@@ -39,6 +39,8 @@ pub struct RunRequest {
     pub pins: Vec<String>,
     /// Open a new session instead of reusing the daemon's idle one for this workspace and mode.
     pub new_session: bool,
+    /// The model this turn and the session's later ones use (`model/select`).
+    pub model: Option<String>,
     pub format: Format,
 }
 
@@ -81,6 +83,9 @@ pub fn run(
         request.mode,
         request.new_session,
     )?;
+    if let Some(name) = &request.model {
+        crate::sessions::select_model(client, &session_id, name)?;
+    }
     let turn = TurnStartParams {
         session_id,
         prompt: request.prompt.clone(),

@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 mod checkpoint;
 mod engine;
 mod housekeeping;
+mod models;
 mod permissions;
 pub use engine::{EngineChoice, NativeTools};
+pub use models::{IMPLICIT_MODEL, ModelEntryConfig};
 
 pub use checkpoint::CheckpointConfig;
 pub use housekeeping::{RetentionConfig, TracesConfig};
@@ -25,6 +27,9 @@ pub use permissions::PermissionsConfig;
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub model: ModelConfig,
+    /// Named models (issue 25): each entry has the settings of `model:`, and `model.default`
+    /// names the one a session uses until it selects another. Empty: `model:` is the one model.
+    pub models: std::collections::BTreeMap<String, ModelConfig>,
     pub tools: ToolsConfig,
     pub approval: ApprovalConfig,
     pub turn: TurnConfig,
@@ -88,6 +93,10 @@ pub struct ModelConfig {
     pub engine: EngineChoice,
     /// Whether tools are offered natively.
     pub native_tools: NativeTools,
+    /// The entry of `models:` a session uses until it selects another; `model:` only.
+    pub default: String,
+    /// `managed` entries of `models:` that may run at once; `model:` only.
+    pub max_running: u32,
 }
 
 /// llama-server flags `model.server_args` may not hold: they would change the bind address,
@@ -365,6 +374,8 @@ impl Default for ModelConfig {
             gpu_layers: None,
             engine: EngineChoice::Auto,
             native_tools: NativeTools::Auto,
+            default: String::new(),
+            max_running: 1,
         }
     }
 }
@@ -443,6 +454,12 @@ pub enum Invalid {
         "model.url `{0}` is not a loopback address; set model.allow_remote: true to use a remote server"
     )]
     NotLoopback(String),
+    #[error("model.max_running must be at least 1")]
+    MaxRunningZero,
+    #[error("{0}")]
+    Models(String),
+    #[error("models.{name}: {problem}")]
+    InEntry { name: String, problem: Box<Invalid> },
     #[error("turn.max_model_calls must be at least 1")]
     MaxModelCallsZero,
     #[error("approval.timeout_secs must be at least 1")]
@@ -501,14 +518,16 @@ impl Config {
                 message: with_line(&e, text),
             })?
         };
-        for path in [
-            &mut config.model.server,
-            &mut config.model.path,
-            &mut config.model.chat_template_file,
-            &mut config.model.api_key_file,
-            &mut config.model.ca_file,
-        ] {
-            *path = expand_home(path);
+        for model in std::iter::once(&mut config.model).chain(config.models.values_mut()) {
+            for path in [
+                &mut model.server,
+                &mut model.path,
+                &mut model.chat_template_file,
+                &mut model.api_key_file,
+                &mut model.ca_file,
+            ] {
+                *path = expand_home(path);
+            }
         }
         config.validate().map_err(|problem| ConfigError::Invalid {
             path: origin.to_string(),
@@ -518,55 +537,7 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), Invalid> {
-        match self.model.mode {
-            ModelMode::ConnectOnly => {}
-            ModelMode::Managed => {
-                if self.model.port == 0 {
-                    return Err(Invalid::PortZero);
-                }
-                if self.model.slots == 0 || self.model.ctx == 0 || self.model.threads == 0 {
-                    return Err(Invalid::SizeZero);
-                }
-                if self.model.start_timeout_secs == 0 {
-                    return Err(Invalid::StartTimeoutZero);
-                }
-                self.check_server_args()?;
-            }
-        }
-        if let Some(t) = self.model.temperature
-            && !(0.0..=2.0).contains(&t)
-        {
-            return Err(Invalid::Temperature(t));
-        }
-        let context = self.model.ctx_per_request();
-        if self.model.reply_tokens + 256 > context {
-            return Err(Invalid::ReplyTokens {
-                reply: self.model.reply_tokens,
-                context,
-            });
-        }
-        let url = url::Url::parse(&self.model.url).map_err(|error| Invalid::NotAUrl {
-            url: self.model.url.clone(),
-            error,
-        })?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(Invalid::NotHttp(self.model.url.clone()));
-        }
-        if !self.model.api_key_env.is_empty() && !self.model.api_key_file.is_empty() {
-            return Err(Invalid::TwoKeys);
-        }
-        if !self.model.api_key_file.is_empty() {
-            check_private(&self.model.api_key_file).map_err(|e| {
-                Invalid::KeyFile(format!(
-                    "model.api_key_file {}: {e}",
-                    self.model.api_key_file
-                ))
-            })?;
-        }
-        // Clear text to another host needs model.allow_remote; TLS does not.
-        if url.scheme() == "http" && !self.model.allow_remote && !is_loopback(&url) {
-            return Err(Invalid::NotLoopback(self.model.url.clone()));
-        }
+        self.validate_models()?;
         if self.turn.max_model_calls == 0 {
             return Err(Invalid::MaxModelCallsZero);
         }
@@ -575,6 +546,62 @@ impl Config {
         }
         if let Some(problem) = self.retention.problem() {
             return Err(Invalid::Retention(problem));
+        }
+        Ok(())
+    }
+}
+
+impl ModelConfig {
+    /// The checks of one model's settings (`model:`, or an entry of `models:`).
+    fn validate(&self) -> Result<(), Invalid> {
+        match self.mode {
+            ModelMode::ConnectOnly => {}
+            ModelMode::Managed => {
+                if self.port == 0 {
+                    return Err(Invalid::PortZero);
+                }
+                if self.slots == 0 || self.ctx == 0 || self.threads == 0 {
+                    return Err(Invalid::SizeZero);
+                }
+                if self.start_timeout_secs == 0 {
+                    return Err(Invalid::StartTimeoutZero);
+                }
+                self.check_server_args()?;
+            }
+        }
+        if self.max_running == 0 {
+            return Err(Invalid::MaxRunningZero);
+        }
+        if let Some(t) = self.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(Invalid::Temperature(t));
+        }
+        let context = self.ctx_per_request();
+        if self.reply_tokens + 256 > context {
+            return Err(Invalid::ReplyTokens {
+                reply: self.reply_tokens,
+                context,
+            });
+        }
+        let url = url::Url::parse(&self.url).map_err(|error| Invalid::NotAUrl {
+            url: self.url.clone(),
+            error,
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Invalid::NotHttp(self.url.clone()));
+        }
+        if !self.api_key_env.is_empty() && !self.api_key_file.is_empty() {
+            return Err(Invalid::TwoKeys);
+        }
+        if !self.api_key_file.is_empty() {
+            check_private(&self.api_key_file).map_err(|e| {
+                Invalid::KeyFile(format!("model.api_key_file {}: {e}", self.api_key_file))
+            })?;
+        }
+        // Clear text to another host needs model.allow_remote; TLS does not.
+        if url.scheme() == "http" && !self.allow_remote && !is_loopback(&url) {
+            return Err(Invalid::NotLoopback(self.url.clone()));
         }
         Ok(())
     }
@@ -611,14 +638,14 @@ fn with_line(error: &serde_yaml_ng::Error, text: &str) -> String {
     }
 }
 
-impl Config {
+impl ModelConfig {
     fn check_server_args(&self) -> Result<(), Invalid> {
-        for arg in &self.model.server_args {
+        for arg in &self.server_args {
             let flag = arg.split_once('=').map_or(arg.as_str(), |(flag, _)| flag);
             if RESERVED_SERVER_ARGS.contains(&flag) {
                 return Err(Invalid::ReservedServerArg(flag.to_string()));
             }
-            if self.model.gpu_layers.is_some() && GPU_LAYER_ARGS.contains(&flag) {
+            if self.gpu_layers.is_some() && GPU_LAYER_ARGS.contains(&flag) {
                 return Err(Invalid::GpuLayersTwice(flag.to_string()));
             }
         }

@@ -79,7 +79,7 @@ pub async fn handle(
                 .lock()
                 .map_err(internal)?
                 .values()
-                .map(|s| s.info())
+                .map(|s| s.info(daemon.default_model()))
                 .collect();
             sessions.sort_by(|a, b| a.session_id.cmp(&b.session_id));
             to_value(proto::SessionListResult { sessions })
@@ -144,7 +144,11 @@ pub async fn handle(
             let p = parse(params)?;
             crate::offload::blocking(|| profile_trust(daemon, p))
         }
-        proto::MODEL_STATUS => to_value(model_status(daemon)),
+        proto::MODEL_STATUS => to_value(daemon.models.status()),
+        proto::MODEL_SELECT => {
+            let p: proto::ModelSelectParams = parse(params)?;
+            crate::offload::blocking(|| crate::lifecycle::model_select(daemon, p))
+        }
         proto::CHECKPOINT_LIST => {
             let p = parse(params)?;
             crate::offload::blocking(|| crate::checkpoint::serve::list(daemon, p))
@@ -284,24 +288,6 @@ fn profile_trust(daemon: &Daemon, p: proto::ProfileTrustParams) -> Result<Value,
     })
 }
 
-/// `model/status`: the managed server's state, or what `connect_only` knows.
-fn model_status(daemon: &Daemon) -> proto::ModelStatusResult {
-    match &daemon.supervisor {
-        Some(supervisor) => supervisor.status(),
-        None => proto::ModelStatusResult {
-            mode: daemon.config.model.mode.as_str().into(),
-            state: "connect_only".into(),
-            url: daemon.config.model.url.clone(),
-            pid: None,
-            port: None,
-            model: None,
-            restarts: 0,
-            owned: false,
-            last_error: None,
-        },
-    }
-}
-
 fn status(daemon: &Daemon) -> proto::DaemonStatusResult {
     proto::DaemonStatusResult {
         version: env!("CARGO_PKG_VERSION").into(),
@@ -312,8 +298,8 @@ fn status(daemon: &Daemon) -> proto::DaemonStatusResult {
         sessions: daemon.session_count(),
         active_turns: daemon.active_turns.load(Ordering::Relaxed),
         model: proto::ModelInfo {
-            mode: daemon.config.model.mode.as_str().into(),
-            url: daemon.engine.url.clone(),
+            mode: daemon.models.default_entry().config.mode.as_str().into(),
+            url: daemon.models.default_entry().engine.url.clone(),
         },
         config_error: daemon.config_error.clone(),
         log_lines_dropped: crate::logging::dropped_lines(),

@@ -84,31 +84,43 @@ pub fn checks(home: &Home, config_file: &Path) -> Vec<Check> {
         },
         "",
     )];
-    let m = &config.model;
-    match m.mode {
-        ModelMode::ConnectOnly => out.push(judge::connection(
-            &m.url,
-            m.api_key().map(|key| key.map(|k| k.source)),
-        )),
-        ModelMode::Managed => {
-            out.push(judge::server(
-                &m.server,
-                facts::server(&m.server, VERSION_TIMEOUT),
-            ));
-            let default_name = Path::new(&m.path)
-                .file_name()
-                .is_some_and(|n| n == DEFAULT_MODEL_FILE);
-            out.push(judge::model(&m.path, &facts::model(&m.path, default_name)));
-            out.push(judge::template(
-                &m.chat_template_file,
-                facts::template(&m.chat_template_file),
-            ));
-            let record = crate::supervisor::launch_record(&home.state, m.port);
-            out.push(judge::port(m.port, facts::port(m.port, &record)));
-        }
+    let several = !config.models.is_empty();
+    for entry in config.model_entries() {
+        let checks = model_checks(home, &entry.model);
+        out.extend(checks.into_iter().map(|mut check| {
+            if several {
+                check.detail = format!("models.{}: {}", entry.name, check.detail);
+            }
+            check
+        }));
     }
     out.push(judge::disk(&facts::disk(&home.state), &config.retention));
     out
+}
+
+/// The checks of one model's settings.
+fn model_checks(home: &Home, m: &crate::config::ModelConfig) -> Vec<Check> {
+    match m.mode {
+        ModelMode::ConnectOnly => vec![judge::connection(
+            &m.url,
+            m.api_key().map(|key| key.map(|k| k.source)),
+        )],
+        ModelMode::Managed => {
+            let default_name = Path::new(&m.path)
+                .file_name()
+                .is_some_and(|n| n == DEFAULT_MODEL_FILE);
+            let record = crate::supervisor::launch_record(&home.state, m.port);
+            vec![
+                judge::server(&m.server, facts::server(&m.server, VERSION_TIMEOUT)),
+                judge::model(&m.path, &facts::model(&m.path, default_name)),
+                judge::template(
+                    &m.chat_template_file,
+                    facts::template(&m.chat_template_file),
+                ),
+                judge::port(m.port, facts::port(m.port, &record)),
+            ]
+        }
+    }
 }
 
 /// `talosd --doctor`: the checks as one JSON object (`{"version": ..., "checks": [...]}`),

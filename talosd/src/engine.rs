@@ -57,6 +57,16 @@ pub enum Kind {
     OpenAi,
 }
 
+impl Kind {
+    /// The name traces and `talos doctor` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::LlamaCpp => "llama.cpp",
+            Kind::OpenAi => "openai",
+        }
+    }
+}
+
 /// What one `GET /props` (or `/v1/models`) says about the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ServerFacts {

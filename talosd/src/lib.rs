@@ -20,6 +20,7 @@ pub mod ids;
 pub mod index;
 pub mod lifecycle;
 pub mod logging;
+pub mod models;
 pub mod offload;
 pub mod paths;
 pub mod profiles;

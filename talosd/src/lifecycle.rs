@@ -29,6 +29,45 @@ pub fn turn_cancel(daemon: &Daemon, p: proto::TurnCancelParams) -> Result<Value,
     to_value(proto::TurnCancelResult { cancelled })
 }
 
+/// `model/select`: the model the session's next turns use. A turn that runs keeps the model it
+/// started with. The choice is written with the session's state: now when no turn runs and the
+/// session is persisted, else when the running turn ends.
+pub fn model_select(daemon: &Daemon, p: proto::ModelSelectParams) -> Result<Value, RpcError> {
+    let session = daemon
+        .session(&p.session_id)
+        .ok_or_else(|| not_found(&p.session_id))?;
+    let Some(entry) = daemon.models.get(&p.name) else {
+        return Err(RpcError::new(
+            ErrorCode::InvalidParams,
+            format!(
+                "no model `{}`; configured: {} (models: in config.yaml)",
+                p.name,
+                daemon.models.names().join(", ")
+            ),
+        ));
+    };
+    let previous = session
+        .selected_model()
+        .unwrap_or_else(|| daemon.default_model().to_string());
+    session.select_model(Some(entry.name.clone()));
+    if session.is_persisted()
+        && let Some(claim) = session.claim(&daemon.stopping)
+    {
+        let store = SessionStore::new(daemon.home.sessions());
+        if let Err(e) = store.save(&claim.snapshot(), crate::turn::now_ms()) {
+            tracing::error!(session = %session.id, error = %e, "cannot persist the session");
+        }
+    }
+    tracing::info!(session = %session.id, model = %entry.name, %previous, "model selected");
+    to_value(proto::ModelSelectResult {
+        session_id: p.session_id,
+        name: entry.name.clone(),
+        previous,
+        mode: entry.config.mode.as_str().into(),
+        url: entry.engine.url.clone(),
+    })
+}
+
 /// At most this many persisted sessions, the most recently saved, are reopened at start: each
 /// holds a handle on its workspace. Older ones stay on disk and `session/resume` reopens them.
 pub const RESTORED_AT_START: usize = 64;
@@ -84,7 +123,7 @@ pub fn restore_at_start(daemon: &Daemon) -> Restored {
 pub fn session_resume(daemon: &Daemon, p: proto::SessionResumeParams) -> Result<Value, RpcError> {
     if let Some(open) = daemon.session(&p.session_id) {
         return to_value(proto::SessionResumeResult {
-            session: open.info(),
+            session: open.info(daemon.default_model()),
             loaded: false,
         });
     }
@@ -103,7 +142,7 @@ pub fn session_resume(daemon: &Daemon, p: proto::SessionResumeParams) -> Result<
         )
     })?;
     to_value(proto::SessionResumeResult {
-        session: session.info(),
+        session: session.info(daemon.default_model()),
         loaded: true,
     })
 }

@@ -16,11 +16,10 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::connection::Handler;
-use crate::engine::Engine;
 use crate::ids::SessionId;
+use crate::models::Models;
 use crate::paths::Home;
 use crate::sessions::Session;
-use crate::supervisor::Supervisor;
 
 /// How long a stopping daemon waits for in-flight turns to write their traces.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -35,9 +34,8 @@ pub struct Daemon {
     pub config_error: Option<String>,
     pub home: Home,
     pub socket_path: PathBuf,
-    pub engine: Engine,
-    /// The managed llama-server, in `managed` mode.
-    pub supervisor: Option<Arc<Supervisor>>,
+    /// The configured models, each with its engine and its managed server.
+    pub models: Models,
     pub sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     pub started: Instant,
     /// Cancelled when the daemon begins to stop; every turn's token is a child of it.
@@ -63,22 +61,15 @@ impl Daemon {
             Ok(config) => (config, None),
             Err(error) => (Config::default(), Some(error.to_string())),
         };
-        let supervisor = (config.model.mode == crate::config::ModelMode::Managed
-            && config_error.is_none())
-        .then(|| Arc::new(Supervisor::new(config.model.clone(), settings.home.logs())));
-        let url = supervisor
-            .as_ref()
-            .map_or_else(|| config.model.url.clone(), |s| s.url());
-        let engine = Engine::new(&config.model, &url);
+        let models = Models::new(&config, settings.home.logs());
         let rules = config.permissions.rules();
         Arc::new(Daemon {
-            supervisor,
+            models,
             rules,
             config,
             config_error,
             home: settings.home,
             socket_path: settings.socket_path,
-            engine,
             sessions: Mutex::new(HashMap::new()),
             started: Instant::now(),
             stopping: CancellationToken::new(),
@@ -93,10 +84,16 @@ impl Daemon {
         self.sessions.lock().ok()?.get(id).cloned()
     }
 
-    /// The slot for a new session: round robin over `model.slots`.
+    /// The slot number of a new session: sessions take them in turn, and each model's server
+    /// maps the number onto its own `slots` ([`crate::models::ModelEntry::slot`]).
     pub fn next_slot(&self) -> u32 {
-        let slots = u64::from(self.config.model.slots.max(1));
-        u32::try_from(self.next_slot.fetch_add(1, Ordering::Relaxed) % slots).unwrap_or(0)
+        u32::try_from(self.next_slot.fetch_add(1, Ordering::Relaxed) % u64::from(u32::MAX))
+            .unwrap_or(0)
+    }
+
+    /// The name of the model sessions use until they select another.
+    pub fn default_model(&self) -> &str {
+        &self.models.default_entry().name
     }
 
     pub fn session_count(&self) -> usize {
@@ -117,10 +114,9 @@ pub async fn serve<H: Handler>(
     handler: Arc<H>,
 ) {
     let connections = TaskTracker::new();
-    let supervision = daemon
-        .supervisor
-        .clone()
-        .map(|s| tokio::spawn(async move { s.run().await }));
+    if daemon.config_error.is_none() {
+        daemon.models.start_default();
+    }
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -164,10 +160,5 @@ pub async fn serve<H: Handler>(
     {
         tracing::warn!("some connections did not finish within {DRAIN_TIMEOUT:?}");
     }
-    if let Some(supervisor) = &daemon.supervisor {
-        supervisor.shutdown().await;
-    }
-    if let Some(task) = supervision {
-        let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
-    }
+    daemon.models.shutdown().await;
 }

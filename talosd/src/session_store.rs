@@ -55,6 +55,9 @@ struct SessionFile {
     history: Vec<HistoryEntry>,
     last_outcome: Option<TurnOutcome>,
     last_findings: Vec<String>,
+    /// The model chosen with `model/select` (absent: `model.default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     saved_at_ms: u64,
 }
 
@@ -111,6 +114,7 @@ impl SessionStore {
                 .collect(),
             last_outcome: snapshot.last_outcome.clone(),
             last_findings: snapshot.last_findings.clone(),
+            model: snapshot.model.clone(),
             saved_at_ms: now_ms,
         };
         let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
@@ -320,6 +324,7 @@ fn checked(file: SessionFile, id: SessionId) -> Result<Snapshot, String> {
         answers,
         last_outcome: file.last_outcome,
         last_findings: file.last_findings,
+        model: file.model,
     })
 }
 

@@ -52,6 +52,8 @@ pub struct Session {
     running: Mutex<Option<CancellationToken>>,
     /// Whether the session's state is on disk (written after a turn, or restored from it).
     persisted: AtomicBool,
+    /// The model chosen with `model/select`; `None` follows `model.default`.
+    model: Mutex<Option<String>>,
 }
 
 /// What a session's turns leave for the next ones, as `session_store` writes it down and a new
@@ -70,6 +72,8 @@ pub struct Snapshot {
     pub answers: Vec<(String, Vec<String>)>,
     pub last_outcome: Option<TurnOutcome>,
     pub last_findings: Vec<String>,
+    /// The model chosen with `model/select`, if one was.
+    pub model: Option<String>,
 }
 
 /// One remembered turn: the request as typed, and its contract and outcome.
@@ -134,6 +138,7 @@ impl Session {
             last_findings: snapshot.last_findings,
         };
         let session = Session::with_state(snapshot.id, workspace, snapshot.mode, slot, state);
+        session.select_model(snapshot.model);
         session
             .turns_started
             .store(snapshot.turns, Ordering::Release);
@@ -159,6 +164,7 @@ impl Session {
             turns_started: AtomicU64::new(0),
             running: Mutex::new(None),
             persisted: AtomicBool::new(false),
+            model: Mutex::new(None),
         }
     }
 
@@ -180,7 +186,9 @@ impl Session {
             last_findings: inherited.last_findings.clone(),
         };
         drop(inherited);
-        Some(Session::with_state(id, workspace, mode, slot, state))
+        let session = Session::with_state(id, workspace, mode, slot, state);
+        session.select_model(from.selected_model());
+        Some(session)
     }
 
     /// Claims the session for one turn, or `None` when a turn already runs. The turn's
@@ -208,6 +216,11 @@ impl Session {
             }
             None => false,
         }
+    }
+
+    /// Whether the session's state is on disk.
+    pub fn is_persisted(&self) -> bool {
+        self.persisted.load(Ordering::Acquire)
     }
 
     /// Records that the session's state is (or is no longer) on disk.
@@ -243,7 +256,20 @@ impl Session {
         }
     }
 
-    pub fn info(&self) -> SessionInfo {
+    /// The model chosen with `model/select`; `None` follows `model.default`.
+    pub fn selected_model(&self) -> Option<String> {
+        self.model.lock().ok().and_then(|m| m.clone())
+    }
+
+    /// Chooses the model of the next turns (`None`: `model.default`).
+    pub fn select_model(&self, name: Option<String>) {
+        if let Ok(mut model) = self.model.lock() {
+            *model = name;
+        }
+    }
+
+    /// What `session/list` says; `default_model` is named when the session chose none.
+    pub fn info(&self, default_model: &str) -> SessionInfo {
         SessionInfo {
             session_id: self.id.to_string(),
             workspace: self.workspace.display().to_string(),
@@ -251,6 +277,9 @@ impl Session {
             turns: self.turns_started.load(Ordering::Acquire),
             busy: self.busy(),
             persisted: self.persisted.load(Ordering::Acquire),
+            model: self
+                .selected_model()
+                .unwrap_or_else(|| default_model.to_string()),
         }
     }
 }
@@ -307,6 +336,7 @@ impl SessionTurn {
                 .collect(),
             last_outcome: self.state.last_outcome.clone(),
             last_findings: self.state.last_findings.clone(),
+            model: self.session.selected_model(),
         }
     }
 
@@ -394,7 +424,7 @@ mod tests {
             let claim = session.claim(&CancellationToken::new());
             got.push(claim.is_some());
             held.push(claim);
-            assert_eq!(session.info().busy, got.iter().any(|g| *g));
+            assert_eq!(session.info("default").busy, got.iter().any(|g| *g));
         }
         assert_eq!(got, expected);
     }
@@ -422,10 +452,10 @@ mod tests {
             };
             assert_eq!(turn.next_turn(), expected);
             turn.remember_findings(vec![format!("finding {expected}")]);
-            assert!(session.info().busy);
-            assert_eq!(session.info().turns, expected);
+            assert!(session.info("default").busy);
+            assert_eq!(session.info("default").turns, expected);
         }
-        assert!(!session.info().busy);
+        assert!(!session.info("default").busy);
         let Some(turn) = session.claim(&CancellationToken::new()) else {
             panic!("the session should be free");
         };
@@ -491,7 +521,7 @@ mod tests {
         let restored = Arc::new(Session::restore(snapshot.clone(), workspace(), 1));
         assert_eq!(restored.id, session.id);
         assert_eq!(restored.mode, Mode::Ask);
-        let info = restored.info();
+        let info = restored.info("default");
         assert_eq!((info.turns, info.persisted, info.busy), (1, true, false));
         assert!(
             !restored.grants().remember_writes,

@@ -155,6 +155,9 @@ impl Supervisor {
                 | State::Restarting
                 | State::Stopped => None,
             },
+            name: String::new(),
+            default: false,
+            models: Vec::new(),
         }
     }
 

@@ -58,6 +58,7 @@ pub async fn run(
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
     let plan = plan(&daemon, &session, &request, mode, &resolved);
+    let model = daemon.models.lease(model_of(&daemon, &session));
     let trace = to_proto::record::header(&to_proto::record::Header {
         session_id: session.id.as_str(),
         trace_id: request.trace_id.as_str(),
@@ -66,24 +67,29 @@ pub async fn run(
         started_at_ms: now_ms(),
         workspace: &session.workspace,
         mode: session.mode.as_str(),
-        model_url: &daemon.engine.url,
+        model_url: &model.entry.engine.url,
+        model_name: &model.entry.name,
         prompt: &request.prompt,
         plan: &plan,
     });
     let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));
-    let core = Turn::new(plan, settings(&daemon, mode), session.grants())
-        .with_context(prior, session.conversation());
+    let core = Turn::new(
+        plan,
+        settings(&daemon, &model.entry.config, mode),
+        session.grants(),
+    )
+    .with_context(prior, session.conversation());
     let mut ctx = TurnCtx::new(
         daemon,
         session.session(),
         peer,
         turn_id.clone(),
-        trace,
-        core,
+        (trace, core),
+        model,
         session.cancel_token(),
     );
     let contract = ctx.core.plan.contract();
-    tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), "turn started");
+    tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), model = %ctx.model.entry.name, "turn started");
     let done = drive(&mut ctx).await;
     let (outcome, findings) = finish(ctx, done, &request.prompt).await;
     session.turn_ended();
@@ -110,8 +116,25 @@ pub async fn run(
     outcome
 }
 
-/// The turn's settings from the daemon's configuration.
-fn settings(daemon: &Daemon, mode: SessionMode) -> TurnSettings {
+/// The model the session chose, or the default one (also when the chosen one is no longer
+/// configured).
+fn model_of<'a>(daemon: &'a Daemon, session: &SessionTurn) -> &'a Arc<crate::models::ModelEntry> {
+    let chosen = session.selected_model();
+    let entry = chosen.as_deref().and_then(|name| daemon.models.get(name));
+    if entry.is_none()
+        && let Some(name) = &chosen
+    {
+        tracing::warn!(session = %session.id, model = %name, "the session's model is no longer configured; using the default");
+    }
+    entry.unwrap_or_else(|| daemon.models.default_entry())
+}
+
+/// The turn's settings from the daemon's configuration and the turn's model.
+fn settings(
+    daemon: &Daemon,
+    model: &crate::config::ModelConfig,
+    mode: SessionMode,
+) -> TurnSettings {
     let config = &daemon.config;
     TurnSettings {
         mode,
@@ -121,10 +144,10 @@ fn settings(daemon: &Daemon, mode: SessionMode) -> TurnSettings {
         allow_invisible_path_characters: config.permissions.allow_invisible_path_characters,
         model: ModelSettings {
             native_calling: config.tools.native_calling,
-            constrain: config.model.constrain_level(),
+            constrain: model.constrain_level(),
             preread_max_bytes: config.turn.preread_max_bytes,
-            ctx_per_request: config.model.ctx_per_request(),
-            reply_tokens: config.model.reply_tokens,
+            ctx_per_request: model.ctx_per_request(),
+            reply_tokens: model.reply_tokens,
         },
     }
 }

@@ -73,19 +73,28 @@ async fn the_daemon_launches_the_server_owns_it_carries_an_edit_and_stops_it() {
 
     let ready = wait_for_state(&mut client, "ready", START).await.last;
     let pid = fake.listener_pid().expect("the fake listens");
+    let expected = ModelStatusResult {
+        mode: "managed".into(),
+        state: "ready".into(),
+        url: format!("http://127.0.0.1:{}", fake.port),
+        pid: Some(pid),
+        port: Some(fake.port),
+        model: Some(fake.model.to_str().unwrap().to_string()),
+        restarts: 0,
+        owned: true,
+        last_error: None,
+        name: "default".into(),
+        default: true,
+        models: Vec::new(),
+    };
+    // The one model, at the top and as the only entry of the list.
+    assert_eq!(ready.models, vec![expected.clone()]);
     assert_eq!(
-        ready,
         ModelStatusResult {
-            mode: "managed".into(),
-            state: "ready".into(),
-            url: format!("http://127.0.0.1:{}", fake.port),
-            pid: Some(pid),
-            port: Some(fake.port),
-            model: Some(fake.model.to_str().unwrap().to_string()),
-            restarts: 0,
-            owned: true,
-            last_error: None,
+            models: Vec::new(),
+            ..ready
         },
+        expected
     );
     assert!(alive(pid));
     let args = cmdline(pid);

@@ -172,6 +172,10 @@ fn actual_keys() -> BTreeMap<String, Value> {
 
 fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, Value>) {
     match value {
+        // An empty map (`models: {}`) is a key of its own.
+        Value::Object(map) if map.is_empty() && !prefix.is_empty() => {
+            out.insert(prefix.to_string(), value.clone());
+        }
         Value::Object(map) => {
             for (name, inner) in map {
                 let key = if prefix.is_empty() {
@@ -441,9 +445,12 @@ fn every_refusal_is_documented_with_its_message() {
             Invalid::KeyFile(_) => 12,
             Invalid::ReservedServerArg(_) => 13,
             Invalid::GpuLayersTwice(_) => 14,
+            Invalid::MaxRunningZero => 15,
+            Invalid::Models(_) => 16,
+            Invalid::InEntry { .. } => 17,
         }
     }
-    const VARIANTS: usize = 15;
+    const VARIANTS: usize = 18;
     let rule =
         |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
     let rows: Vec<String> = [
@@ -463,6 +470,15 @@ fn every_refusal_is_documented_with_its_message() {
         "model:\n  temperature: 3\n",
         "model:\n  server_args: [--port, \"9000\"]\n",
         "model:\n  gpu_layers: 20\n  server_args: [-ngl, \"99\"]\n",
+        "model:\n  max_running: 0\n",
+        "model:\n  default: big\n",
+        "models:\n  a: {}\n  b: {}\n",
+        "model:\n  default: c\nmodels:\n  a: {}\n",
+        "model:\n  default: a\n  ctx: 4096\nmodels:\n  a: {}\n",
+        "models:\n  a:\n    default: a\n",
+        "models:\n  \"a b\": {}\n",
+        "model:\n  default: a\n  max_running: 2\nmodels:\n  a:\n    port: 18480\n  b:\n    port: 18480\n",
+        "models:\n  a:\n    port: 0\n",
         "model:\n  mode: x\n",
         "model:\n  constrain: x\n",
         "model:\n  engine: x\n",

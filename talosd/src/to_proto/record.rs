@@ -22,6 +22,7 @@ pub struct Header<'a> {
     pub workspace: &'a std::path::Path,
     pub mode: &'a str,
     pub model_url: &'a str,
+    pub model_name: &'a str,
     pub prompt: &'a str,
     pub plan: &'a talos_core::plan::TurnPlan,
 }
@@ -41,8 +42,9 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
         workspace_hash: talos_core::digest::sha256(h.workspace.to_string_lossy().as_bytes()),
         mode: h.mode.into(),
         model: TraceModel {
-            backend: "llama.cpp".into(),
+            backend: crate::engine::Kind::LlamaCpp.as_str().into(),
             url: h.model_url.into(),
+            name: h.model_name.into(),
             tool_calling: String::new(),
         },
         request: super::text_digest(h.prompt),

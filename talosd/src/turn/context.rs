@@ -27,6 +27,8 @@ pub struct TurnCtx {
     /// The trace header; its lists are filled from the core's record when the turn ends.
     pub trace: TraceRecord,
     pub core: Turn,
+    /// The turn's model, held for the whole turn.
+    pub model: crate::models::Lease,
     /// The checkpoint the call in flight took, until its change completes it.
     pub checkpoint: Option<String>,
     seq: u64,
@@ -45,8 +47,8 @@ impl TurnCtx {
         session: Arc<Session>,
         peer: Arc<Peer>,
         turn_id: TurnId,
-        trace: TraceRecord,
-        core: Turn,
+        (trace, core): (TraceRecord, Turn),
+        model: crate::models::Lease,
         cancel: CancellationToken,
     ) -> TurnCtx {
         TurnCtx {
@@ -57,6 +59,7 @@ impl TurnCtx {
             cancel,
             trace,
             core,
+            model,
             checkpoint: None,
             seq: 0,
         }

@@ -21,14 +21,14 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Waits for the managed server to load, then reads what the server says about itself.
 pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
-    if let Some(supervisor) = ctx.daemon.supervisor.clone() {
-        supervisor
-            .wait_ready()
-            .await
-            .map_err(|e| ServerProblem::NotReady(e.to_string()))?;
-    }
+    ctx.daemon
+        .models
+        .ready(&ctx.model)
+        .await
+        .map_err(|e| ServerProblem::NotReady(e.to_string()))?;
     let facts = ctx
-        .daemon
+        .model
+        .entry
         .engine
         .server_facts()
         .await
@@ -36,6 +36,7 @@ pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
             EngineError::Unauthorized { .. } => ServerProblem::Refused(e.to_string()),
             e => ServerProblem::Unreachable(e.to_string()),
         })?;
+    ctx.trace.model.backend = facts.engine.as_str().into();
     Ok(ServerFacts {
         native_tools: facts.native_tools,
         n_ctx: facts.n_ctx,
@@ -58,7 +59,7 @@ pub async fn count(ctx: &mut TurnCtx, items: &[Countable]) -> Option<Vec<u64>> {
             .to_string(),
         })
         .collect();
-    ctx.daemon.engine.count_tokens(&texts).await
+    ctx.model.entry.engine.count_tokens(&texts).await
 }
 
 /// Sends the request and reads its reply.
@@ -69,10 +70,10 @@ pub async fn request(ctx: &mut TurnCtx, request: &ModelRequest) -> TurnInput {
         .map(crate::to_proto::chat_message)
         .collect();
     let daemon = ctx.daemon.clone();
-    let body = daemon.engine.chat_body(&ChatRequest {
+    let body = ctx.model.entry.engine.chat_body(&ChatRequest {
         messages: &messages,
         tools: &request.tools,
-        slot: daemon.supervisor.is_some().then_some(ctx.session.slot),
+        slot: ctx.model.entry.slot(ctx.session.slot),
         tool_choice_required: request.tool_choice_required,
         prefill: &daemon.config.tools.tool_call_prefill,
         schema: request.schema.as_ref(),
@@ -119,7 +120,7 @@ fn model_reply(reply: ChatReply) -> ModelReply {
 
 /// Starts the chat, or `Ok(None)` when the turn was cancelled first.
 async fn start(ctx: &TurnCtx, body: &Value) -> Result<Option<ChatStream>, EngineError> {
-    let engine = ctx.daemon.engine.clone();
+    let engine = ctx.model.entry.engine.clone();
     let cancel = ctx.cancel.clone();
     tokio::select! {
         s = engine.start_chat(body) => s.map(Some),
