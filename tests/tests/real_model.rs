@@ -314,3 +314,79 @@ async fn a_real_server_with_an_api_key_answers_with_the_key_and_refuses_a_wrong_
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// Two named models on the real server (issue 25, item 5): the session's turn goes to the
+/// default, `model/select` moves it to the second, which starts on first use after the idle
+/// default is stopped (`model.max_running: 1`); each trace names its model and the engine the
+/// probe found. Prints how long the switched turn took, its server start included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_switches_between_two_real_managed_models() {
+    let Some(parts) = parts() else { return };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let entry = |name: &str, port: u16| {
+        format!(
+            "  {name}:\n    server: {:?}\n    path: {:?}\n    chat_template_file: {:?}\n    port: {port}\n    ctx: 8192\n    slots: 2\n    threads: {}\n    start_timeout_secs: 120\n    max_tokens: 64\n",
+            parts.server,
+            parts.model,
+            parts.template,
+            threads()
+        )
+    };
+    let config = format!(
+        "model:\n  default: small\nmodels:\n{}{}turn:\n  max_model_calls: 2\napproval:\n  timeout_secs: 30\n",
+        entry("small", free_port()),
+        entry("second", free_port())
+    );
+    let daemon = TestDaemon::start(&config).await;
+    let mut client = daemon.client().await;
+    client.read_timeout = Duration::from_secs(240);
+    let ready = wait_for_state(&mut client, "ready", Duration::from_secs(150))
+        .await
+        .last;
+    let small_pid = ready.pid.unwrap();
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "ask").await;
+    let first = turn(&mut client, &session, QUESTION).await;
+    let trace = trace_of(&daemon, &first);
+    assert_eq!(
+        (trace.model.name.as_str(), trace.model.backend.as_str()),
+        ("small", "llama.cpp")
+    );
+
+    let _: serde_json::Value = client
+        .request(
+            "model/select",
+            serde_json::json!({"sessionId": session, "name": "second"}),
+        )
+        .await;
+    let started = std::time::Instant::now();
+    let second = turn(&mut client, &session, QUESTION).await;
+    let took = started.elapsed();
+    let trace = trace_of(&daemon, &second);
+    assert_eq!(trace.model.name, "second", "{trace:?}");
+    assert!(
+        trace.model_calls.iter().all(|c| c.error.is_none()),
+        "{trace:?}"
+    );
+    assert!(
+        wait_gone(&[small_pid], Duration::from_secs(8))
+            .await
+            .is_empty(),
+        "the idle default was stopped first"
+    );
+    let status: talos_protocol::ModelStatusResult =
+        client.request("model/status", serde_json::json!({})).await;
+    let second_pid = status
+        .models
+        .iter()
+        .find(|m| m.name == "second")
+        .and_then(|m| m.pid)
+        .expect("second runs");
+    println!(
+        "switched turn on a cold second model: {} ms ({:?}); first turn {:?}",
+        took.as_millis(),
+        second.classification,
+        first.classification
+    );
+    stop(daemon, second_pid).await;
+}
