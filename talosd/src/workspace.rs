@@ -14,6 +14,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod files;
+mod guarded;
 #[cfg(test)]
 mod hard_link_tests;
 pub mod ops;

@@ -310,7 +310,7 @@ async fn a_file_changed_or_swapped_for_a_symlink_after_approval_is_not_written()
             assert!(
                 outcome
                     .final_answer
-                    .contains("changed after it was approved"),
+                    .contains("changed since the change was approved; nothing written"),
                 "{outcome:?}"
             );
         } else {

@@ -141,7 +141,7 @@ fn every_call_rule_holds() {
             ..row("no checkpoint, no write", EDIT, edit_settings())
         },
         Row {
-            says: "settings.py changed after it was approved",
+            says: "settings.py changed since the change was approved; nothing written",
             before: vec![read_settings()],
             script: vec![
                 Reply::Paths,

@@ -357,6 +357,8 @@ fn one(
     seen: Option<&Current>,
     max: u64,
 ) -> Result<(), String> {
+    // Check and write as one against every session's writes (issue 26).
+    let _one_writer = files.lock_file(&step.path);
     let now = list::current_state(files, &step.path, max);
     if let Current::Refused(reason) = &now {
         return Err(format!("Path not allowed: {} ({reason})", step.path));

@@ -49,33 +49,6 @@ pub fn checkpoint_job(ctx: &TurnCtx, call_id: &str) -> CheckpointJob {
     }
 }
 
-/// Writes `bytes` if the file still holds `expected`, then reads it back.
-pub fn write(
-    workspace: &Workspace,
-    shown: &str,
-    expected: Option<&[u8]>,
-    bytes: &[u8],
-) -> Result<Vec<u8>, WriteFailure> {
-    // The boundary again, at the moment of IO, and the bytes the person approved against.
-    let now = workspace
-        .recheck(shown, shown)
-        .map_err(|e| WriteFailure::Recheck(e.to_string()))?;
-    let location = now.location.unwrap_or_else(|| shown.to_string());
-    let current = workspace
-        .read(&location, shown)
-        .map_err(|e| WriteFailure::Recheck(e.to_string()))?;
-    if current.as_deref() != expected {
-        return Err(WriteFailure::Stale);
-    }
-    workspace
-        .write_atomic(&location, shown, bytes)
-        .map_err(|e| WriteFailure::Write(e.to_string()))?;
-    match workspace.read(&location, shown) {
-        Ok(bytes) => Ok(bytes.unwrap_or_default()),
-        Err(e) => Err(WriteFailure::ReadBack(e.to_string())),
-    }
-}
-
 /// Checks each op against the disk as it is now: the paths it touches, or the first refusal.
 pub fn check_ops(
     workspace: &Workspace,
@@ -119,7 +92,8 @@ pub fn write_and_reindex(
     expected: Option<&[u8]>,
     bytes: &[u8],
 ) -> Result<Vec<u8>, WriteFailure> {
-    let written = write(workspace, path, expected, bytes);
+    // Under the file's write lock, shared by every session (issue 26).
+    let written = workspace.write_if_unchanged(path, expected, bytes);
     if written.is_ok()
         && let Ok(placed) = workspace.place(path)
         && let Err(e) = crate::index::reindex_file(index_home, workspace, &placed.location)

@@ -384,7 +384,7 @@ fn literal_problem(
 fn failure_text(shown: &str, failure: WriteFailure) -> String {
     match failure {
         WriteFailure::Stale => format!(
-            "{shown} changed after it was approved; the write was refused. Read it again and propose the change anew."
+            "{shown} changed since the change was approved; nothing written. Read it again and propose the change anew."
         ),
         WriteFailure::Recheck(e) => format!("{e}. The file was not written."),
         WriteFailure::Write(e) => e,
