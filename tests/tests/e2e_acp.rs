@@ -261,3 +261,71 @@ async fn an_editor_that_leaves_mid_permission_writes_nothing() {
         "nothing is written without an answer"
     );
 }
+
+/// Every trace under the home's `traces/`.
+fn traces_in(home: &Path) -> Vec<talos_protocol::trace::TraceRecord> {
+    let mut found = Vec::new();
+    let sessions = std::fs::read_dir(home.join("traces")).into_iter().flatten();
+    for session in sessions.flatten().filter(|e| e.path().is_dir()) {
+        for file in std::fs::read_dir(session.path()).unwrap().flatten() {
+            let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+            if let Ok(trace) = serde_json::from_str(&text) {
+                found.push(trace);
+            }
+        }
+    }
+    found
+}
+
+/// Proves a `session/cancel` while a permission request is open is recorded as a cancel
+/// (issue 26, defect 8): the prompt stops `cancelled`, the trace's approval has source
+/// `cancelled` and its outcome is CANCELLED, never the person's deny; nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_during_a_permission_is_a_cancel_not_a_deny() {
+    use talos_protocol::event::ApprovalSource;
+    let llama = FakeLlama::start(true, editing_model()).await;
+    let home = home_with(&TestDaemon::config_reading_first(&llama.url, true));
+    let ws = timeout_workspace();
+    let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
+    tokio::task::spawn_blocking(move || {
+        let mut bridge = Bridge::start(&home_path);
+        bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+        let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
+        let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
+        bridge.send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": sid,
+            "prompt": [{"type": "text", "text": "In settings.py, change TIMEOUT from 30 to 60."}]
+        }}));
+        bridge.until(|m| m["method"] == "session/request_permission");
+        bridge.send(
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}),
+        );
+        let done = bridge.until(|m| m["id"] == 3);
+        assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+        drop(bridge.stdin);
+        let _ = bridge.child.wait();
+    })
+    .await
+    .unwrap();
+    stop(home.path());
+    let traces = traces_in(home.path());
+    let trace = traces
+        .iter()
+        .find(|t| !t.approvals.is_empty())
+        .unwrap_or_else(|| panic!("a trace with the approval: {traces:?}"));
+    assert_eq!(
+        trace.approvals[0].source,
+        ApprovalSource::Cancelled,
+        "{trace:?}"
+    );
+    assert_eq!(
+        trace.outcome.status,
+        talos_protocol::CompletionStatus::Cancelled,
+        "{:?}",
+        trace.outcome
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
+}

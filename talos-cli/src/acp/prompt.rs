@@ -217,14 +217,22 @@ impl Turn<'_> {
                 Ok(None)
             }
             (Some(APPROVAL_REQUEST), Some(id)) => {
-                let decision = message
+                let decision = match message
                     .params
                     .and_then(|p| serde_json::from_value::<ApprovalRequestParams>(p).ok())
-                    .map_or(Decision::Deny, |request| self.ask(&request));
-                Ok(Some(Message::response(
-                    id,
-                    params(serde_json::to_value(ApprovalResult { decision })),
-                )))
+                {
+                    Some(request) => self.ask(&request),
+                    None => Some(Decision::Deny),
+                };
+                // A cancelled turn's approval is left to the daemon, which ends it as
+                // cancelled (`turn/cancel` went on a connection of its own): the bridge never
+                // answers for a person who did not (issue 26, defect 8).
+                Ok(decision.map(|decision| {
+                    Message::response(
+                        id,
+                        params(serde_json::to_value(ApprovalResult { decision })),
+                    )
+                }))
             }
             _ => Ok(refuse_request(&message)),
         }
@@ -327,11 +335,11 @@ impl Turn<'_> {
             .update(&self.acp_id, SessionUpdate::AgentMessageChunk(chunk(text)));
     }
 
-    /// Asks the editor; a cancelled turn, a cancelled or failed request and an answer that
-    /// does not parse deny.
-    fn ask(&self, request: &ApprovalRequestParams) -> Decision {
+    /// Asks the editor. A request that failed and an answer that does not parse deny; `None`
+    /// when the turn was cancelled, before or while asking (the daemon's cancel decides).
+    fn ask(&self, request: &ApprovalRequestParams) -> Option<Decision> {
         if self.cancel.load(Ordering::SeqCst) {
-            return Decision::Deny;
+            return None;
         }
         let ask = RequestPermissionRequest::new(
             self.acp_id.clone(),
@@ -343,7 +351,7 @@ impl Turn<'_> {
             "session/request_permission",
             serde_json::to_value(ask).unwrap_or(Value::Null),
         );
-        match answer.recv() {
+        let decision = match answer.recv() {
             Ok(Reply::Result(result)) => {
                 serde_json::from_value::<RequestPermissionResponse>(result)
                     .map_or(Decision::Deny, |r| {
@@ -357,7 +365,8 @@ impl Turn<'_> {
                 Decision::Deny
             }
             Err(_) => Decision::Deny,
-        }
+        };
+        (!self.cancel.load(Ordering::SeqCst)).then_some(decision)
     }
 }
 

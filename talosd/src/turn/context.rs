@@ -110,6 +110,9 @@ impl TurnCtx {
         let request = peer.request(proto::APPROVAL_REQUEST, value, Some(request));
         let (decision, source) = tokio::select! {
             answer = tokio::time::timeout(timeout, request) => match answer {
+                // An answer that comes once the turn is cancelled is the cancel's, not the
+                // person's.
+                Ok(Ok(_)) if self.cancel.is_cancelled() => (proto::Decision::Deny, ApprovalSource::Cancelled),
                 Ok(Ok(message)) => {
                     let decision = message
                         .result
