@@ -81,8 +81,8 @@ pub enum ErrorCode {
     WorkspaceInvalid,
     /// `-32007`: reserved for model failures; not returned today.
     ModelError,
-    /// `-32008`: the connection already has as many requests waiting as the daemon queues;
-    /// retry once some have been answered.
+    /// `-32008`: the connection already has as many requests waiting as the daemon queues
+    /// (retry once some have been answered), or `session/new` past the daemon's session cap.
     TooManyRequests,
 }
 

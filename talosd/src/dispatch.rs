@@ -361,11 +361,18 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
         }
     };
     let session = Arc::new(session);
-    daemon
-        .sessions
-        .lock()
-        .map_err(internal)?
-        .insert(id.clone(), session);
+    let mut sessions = daemon.sessions.lock().map_err(internal)?;
+    if sessions.len() >= daemon.max_sessions {
+        return Err(RpcError::new(
+            ErrorCode::TooManyRequests,
+            format!(
+                "talosd holds {} sessions, as many as it allows (each holds an open file, under the open-file limit); close some with session/close, or restart talosd",
+                sessions.len()
+            ),
+        ));
+    }
+    sessions.insert(id.clone(), session);
+    drop(sessions);
     tracing::info!(session = %id, workspace = %root.display(), mode = p.mode.as_str(), continues = p.continue_from.as_deref().unwrap_or(""), "session opened");
     to_value(proto::SessionNewResult {
         session_id: id.into_string(),

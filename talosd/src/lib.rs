@@ -19,6 +19,7 @@ pub mod gc;
 pub mod ids;
 pub mod index;
 pub mod lifecycle;
+pub mod limits;
 pub mod logging;
 pub mod models;
 pub mod offload;

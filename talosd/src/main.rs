@@ -156,6 +156,8 @@ fn generate_man(dir: &std::path::Path) -> ExitCode {
 
 fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
     talosd::logging::init();
+    let open_files = talosd::limits::raise_open_files();
+    tracing::debug!(?open_files, "open-file limit");
     let config = Config::load(&home.config_file);
     if let Err(e) = &config {
         tracing::error!(error = %e, "configuration error: turns are refused until it is fixed");

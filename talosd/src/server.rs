@@ -37,6 +37,8 @@ pub struct Daemon {
     /// The configured models, each with its engine and its managed server.
     pub models: Models,
     pub sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    /// The most sessions open at once (`limits::current_session_cap`).
+    pub max_sessions: usize,
     pub started: Instant,
     /// Cancelled when the daemon begins to stop; every turn's token is a child of it.
     pub stopping: CancellationToken,
@@ -71,6 +73,7 @@ impl Daemon {
             home: settings.home,
             socket_path: settings.socket_path,
             sessions: Mutex::new(HashMap::new()),
+            max_sessions: crate::limits::current_session_cap(),
             started: Instant::now(),
             stopping: CancellationToken::new(),
             active_turns: AtomicUsize::new(0),
