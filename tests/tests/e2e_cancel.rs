@@ -304,3 +304,46 @@ async fn a_cancel_on_the_turns_own_connection_is_answered_beside_the_turn() {
     assert_cancelled(&outcome, &daemon);
     daemon.stop().await;
 }
+
+/// Proves a cancel that comes after a write landed says so (issue 26, defect 9): the model
+/// writes index.html (approved), then stalls on the next file; the cancel ends the turn
+/// CANCELLED, and the answer names the file written, that it was read back as approved, and
+/// the undo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_after_a_write_names_the_write_and_the_undo() {
+    let (go, told) = mpsc::unbounded_channel::<()>();
+    let script = std::sync::Arc::new(move |request: &Value| {
+        if request.to_string().contains("\"role\":\"tool\"") {
+            let _ = go.send(());
+            Reply::Stall("Now app.js".into())
+        } else {
+            write_call("index.html", "<h1>Hi</h1>\n")
+        }
+    });
+    let llama = FakeLlama::start(true, script).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::tempdir().unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let cancel = canceller_told(&daemon, &session, told).await;
+    let outcome = client
+        .turn(&session, "Create index.html and app.js", "approve")
+        .await;
+    assert!(cancel.await.unwrap().cancelled);
+    assert_cancelled(&outcome, &daemon);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("index.html")).unwrap(),
+        "<h1>Hi</h1>\n"
+    );
+    for said in [
+        "The cancel came after a change was written; it stays on disk: index.html (written and read back as approved).",
+        "`talos undo` (or /undo) restores what this turn wrote.",
+    ] {
+        assert!(
+            outcome.final_answer.contains(said),
+            "{}",
+            outcome.final_answer
+        );
+    }
+    daemon.stop().await;
+}

@@ -206,7 +206,11 @@ const RANGES: &[(char, char, &str, HiddenClass)] = &[
     ),
 ];
 
-/// The character's entry when it is one that changes what the eye sees.
+/// The character's entry when it is one that changes what the eye sees: a named one of the
+/// tables above, else any other character of Unicode's `Default_Ignorable_Code_Point` or
+/// `Bidi_Control` sets (assigned or not), which a terminal draws as nothing or uses to reorder
+/// text. The sets come from the Unicode data `regex-syntax` compiles in, not from a hand list
+/// (issue 26, defect 11); the ordinary variation selectors stay allowed, as above.
 pub fn hidden(character: char) -> Option<Hidden> {
     if let Ok(i) = SINGLE.binary_search_by_key(&character, |(c, _, _)| *c) {
         let (character, name, class) = SINGLE[i];
@@ -216,14 +220,76 @@ pub fn hidden(character: char) -> Option<Hidden> {
             class,
         });
     }
-    RANGES
+    let ranged = RANGES
         .iter()
         .find(|(first, last, _, _)| (*first..=*last).contains(&character))
         .map(|(_, _, name, class)| Hidden {
             character,
             name,
             class: *class,
+        });
+    ranged.or_else(|| unicode_hidden(character))
+}
+
+/// Variation selectors 1 to 16: every emoji presentation uses one.
+const EMOJI_SELECTORS: (char, char) = ('\u{FE00}', '\u{FE0F}');
+
+fn unicode_hidden(character: char) -> Option<Hidden> {
+    let (bidi, ignorable) = unicode_sets();
+    let within = |set: &[(char, char)]| {
+        set.binary_search_by(|(first, last)| {
+            if *last < character {
+                std::cmp::Ordering::Less
+            } else if *first > character {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
         })
+        .is_ok()
+    };
+    if within(bidi) {
+        return Some(Hidden {
+            character,
+            name: "bidirectional control",
+            class: HiddenClass::Bidirectional,
+        });
+    }
+    let emoji = (EMOJI_SELECTORS.0..=EMOJI_SELECTORS.1).contains(&character);
+    (!emoji && within(ignorable)).then_some(Hidden {
+        character,
+        name: "default-ignorable character",
+        class: HiddenClass::Invisible,
+    })
+}
+
+/// `Bidi_Control` and `Default_Ignorable_Code_Point`, as sorted inclusive ranges.
+fn unicode_sets() -> &'static (Vec<(char, char)>, Vec<(char, char)>) {
+    static SETS: std::sync::OnceLock<(Vec<(char, char)>, Vec<(char, char)>)> =
+        std::sync::OnceLock::new();
+    SETS.get_or_init(|| {
+        (
+            property_ranges("Bidi_Control"),
+            property_ranges("Default_Ignorable_Code_Point"),
+        )
+    })
+}
+
+/// The ranges of one Unicode boolean property (empty if the parser does not know it, which a
+/// test rules out).
+fn property_ranges(property: &str) -> Vec<(char, char)> {
+    use regex_syntax::hir::{Class, HirKind};
+    let Ok(hir) = regex_syntax::parse(&format!("\\p{{{property}}}")) else {
+        return Vec::new();
+    };
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(class)) => class
+            .ranges()
+            .iter()
+            .map(|r| (r.start(), r.end()))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Each distinct hidden character of `text`, in the order they first appear.
@@ -337,12 +403,15 @@ mod tests {
             ('\u{E007F}', Some(("tag character", I))),
             ('\u{E0100}', Some(("variation selector", I))),
             ('\u{E01EF}', Some(("variation selector", I))),
-            ('\u{E01F0}', None),
+            ('\u{E01F0}', Some(("default-ignorable character", I))),
             ('\u{FE0F}', None),
             ('a', None),
             ('е', None),
             ('\u{2029}', Some(("paragraph separator", I))),
-            ('\u{2065}', None),
+            ('\u{2065}', Some(("default-ignorable character", I))),
+            ('\u{180B}', Some(("default-ignorable character", I))),
+            ('\u{1D173}', Some(("default-ignorable character", I))),
+            ('\u{1BCA0}', Some(("default-ignorable character", I))),
             ('\u{2070}', None),
             ('\u{202F}', None),
             ('\n', None),
@@ -350,6 +419,32 @@ mod tests {
         for (character, expected) in rows {
             check(character, expected);
         }
+    }
+
+    /// Proves the set is Unicode's, not a hand list: every `Default_Ignorable_Code_Point` and
+    /// `Bidi_Control` character (assigned or not) is hidden, but for the emoji variation
+    /// selectors, and the sets are the size Unicode gives them.
+    #[test]
+    fn every_default_ignorable_and_bidi_control_character_is_hidden() {
+        let (bidi, ignorable) = unicode_sets();
+        let count = |set: &[(char, char)]| -> u32 {
+            set.iter()
+                .map(|(a, b)| u32::from(*b) - u32::from(*a) + 1)
+                .sum()
+        };
+        assert_eq!(count(bidi), 12, "Bidi_Control: {bidi:?}");
+        assert!(count(ignorable) > 4000, "Default_Ignorable_Code_Point");
+        let mut named_by_hand_only = 0;
+        for (first, last) in bidi.iter().chain(ignorable) {
+            for c in (u32::from(*first)..=u32::from(*last)).filter_map(char::from_u32) {
+                let emoji = (EMOJI_SELECTORS.0..=EMOJI_SELECTORS.1).contains(&c);
+                assert_eq!(hidden(c).is_some(), !emoji, "U+{:04X}", u32::from(c));
+                if !emoji && SINGLE.binary_search_by_key(&c, |(s, _, _)| *s).is_err() {
+                    named_by_hand_only += 1;
+                }
+            }
+        }
+        assert!(named_by_hand_only > 0);
     }
 
     /// Proves the table stays sorted, so the binary search finds every entry.

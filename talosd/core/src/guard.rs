@@ -277,17 +277,30 @@ fn parts(parts: &[Option<String>]) -> String {
         .join("\n\n")
 }
 
+/// What a cancelled turn had already written, from the records: each file with whether its
+/// read-back matched, and how to take it back (issue 26, defect 9).
 fn summary_of_changes(facts: &TurnFacts) -> String {
-    let changed: Vec<&str> = facts
+    let changed: Vec<String> = facts
         .mutations
         .iter()
-        .filter(|m| matches!(m.result, MutationResult::Succeeded { .. }))
-        .map(|m| m.target.as_str())
+        .filter_map(|m| match m.result {
+            MutationResult::Succeeded { verified: true } => {
+                Some(format!("{} (written and read back as approved)", m.target))
+            }
+            MutationResult::Succeeded { verified: false } => Some(format!(
+                "{} (written; the read-back did not match)",
+                m.target
+            )),
+            _ => None,
+        })
         .collect();
     if changed.is_empty() {
         "\nNo file was changed.".into()
     } else {
-        format!("\nChanged before the stop: {}.", changed.join(", "))
+        format!(
+            "\nThe cancel came after a change was written; it stays on disk: {}. `talos undo` (or /undo) restores what this turn wrote.",
+            changed.join(", ")
+        )
     }
 }
 

@@ -342,6 +342,10 @@ fn the_final_answer_is_guarded_against_the_records() {
     fn cancelled(t: &mut Turn) {
         t.record_for_rows().facts.cancelled = true;
     }
+    fn cancelled_after_the_write(t: &mut Turn) {
+        changed(t);
+        cancelled(t);
+    }
     let base = || FinishRow {
         what: "",
         request: QUESTION,
@@ -390,7 +394,19 @@ fn the_final_answer_is_guarded_against_the_records() {
         FinishRow {
             what: "a cancelled turn says so",
             setup: cancelled,
-            says: Says::StartsWith("[Turn cancelled: the turn was stopped before it finished.]"),
+            says: Says::Exactly(
+                "[Turn cancelled: the turn was stopped before it finished.]\nNo file was changed.",
+            ),
+            fine: Fine::Cancelled,
+            ..base()
+        },
+        FinishRow {
+            what: "a cancel after the write names the write and the undo",
+            request: EDIT,
+            setup: cancelled_after_the_write,
+            says: Says::Exactly(
+                "[Turn cancelled: the turn was stopped before it finished.]\nThe cancel came after a change was written; it stays on disk: settings.py (written and read back as approved). `talos undo` (or /undo) restores what this turn wrote.",
+            ),
             fine: Fine::Cancelled,
             ..base()
         },
