@@ -10,6 +10,7 @@
 //! the turn and answers its approvals. Writes stay Talos's own (checkpoint, boundary, read-back):
 //! the editor's `fs/write_text_file` is never used (docs/decisions/0027-acp-bridge.md).
 
+mod links;
 mod map;
 mod prompt;
 mod session;
@@ -17,7 +18,7 @@ mod wire;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
@@ -48,6 +49,9 @@ struct Bridge {
     wire: Wire,
     target: SocketTarget,
     sessions: Arc<Mutex<HashMap<String, Session>>>,
+    /// Where the chains of Talos sessions behind each editor session are kept, once the
+    /// daemon has said where its home is.
+    links: Arc<OnceLock<links::Links>>,
 }
 
 /// A request's failure, answered as a JSON-RPC error.
@@ -93,6 +97,7 @@ pub fn run(target: &SocketTarget) -> Result<u8, Failure> {
         wire: Wire::new(Box::new(std::io::stdout())),
         target: target.clone(),
         sessions: Arc::new(Mutex::new(HashMap::new())),
+        links: Arc::new(OnceLock::new()),
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
@@ -167,15 +172,16 @@ impl Bridge {
     }
 
     /// `session/cancel`: the running turn is cancelled through the daemon, and the session's
-    /// open permission requests deny at once.
+    /// open permission requests end without an answer (the daemon's cancel decides them). The
+    /// daemon is asked even when this bridge runs no prompt in the session: after a
+    /// `session/load` of a session whose turn still runs, the turn is the daemon's to stop.
     fn cancel(&self, acp_id: &str) {
         let Some(session) = self.session(acp_id) else {
             return;
         };
-        let Some(flag) = session.running else {
-            return;
-        };
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(flag) = &session.running {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         self.wire.abandon(acp_id);
         let target = self.target.clone();
         std::thread::spawn(move || {
@@ -183,6 +189,22 @@ impl Bridge {
                 eprintln!("talos acp: cannot cancel the turn: {failure}");
             }
         });
+    }
+
+    /// The home's chains, asking the daemon where its home is the first time.
+    fn links(&self, client: &mut Client) -> Result<&links::Links, Refused> {
+        if let Some(links) = self.links.get() {
+            return Ok(links);
+        }
+        let status: talos_protocol::DaemonStatusResult = serde_json::from_value(client.call(
+            talos_protocol::DAEMON_STATUS,
+            serde_json::json!({}),
+            &mut crate::client::ignore_messages,
+        )?)
+        .map_err(|e| Refused::from(Failure::Connection(e.to_string())))?;
+        Ok(self
+            .links
+            .get_or_init(|| links::Links::in_home(std::path::Path::new(&status.home))))
     }
 
     fn session(&self, acp_id: &str) -> Option<Session> {

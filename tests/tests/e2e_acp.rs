@@ -329,3 +329,141 @@ async fn a_cancel_during_a_permission_is_a_cancel_not_a_deny() {
         "TIMEOUT = 30\nRETRIES = 3\n"
     );
 }
+
+/// Proves a mode chosen in the editor survives a reload (issue 26, defect 6): a turn in agent
+/// mode, `session/set_mode` to ask, a turn in ask mode; a second bridge's `session/load` of the
+/// editor's session comes back in ask mode with both turns replayed, and a change asked for
+/// there is refused (read-only), writing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reloaded_session_keeps_its_mode_and_every_turn() {
+    let llama = FakeLlama::start(true, editing_model()).await;
+    let home = home_with(&TestDaemon::config_reading_first(&llama.url, true));
+    let ws = timeout_workspace();
+    let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
+    tokio::task::spawn_blocking(move || {
+        let prompt = |bridge: &mut Bridge, id: u64, sid: &str, text: &str| {
+            bridge.call(
+                id,
+                "session/prompt",
+                json!({
+                    "sessionId": sid, "prompt": [{"type": "text", "text": text}]
+                }),
+            )
+        };
+        let mut first = Bridge::start(&home_path);
+        first.call(1, "initialize", json!({"protocolVersion": 1}));
+        let new = first.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
+        let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
+        prompt(
+            &mut first,
+            3,
+            &sid,
+            "What does settings.py configure? (agent)",
+        );
+        let set = first.call(
+            4,
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "ask"}),
+        );
+        assert!(set.get("error").is_none(), "{set}");
+        prompt(
+            &mut first,
+            5,
+            &sid,
+            "What does settings.py configure? (ask)",
+        );
+        drop(first.stdin);
+        let _ = first.child.wait();
+
+        let mut second = Bridge::start(&home_path);
+        second.call(1, "initialize", json!({"protocolVersion": 1}));
+        second.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/load",
+            "params": {"sessionId": sid, "cwd": ws_path, "mcpServers": []}}));
+        let mut replayed = Vec::new();
+        let loaded = loop {
+            let message = second.until(|_| true);
+            if message["id"] == 2 {
+                break message;
+            }
+            let update = &message["params"]["update"];
+            if update["sessionUpdate"] == "user_message_chunk" {
+                replayed.push(update["content"]["text"].as_str().unwrap_or("").to_string());
+            }
+        };
+        assert_eq!(
+            loaded["result"]["modes"]["currentModeId"], "ask",
+            "{loaded}"
+        );
+        assert_eq!(
+            replayed,
+            [
+                "What does settings.py configure? (agent)",
+                "What does settings.py configure? (ask)"
+            ]
+        );
+        let refused = prompt(
+            &mut second,
+            3,
+            &sid,
+            "In settings.py, change TIMEOUT from 30 to 60.",
+        );
+        assert!(refused.get("error").is_none(), "{refused}");
+        drop(second.stdin);
+        let _ = second.child.wait();
+    })
+    .await
+    .unwrap();
+    stop(home.path());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n",
+        "ask mode wrote nothing"
+    );
+}
+
+/// Proves `session/load` of a session whose prompt still runs keeps `session/cancel` working
+/// (issue 26, defect 7): the cancel ends the prompt `cancelled`, and answering the still-open
+/// permission afterwards writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_after_loading_a_running_session_still_cancels() {
+    let llama = FakeLlama::start(true, editing_model()).await;
+    let home = home_with(&TestDaemon::config_reading_first(&llama.url, true));
+    let ws = timeout_workspace();
+    let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
+    tokio::task::spawn_blocking(move || {
+        let mut bridge = Bridge::start(&home_path);
+        bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+        let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
+        let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
+        bridge.send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": sid,
+            "prompt": [{"type": "text", "text": "In settings.py, change TIMEOUT from 30 to 60."}]
+        }}));
+        let ask = bridge.until(|m| m["method"] == "session/request_permission");
+        let loaded = bridge.call(
+            4,
+            "session/load",
+            json!({"sessionId": sid, "cwd": ws_path, "mcpServers": []}),
+        );
+        assert!(loaded.get("result").is_some(), "{loaded}");
+        bridge.send(
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}),
+        );
+        let done = bridge.until(|m| m["id"] == 3);
+        assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+        // The editor answers the permission it still shows: too late, nothing is written.
+        bridge.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+            "outcome": {"outcome": "selected", "optionId": "allow_once"}
+        }}));
+        std::thread::sleep(Duration::from_millis(200));
+        drop(bridge.stdin);
+        let _ = bridge.child.wait();
+    })
+    .await
+    .unwrap();
+    stop(home.path());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\nRETRIES = 3\n"
+    );
+}

@@ -64,7 +64,10 @@ impl Bridge {
     }
 
     /// Reopens a session the daemon persisted (or still holds) and replays each earlier turn
-    /// as the user's message and Talos's committed answer, before answering.
+    /// as the user's message and Talos's committed answer, before answering. An editor session
+    /// moved to other modes is reopened as the last Talos session of its chain, in that mode,
+    /// with the turns of every session of the chain replayed (issue 26, defect 6). A prompt
+    /// this bridge still runs in the session keeps its cancel (defect 7).
     pub(super) fn load_session(
         &self,
         request: LoadSessionRequest,
@@ -72,10 +75,12 @@ impl Bridge {
         let workspace = workspace(&request.cwd)?;
         let acp_id = request.session_id.0.to_string();
         let mut client = self.connect()?;
+        let chain = self.links(&mut client)?.chain(&acp_id);
+        let last = chain.last().cloned().unwrap_or_else(|| acp_id.clone());
         let resumed: SessionResumeResult = serde_json::from_value(client.call(
             SESSION_RESUME,
             params(serde_json::to_value(SessionResumeParams {
-                session_id: acp_id.clone(),
+                session_id: last.clone(),
             })),
             &mut ignore_messages,
         )?)
@@ -87,28 +92,39 @@ impl Bridge {
             )));
         }
         let mode = resumed.session.mode;
-        self.replay(&mut client, &acp_id)?;
-        self.lock().insert(
+        for talos_id in &chain {
+            self.replay(&mut client, &acp_id, talos_id)?;
+        }
+        let mut sessions = self.lock();
+        let running = sessions.get(&acp_id).and_then(|s| s.running.clone());
+        sessions.insert(
             acp_id.clone(),
             Session {
                 workspace,
                 mode,
-                talos_id: acp_id,
-                running: None,
+                talos_id: last,
+                running,
             },
         );
+        drop(sessions);
         Ok(LoadSessionResponse::new()
             .modes(map::modes(mode))
             .meta(mcp_meta(request.mcp_servers.len())))
     }
 
-    /// The session's turns, oldest first, as `user_message_chunk` and `agent_message_chunk`
-    /// updates. A turn whose log is no longer kept is replayed as a note saying so.
-    fn replay(&self, client: &mut crate::client::Client, acp_id: &str) -> Result<(), Refused> {
+    /// The turns of the Talos session `talos_id`, oldest first, as `user_message_chunk` and
+    /// `agent_message_chunk` updates of the editor's session `acp_id`. A turn whose log is no
+    /// longer kept is replayed as a note saying so.
+    fn replay(
+        &self,
+        client: &mut crate::client::Client,
+        acp_id: &str,
+        talos_id: &str,
+    ) -> Result<(), Refused> {
         let listed: TraceListResult = serde_json::from_value(client.call(
             TRACE_LIST,
             params(serde_json::to_value(TraceListParams {
-                session_id: Some(acp_id.to_string()),
+                session_id: Some(talos_id.to_string()),
                 workspace: None,
                 limit: Some(1000),
             })),
@@ -175,6 +191,13 @@ impl Bridge {
                 mode,
                 &session.talos_id,
             )?;
+            // Written before the editor hears the mode changed, so a reload finds it.
+            self.links(&mut client)?
+                .extend(&acp_id, &talos_id)
+                .map_err(|e| Refused {
+                    code: super::wire::INTERNAL_ERROR,
+                    message: format!("cannot record the session's new mode: {e}"),
+                })?;
             if let Some(s) = self.lock().get_mut(&acp_id) {
                 s.mode = mode;
                 s.talos_id = talos_id;
