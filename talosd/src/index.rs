@@ -49,6 +49,8 @@ pub struct Updated {
     pub skipped: u64,
     /// The index was built from nothing (first use, corrupt or another format).
     pub rebuilt: bool,
+    /// Documents whose text extraction ran (a failure remembered from before does not run).
+    pub extracted: u64,
     /// Ignore files the walk did not read: their patterns did not apply.
     pub unread_ignore_files: Vec<UnreadIgnoreFile>,
 }
@@ -166,7 +168,7 @@ pub fn update(
     run(index_home, workspace, false, stop, progress)
 }
 
-/// Throws the index away and builds it again.
+/// Throws the index away and builds it again (every remembered failure forgotten).
 pub fn rebuild(
     index_home: &Path,
     workspace: &Workspace,
@@ -227,10 +229,18 @@ fn run(
             updated.unchanged += 1;
             continue;
         }
+        if held.is_none() && file::failed_and_unchanged(&opened, file) {
+            updated.skipped += 1;
+            continue;
+        }
         let outcome = file::index_file(&opened, &writer, workspace, file, held.as_ref())?;
         apply(&mut opened, &writer, &file.path, outcome, &mut updated);
     }
     let seen: BTreeSet<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+    opened
+        .manifest
+        .failed
+        .retain(|path, _| seen.contains(path.as_str()));
     let gone: Vec<String> = opened
         .manifest
         .files
@@ -257,21 +267,33 @@ fn apply(
     updated: &mut Updated,
 ) {
     let manifest = &mut opened.manifest;
-    match outcome {
-        FileOutcome::Indexed(entry) => {
+    if !matches!(outcome, FileOutcome::SameContent(_)) {
+        manifest.failed.remove(path);
+    }
+    let left_out = match outcome {
+        FileOutcome::Indexed { entry, extracted } => {
             manifest.files.insert(path.to_string(), entry);
             updated.indexed += 1;
+            updated.extracted += u64::from(extracted);
+            false
         }
         FileOutcome::SameContent(entry) => {
             manifest.files.insert(path.to_string(), entry);
             updated.unchanged += 1;
+            false
         }
-        FileOutcome::Skipped => {
-            if manifest.files.remove(path).is_some() {
-                file::delete(writer, &opened.fields, path);
-            }
-            updated.skipped += 1;
+        FileOutcome::Skipped => true,
+        FileOutcome::Unextractable { failed, extracted } => {
+            manifest.failed.insert(path.to_string(), failed);
+            updated.extracted += u64::from(extracted);
+            true
         }
+    };
+    if left_out {
+        if manifest.files.remove(path).is_some() {
+            file::delete(writer, &opened.fields, path);
+        }
+        updated.skipped += 1;
     }
 }
 

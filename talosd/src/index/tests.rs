@@ -249,6 +249,43 @@ fn prune_removes_stale_indexes_only() {
     assert_eq!(prune(&kept.home, 3_600_000), 0, "nothing else is stale");
 }
 
+/// Proves a document whose extraction failed is not extracted again while its bytes are the
+/// same (not even read while its size and mtime hold), the failure is kept in the manifest,
+/// and a change of its bytes tries it once more (issue 26). In a unit test the extractor is
+/// this test binary, which refuses the extractor's arguments: every pdf fails.
+#[test]
+fn a_failed_document_is_extracted_once_until_it_changes() {
+    let f = fixture(&[("broken.pdf", "%PDF-1.4 not really"), ("a.txt", "alpha\n")]);
+    let first = update_all(&f);
+    assert_eq!((first.extracted, first.skipped, first.indexed), (1, 1, 1));
+    let again = update_all(&f);
+    assert_eq!(
+        (again.extracted, again.skipped),
+        (0, 1),
+        "not extracted again"
+    );
+    let manifest = store::load(&store::folder(&f.home, &f.root), &f.root).unwrap();
+    assert_eq!(
+        manifest.failed.keys().collect::<Vec<_>>(),
+        ["broken.pdf"],
+        "the failure is kept with the index"
+    );
+    // Same bytes, another mtime: read and hashed, still not extracted.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(f.root.join("broken.pdf"))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::UNIX_EPOCH)
+        .unwrap();
+    assert_eq!(update_all(&f).extracted, 0);
+    put(&f.root, "broken.pdf", b"%PDF-1.4 changed, still broken");
+    assert_eq!(update_all(&f).extracted, 1, "changed bytes are tried again");
+    std::fs::remove_file(f.root.join("broken.pdf")).unwrap();
+    update_all(&f);
+    let manifest = store::load(&store::folder(&f.home, &f.root), &f.root).unwrap();
+    assert!(manifest.failed.is_empty(), "a file gone is forgotten");
+}
+
 /// Proves an update asked to stop ends with [`STOPPED`] and commits nothing; the ignore files
 /// the walk could not read are reported with a completed update.
 #[test]
