@@ -23,7 +23,7 @@ use crate::workspace::{DirEntry, EntryKind, Workspace, WorkspaceError, child};
 const KINDS: usize = 3;
 
 /// The rules of one folder and of the folders above it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Chain {
     /// `.ignore`, `.gitignore`, `.git/info/exclude`; `None` where there is none (or it was
     /// not read).
