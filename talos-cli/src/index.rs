@@ -1,5 +1,7 @@
 //! `talos index [status|rebuild]` and `talos search "query"`: the workspace's search index
-//! through the daemon (`index/*` methods), and ranked hits without the model.
+//! through the daemon (`index/*` methods), and ranked hits without the model. Names from the
+//! workspace are shown with their control characters escaped, newlines included
+//! (`printable_line`), so a file name cannot forge a line of the listing.
 
 use std::io::IsTerminal;
 
@@ -10,7 +12,7 @@ use talos_protocol::{
 
 use crate::client::{Client, ignore_messages, params};
 use crate::failure::Failure;
-use crate::render::{Output, printable};
+use crate::render::{Output, printable_line};
 
 fn call(
     client: &mut Client,
@@ -43,7 +45,7 @@ fn status_text(s: &IndexStatusResult) -> String {
         .map_or("never".to_string(), |ms| format!("{ms} ms since the epoch"));
     format!(
         "Index of {}: {}\n  files: {}\n  chunks: {}\n  bytes: {}\n  last update: {updated}\n",
-        printable(&s.workspace),
+        printable_line(&s.workspace),
         s.state,
         s.files,
         s.chunks,
@@ -135,26 +137,58 @@ pub fn search(
     let result: IndexSearchResult =
         serde_json::from_value(raw).map_err(|e| invalid(INDEX_SEARCH, e))?;
     if result.hits.is_empty() {
-        return output.out(&format!("No matches for: {}\n", printable(query)));
+        return output.out(&format!("No matches for: {}\n", printable_line(query)));
     }
+    output.out(&hits_text(&result))
+}
+
+/// The hits as `talos search` prints them: two lines each, the path and range, then the
+/// snippet.
+fn hits_text(result: &IndexSearchResult) -> String {
     let mut text = String::new();
     for (n, hit) in result.hits.iter().enumerate() {
         text.push_str(&format!(
             "{}. {}:{}-{} (line {})\n   {}\n",
             n + 1,
-            printable(&hit.path),
+            printable_line(&hit.path),
             hit.start_line,
             hit.end_line,
             hit.line,
-            printable(&hit.snippet)
+            printable_line(&hit.snippet)
         ));
     }
-    output.out(&text)
+    text
 }
 
 #[cfg(test)]
 mod tests {
-    use super::bar;
+    use talos_protocol::{IndexHit, IndexSearchResult};
+
+    use super::{bar, hits_text};
+
+    /// Proves a file name holding a newline (or an escape sequence) cannot forge a result
+    /// line: each hit is exactly two lines, its control characters escaped (issue 26).
+    #[test]
+    fn names_cannot_forge_result_lines() {
+        let hit = |path: &str, snippet: &str| IndexHit {
+            path: path.into(),
+            start_line: 1,
+            end_line: 2,
+            line: 1,
+            snippet: snippet.into(),
+        };
+        let result = IndexSearchResult {
+            hits: vec![
+                hit("a.rs\n2. forged.rs:1-1 (line 1)", "fn a()\tx"),
+                hit("b\u{1b}[2Jc.rs", "ok\rforged"),
+            ],
+        };
+        assert_eq!(
+            hits_text(&result),
+            "1. a.rs\\u{a}2. forged.rs:1-1 (line 1):1-2 (line 1)\n   fn a()\\u{9}x\n\
+             2. b\\u{1b}[2Jc.rs:1-2 (line 1)\n   ok\\u{d}forged\n"
+        );
+    }
 
     /// Proves the progress bar fills with the share of files done, an empty listing full.
     #[test]

@@ -168,8 +168,20 @@ impl Output {
 /// characters that are drawn as nothing or reorder what is drawn (`\u{202e}` for a
 /// right-to-left override, `\u{200b}` for a zero width space, ...).
 pub fn printable(text: &str) -> Cow<'_, str> {
-    let escapes = |c: char| (c.is_control() && c != '\n' && c != '\t') || invisible::hides(c);
-    if !text.chars().any(escapes) {
+    escaped_where(text, |c| {
+        (c.is_control() && c != '\n' && c != '\t') || invisible::hides(c)
+    })
+}
+
+/// [`printable`] for text that must stay on one line (a file name in a listing): newline and
+/// tab are escaped too (`\u{a}`), so a name cannot start a line of its own.
+pub fn printable_line(text: &str) -> Cow<'_, str> {
+    escaped_where(text, |c| c.is_control() || invisible::hides(c))
+}
+
+/// `text` with each character `escapes` picks written as `\u{...}`.
+fn escaped_where(text: &str, escapes: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escapes) {
         return Cow::Borrowed(text);
     }
     let mut escaped = String::with_capacity(text.len() + 8);
@@ -485,6 +497,10 @@ mod tests {
     fn control_characters_from_the_daemon_are_escaped() {
         assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
         assert_eq!(printable("a\x1b[2Jb\rc"), "a\\u{1b}[2Jb\\u{d}c");
+        assert_eq!(
+            printable_line("a\nb\tc\x1b\u{202e}"),
+            "a\\u{a}b\\u{9}c\\u{1b}\\u{202e}"
+        );
         assert_eq!(
             printable("if admin \u{202e} } \u{2066}{ x\u{200b}y .еnv"),
             "if admin \\u{202e} } \\u{2066}{ x\\u{200b}y .еnv"

@@ -175,16 +175,22 @@ pub async fn handle(
         proto::INDEX_REBUILD => {
             let p: proto::IndexParams = parse(params)?;
             let root = crate::offload::blocking(|| workspace_root(&p.workspace))?;
-            crate::index::requests::rebuild_notifying(daemon.home.index(), root, peer.clone())
-                .await
-                .map_err(internal)
-                .and_then(to_value)
+            let stopping = daemon.stopping.clone();
+            crate::index::requests::rebuild_notifying(
+                daemon.home.index(),
+                root,
+                peer.clone(),
+                stopping,
+            )
+            .await
+            .map_err(internal)
+            .and_then(to_value)
         }
         proto::INDEX_SEARCH => {
             let p: proto::IndexSearchParams = parse(params)?;
             crate::offload::blocking(|| {
                 let root = workspace_root(&p.workspace)?;
-                crate::index::requests::search(&daemon.home.index(), &root, &p)
+                crate::index::requests::search(&daemon.home.index(), &root, &p, &daemon.stopping)
                     .map_err(internal)
                     .and_then(to_value)
             })

@@ -3,7 +3,9 @@
 //! the llama-server binary (found, runs, its version), the model file (present, size, GGUF,
 //! SHA-256 for the default model), the chat template, the configured port (free, or held by
 //! the server this home's daemon launched), and the home's disk use against the retention
-//! limits. Facts are gathered in `facts`; each verdict is a pure `judge_*` rule with rows.
+//! limits; and, for the folder it runs in, the ignore files the index walk would not read
+//! (`ignore_files`, through the `Workspace` handle). Facts are gathered in `facts`; each
+//! verdict is a pure `judge_*` rule with rows.
 // std::fs here: the Talos home, the model and the server binary, never workspace files.
 #![allow(clippy::disallowed_methods)]
 
@@ -16,6 +18,7 @@ use crate::config::{Config, ModelMode};
 use crate::paths::Home;
 
 mod facts;
+mod ignore_files;
 mod judge;
 #[cfg(test)]
 mod tests;
@@ -51,8 +54,19 @@ impl Check {
     }
 }
 
-/// Every configuration-dependent check, for the home and configuration file given.
+/// Every check, for the home and configuration file given, and the folder this runs in.
 pub fn checks(home: &Home, config_file: &Path) -> Vec<Check> {
+    let mut out = configured(home, config_file);
+    let found = match std::env::current_dir() {
+        Ok(dir) => ignore_files::found(&dir, ignore_files::WALK_TIME),
+        Err(e) => ignore_files::Found::NotChecked(format!("no current folder: {e}")),
+    };
+    out.push(ignore_files::verdict(&found));
+    out
+}
+
+/// Every configuration-dependent check.
+fn configured(home: &Home, config_file: &Path) -> Vec<Check> {
     let missing = std::fs::symlink_metadata(config_file).is_err();
     let config = match Config::load(config_file) {
         Ok(config) => config,

@@ -40,10 +40,22 @@ fn program() -> Option<PathBuf> {
         .or_else(|| std::env::current_exe().ok())
 }
 
-/// The text of a document, with page, sheet or slide markers; `Err` holds the reason for the
-/// capability note.
-pub fn extract(kind: DocumentKind, bytes: &[u8]) -> Result<String, String> {
-    let program = program().ok_or("no extractor program")?;
+/// Why a document has no text; the message is the reason the capability note gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExtractError {
+    /// The extractor child could not be started: nothing is known of the document.
+    #[error("{0}")]
+    NotStarted(String),
+    /// The document itself: unreadable, encrypted, without text, or over a limit. The same
+    /// bytes fail the same way again (the index remembers them, issue 26).
+    #[error("{0}")]
+    Document(String),
+}
+
+/// The text of a document, with page, sheet or slide markers.
+pub fn extract(kind: DocumentKind, bytes: &[u8]) -> Result<String, ExtractError> {
+    let program =
+        program().ok_or_else(|| ExtractError::NotStarted("no extractor program".into()))?;
     let run = crate::runner::run_with_input_blocking(
         &program,
         &[FLAG.to_string(), kind.as_str().to_string()],
@@ -51,9 +63,9 @@ pub fn extract(kind: DocumentKind, bytes: &[u8]) -> Result<String, String> {
         TIME_LIMIT,
         MAX_TEXT_BYTES as u64 + 1,
     )
-    .map_err(|e| format!("the extractor did not start: {e}"))?;
+    .map_err(|e| ExtractError::NotStarted(format!("the extractor did not start: {e}")))?;
     let out = run.stdout;
-    match run.code {
+    let failed = match run.code {
         Some(0) => {
             let mut text = String::from_utf8_lossy(&out).into_owned();
             if text.len() > MAX_TEXT_BYTES {
@@ -63,17 +75,17 @@ pub fn extract(kind: DocumentKind, bytes: &[u8]) -> Result<String, String> {
                 }
                 text.truncate(cut);
             }
-            if text.trim().is_empty() {
-                Err("no text found in it".into())
-            } else {
-                Ok(text)
+            if !text.trim().is_empty() {
+                return Ok(text);
             }
+            "no text found in it".to_string()
         }
-        Some(ENCRYPTED_EXIT) => Err("it is encrypted".into()),
-        Some(_) => Err(format!("it is not a readable {} file", kind.as_str())),
-        None => Err(format!(
+        Some(ENCRYPTED_EXIT) => "it is encrypted".to_string(),
+        Some(_) => format!("it is not a readable {} file", kind.as_str()),
+        None => format!(
             "extraction was stopped by its {} s time limit or another limit",
             TIME_LIMIT.as_secs()
-        )),
-    }
+        ),
+    };
+    Err(ExtractError::Document(failed))
 }

@@ -7,28 +7,31 @@
 //! size and mtime first, then the content hash. A folder whose marker, manifest or tantivy
 //! files do not open is rebuilt from nothing.
 
+mod file;
 pub mod requests;
+mod rules;
 mod store;
 mod tokenizer;
 pub mod tool;
 mod walk;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use talos_core::retrieval::{self, Freshness, Hit, Stamp};
+use talos_core::retrieval::{self, Freshness, Hit, Stamp, UnreadIgnoreFile};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
     Value,
 };
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::workspace::Workspace;
+use file::FileOutcome;
 
-pub use walk::Listed;
+pub use walk::{Listed, Listing};
 
 /// Progress of a build or update: files looked at out of files listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +49,10 @@ pub struct Updated {
     pub skipped: u64,
     /// The index was built from nothing (first use, corrupt or another format).
     pub rebuilt: bool,
+    /// Documents whose text extraction ran (a failure remembered from before does not run).
+    pub extracted: u64,
+    /// Ignore files the walk did not read: their patterns did not apply.
+    pub unread_ignore_files: Vec<UnreadIgnoreFile>,
 }
 
 /// What `index/status` reports.
@@ -150,49 +157,69 @@ fn writer(index: &Index) -> Result<IndexWriter, String> {
 
 /// Brings the index up to date with the workspace: new and changed files (size or mtime
 /// moved and the hash differs) are reindexed, vanished ones removed. The first use builds it.
+/// `stop` is asked before each file and each entry of the walk: when it says so the update
+/// ends with [`STOPPED`], nothing committed.
 pub fn update(
     index_home: &Path,
     workspace: &Workspace,
+    stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Updated, String> {
-    run(index_home, workspace, false, progress)
+    run(index_home, workspace, false, stop, progress)
 }
 
-/// Throws the index away and builds it again.
+/// Throws the index away and builds it again (every remembered failure forgotten).
 pub fn rebuild(
     index_home: &Path,
     workspace: &Workspace,
+    stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Updated, String> {
-    run(index_home, workspace, true, progress)
+    run(index_home, workspace, true, stop, progress)
+}
+
+/// The error of an update that `stop` ended.
+pub const STOPPED: &str =
+    "the index update was stopped (the turn was cancelled or the daemon is stopping)";
+
+/// The walk alone, without indexing: the files listed and the ignore files not read
+/// (`talos doctor` asks for the second).
+pub fn list(workspace: &Workspace, stop: &dyn Fn() -> bool) -> Listing {
+    walk::files(workspace, stop)
 }
 
 fn run(
     index_home: &Path,
     workspace: &Workspace,
     force: bool,
+    stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Updated, String> {
     let folder = store::folder(index_home, workspace.root());
     let lock = lock_for(&folder);
     let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
     let mut opened = open_or_rebuild(index_home, workspace.root(), force)?;
-    let listed = walk::files(workspace.root());
+    let listing = walk::files(workspace, stop);
+    if listing.stopped {
+        return Err(STOPPED.into());
+    }
     let mut updated = Updated {
         rebuilt: opened.rebuilt,
+        unread_ignore_files: listing.unread,
         ..Updated::default()
     };
-    let mut writer = writer(&opened.index)?;
-    let total = listed.len() as u64;
-    let mut seen = std::collections::BTreeSet::new();
-    for (n, file) in listed.iter().enumerate() {
+    let writer = writer(&opened.index)?;
+    let total = listing.files.len() as u64;
+    for (n, file) in listing.files.iter().enumerate() {
+        if stop() {
+            return Err(STOPPED.into());
+        }
         if n % 64 == 0 {
             progress(Progress {
                 done: n as u64,
                 total,
             });
         }
-        seen.insert(file.path.clone());
         let held = opened.manifest.files.get(&file.path).map(|e| Stamp {
             size: e.size,
             mtime_ns: e.mtime_ns,
@@ -202,43 +229,81 @@ fn run(
             updated.unchanged += 1;
             continue;
         }
-        match index_file(&opened, &writer, workspace, file, held.as_ref())? {
-            FileOutcome::Indexed(entry) => {
-                opened.manifest.files.insert(file.path.clone(), entry);
-                updated.indexed += 1;
-            }
-            FileOutcome::SameContent(entry) => {
-                opened.manifest.files.insert(file.path.clone(), entry);
-                updated.unchanged += 1;
-            }
-            FileOutcome::Skipped => {
-                if opened.manifest.files.remove(&file.path).is_some() {
-                    delete(&writer, &opened.fields, &file.path);
-                }
-                updated.skipped += 1;
-            }
+        if held.is_none() && file::failed_and_unchanged(&opened, file) {
+            updated.skipped += 1;
+            continue;
         }
+        let outcome = file::index_file(&opened, &writer, workspace, file, held.as_ref())?;
+        apply(&mut opened, &writer, &file.path, outcome, &mut updated);
     }
+    let seen: BTreeSet<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+    opened
+        .manifest
+        .failed
+        .retain(|path, _| seen.contains(path.as_str()));
     let gone: Vec<String> = opened
         .manifest
         .files
         .keys()
-        .filter(|p| !seen.contains(*p))
+        .filter(|p| !seen.contains(&p[..]))
         .cloned()
         .collect();
     for path in gone {
-        delete(&writer, &opened.fields, &path);
+        file::delete(&writer, &opened.fields, &path);
         opened.manifest.files.remove(&path);
         updated.removed += 1;
     }
+    commit(writer, &mut opened)?;
+    progress(Progress { done: total, total });
+    Ok(updated)
+}
+
+/// Records what became of one file in the manifest (and the counts).
+fn apply(
+    opened: &mut Opened,
+    writer: &IndexWriter,
+    path: &str,
+    outcome: FileOutcome,
+    updated: &mut Updated,
+) {
+    let manifest = &mut opened.manifest;
+    if !matches!(outcome, FileOutcome::SameContent(_)) {
+        manifest.failed.remove(path);
+    }
+    let left_out = match outcome {
+        FileOutcome::Indexed { entry, extracted } => {
+            manifest.files.insert(path.to_string(), entry);
+            updated.indexed += 1;
+            updated.extracted += u64::from(extracted);
+            false
+        }
+        FileOutcome::SameContent(entry) => {
+            manifest.files.insert(path.to_string(), entry);
+            updated.unchanged += 1;
+            false
+        }
+        FileOutcome::Skipped => true,
+        FileOutcome::Unextractable { failed, extracted } => {
+            manifest.failed.insert(path.to_string(), failed);
+            updated.extracted += u64::from(extracted);
+            true
+        }
+    };
+    if left_out {
+        if manifest.files.remove(path).is_some() {
+            file::delete(writer, &opened.fields, path);
+        }
+        updated.skipped += 1;
+    }
+}
+
+fn commit(mut writer: IndexWriter, opened: &mut Opened) -> Result<(), String> {
     writer
         .commit()
         .map_err(|e| format!("cannot commit the index: {e}"))?;
     opened.manifest.updated_ms = now_ms();
     store::save(&opened.folder, &opened.manifest)
-        .map_err(|e| format!("cannot save the index manifest: {e}"))?;
-    progress(Progress { done: total, total });
-    Ok(updated)
+        .map_err(|e| format!("cannot save the index manifest: {e}"))
 }
 
 /// Reindexes one file at once (after Talos wrote it), or removes it when it is gone or no
@@ -259,7 +324,7 @@ pub fn reindex_file(
         // Not indexed before (new, ignored or never admitted): the next update decides.
         return Ok(());
     };
-    let mut writer = writer(&opened.index)?;
+    let writer = writer(&opened.index)?;
     let listed =
         match workspace.read_unshared_limited(relative, relative, retrieval::MAX_INDEXED_BYTES) {
             Ok(Some(bytes)) => Some(Listed {
@@ -270,97 +335,18 @@ pub fn reindex_file(
             }),
             _ => None,
         };
-    match listed {
-        Some(file) => match index_file(&opened, &writer, workspace, &file, None)? {
-            FileOutcome::Indexed(entry) | FileOutcome::SameContent(entry) => {
-                opened.manifest.files.insert(file.path.clone(), entry);
-            }
-            FileOutcome::Skipped => {
-                delete(&writer, &opened.fields, relative);
-                opened.manifest.files.remove(relative);
-            }
-        },
-        None => {
-            delete(&writer, &opened.fields, relative);
-            opened.manifest.files.remove(relative);
-        }
-    }
-    writer
-        .commit()
-        .map_err(|e| format!("cannot commit the index: {e}"))?;
-    store::save(&opened.folder, &opened.manifest).map_err(|e| e.to_string())
-}
-
-enum FileOutcome {
-    Indexed(store::Entry),
-    SameContent(store::Entry),
-    Skipped,
-}
-
-fn delete(writer: &IndexWriter, fields: &Fields, path: &str) {
-    writer.delete_term(Term::from_field_text(fields.path, path));
-}
-
-/// Reads one listed file through the workspace handle and (re)indexes its chunks.
-fn index_file(
-    opened: &Opened,
-    writer: &IndexWriter,
-    workspace: &Workspace,
-    file: &Listed,
-    held: Option<&Stamp>,
-) -> Result<FileOutcome, String> {
-    if retrieval::admit_path(&file.path, file.size).is_err() {
-        return Ok(FileOutcome::Skipped);
-    }
-    let Ok(Some(bytes)) =
-        workspace.read_unshared_limited(&file.path, &file.path, retrieval::MAX_INDEXED_BYTES)
-    else {
-        return Ok(FileOutcome::Skipped);
+    let outcome = match &listed {
+        Some(file) => file::index_file(&opened, &writer, workspace, file, None)?,
+        None => FileOutcome::Skipped,
     };
-    let hash = store::hash(&bytes);
-    let entry = |chunks: u64| store::Entry {
-        size: file.size,
-        mtime_ns: file.mtime_ns,
-        hash: hash.clone(),
-        chunks,
-    };
-    if let Some(stamp) = held
-        && stamp.hash == hash
-    {
-        let chunks = opened
-            .manifest
-            .files
-            .get(&file.path)
-            .map_or(0, |e| e.chunks);
-        return Ok(FileOutcome::SameContent(entry(chunks)));
-    }
-    let text = match retrieval::DocumentKind::of(&file.path) {
-        Some(kind) => match crate::documents::extract(kind, &bytes) {
-            Ok(text) => text,
-            Err(_) => return Ok(FileOutcome::Skipped),
-        },
-        None => {
-            if retrieval::admit_text(&bytes).is_err() {
-                return Ok(FileOutcome::Skipped);
-            }
-            String::from_utf8_lossy(&bytes).into_owned()
-        }
-    };
-    delete(writer, &opened.fields, &file.path);
-    let chunks = retrieval::chunks(&text);
-    let f = &opened.fields;
-    for chunk in &chunks {
-        writer
-            .add_document(doc!(
-                f.path => file.path.as_str(),
-                f.path_terms => file.path.as_str(),
-                f.start => chunk.start_line as u64,
-                f.end => chunk.end_line as u64,
-                f.body => chunk.text.as_str(),
-            ))
-            .map_err(|e| format!("cannot index {}: {e}", file.path))?;
-    }
-    Ok(FileOutcome::Indexed(entry(chunks.len() as u64)))
+    apply(
+        &mut opened,
+        &writer,
+        relative,
+        outcome,
+        &mut Updated::default(),
+    );
+    commit(writer, &mut opened)
 }
 
 /// The ranked chunks for `query` (at most `limit`), never from a protected path. Searches
@@ -499,3 +485,5 @@ pub fn folder_of(index_home: &Path, root: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod walk_tests;

@@ -36,7 +36,7 @@ pub fn read_file(
         // Document text (issue 16): extracted in a limited child; refusals get the note.
         return Ok(match crate::documents::extract(kind, &bytes) {
             Ok(text) => view::extracted(shown, &text, max_lines, offset),
-            Err(reason) => view::document_note(shown, &reason),
+            Err(reason) => view::document_note(shown, &reason.to_string()),
         });
     }
     Ok(view::file(shown, &bytes, max_lines, offset))

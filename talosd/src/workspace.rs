@@ -35,7 +35,7 @@ use rustix::io::Errno;
 use talos_core::ladder::PathFacts;
 
 pub use pending::PendingLog;
-pub use walk::{DirEntry, EntryKind, child};
+pub use walk::{DirEntry, EntryKind, FileStamp, child};
 
 /// Largest file Talos reads or replaces.
 pub const MAX_FILE_BYTES: u64 = 2 << 20;

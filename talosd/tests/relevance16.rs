@@ -97,7 +97,7 @@ fn twenty_questions_on_this_repository() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let home = tempfile::tempdir().unwrap();
     let workspace = Workspace::open(root).unwrap();
-    let built = index::update(home.path(), &workspace, &mut |_| {}).unwrap();
+    let built = index::update(home.path(), &workspace, &|| false, &mut |_| {}).unwrap();
     assert!(built.indexed > 100, "{built:?}");
     let mut top3 = 0;
     let mut report = String::new();

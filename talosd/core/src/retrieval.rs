@@ -4,6 +4,10 @@
 //! characters, never from a protected path). The daemon's `index` module does the IO with
 //! tantivy; everything it decides comes from here.
 
+mod ignore_files;
+
+pub use ignore_files::{MAX_IGNORE_FILE_BYTES, Retrieval, UnreadIgnoreFile, too_large};
+
 use crate::protected::protected_kind;
 use crate::task::TaskType;
 

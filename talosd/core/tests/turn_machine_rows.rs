@@ -17,6 +17,7 @@ use talos_core::contract::resolve;
 use talos_core::ladder::Grants;
 use talos_core::modes::SessionMode;
 use talos_core::outcome::Fine;
+use talos_core::retrieval::{Retrieval, UnreadIgnoreFile};
 use talos_core::turn::Turn;
 use talos_core::turn::conversation::{EarlierTurn, Role};
 use talos_core::turn::finish::Final;
@@ -47,6 +48,8 @@ struct Daemon {
     calls: VecDeque<Reply>,
     /// Interrupt the turn after this many requests.
     interrupt_after: Option<usize>,
+    /// What the runtime's own search finds.
+    retrieval: Retrieval,
 }
 
 /// What a run of the machine saw.
@@ -69,6 +72,7 @@ fn daemon(model: Vec<Model>) -> Daemon {
         model: model.into(),
         calls: VecDeque::new(),
         interrupt_after: None,
+        retrieval: Retrieval::default(),
     }
 }
 
@@ -155,7 +159,7 @@ fn run(mut turn: Turn, mut d: Daemon) -> Run {
             }
             TurnEffect::Probe => TurnInput::Server(d.server.clone()),
             TurnEffect::Pin(_) => TurnInput::Pinned(Vec::new()),
-            TurnEffect::Retrieve { .. } => TurnInput::Retrieved(None),
+            TurnEffect::Retrieve { .. } => TurnInput::Retrieved(d.retrieval.clone()),
             TurnEffect::Inspect { paths, read, .. } => TurnInput::Named(
                 paths
                     .iter()
@@ -226,6 +230,44 @@ fn a_question_asks_the_server_then_counts_then_requests_then_ends() {
     assert_eq!(request.messages[0].role, Role::System);
     assert_eq!(request.context_tokens, 4096);
     assert!(request.prompt_tokens > 0 && request.prompt_tokens < 4096 - 512);
+}
+
+/// Proves each ignore file the index walk did not read becomes an `IGNORE_FILE_NOT_READ`
+/// warning in the record (issue 26), and the turn goes on to its answer.
+#[test]
+fn an_ignore_file_the_walk_did_not_read_is_a_warning_in_the_record() {
+    let mut d = daemon(vec![Model::Says("It is set in src/approval.rs.")]);
+    d.retrieval.unread_ignore_files = vec![UnreadIgnoreFile {
+        path: ".gitignore".into(),
+        reason: "refused: not a regular file".into(),
+    }];
+    let run = run(
+        new_turn(
+            "Where is the approval timeout set?",
+            ModelSettings::default(),
+            Vec::new(),
+        ),
+        d,
+    );
+    assert_eq!(
+        run.effects,
+        ["probe", "retrieve", "inspect", "count", "request", "finish"]
+    );
+    let warnings: Vec<(WarningCode, &str)> = run
+        .turn
+        .record()
+        .warnings
+        .iter()
+        .map(|w| (w.code, w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [(
+            WarningCode::IgnoreFileNotRead,
+            "ignore file .gitignore was not read (refused: not a regular file); its patterns do not apply"
+        )]
+    );
+    assert_eq!(run.done.answer, "It is set in src/approval.rs.");
 }
 
 #[test]

@@ -1,10 +1,12 @@
 //! The `index/*` methods: status, rebuild and search of one workspace's index, on a
-//! workspace root the dispatcher has already checked.
+//! workspace root the dispatcher has already checked. `stopping` (the daemon's) ends a
+//! rebuild's or a search's update at once.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use talos_protocol as proto;
+use tokio_util::sync::CancellationToken;
 
 use crate::connection::Peer;
 use crate::workspace::Workspace;
@@ -29,7 +31,7 @@ pub fn status(index_home: &Path, root: &Path) -> proto::IndexStatusResult {
 /// `index/rebuild`.
 pub fn rebuild(index_home: &Path, root: &Path) -> Result<proto::IndexRebuildResult, String> {
     let workspace = Workspace::open(root).map_err(|e| e.to_string())?;
-    let done = super::rebuild(index_home, &workspace, &mut |_| {})?;
+    let done = super::rebuild(index_home, &workspace, &|| false, &mut |_| {})?;
     Ok(proto::IndexRebuildResult {
         indexed: done.indexed,
         skipped: done.skipped,
@@ -42,12 +44,14 @@ pub async fn rebuild_notifying(
     index_home: PathBuf,
     root: PathBuf,
     peer: Arc<Peer>,
+    stopping: CancellationToken,
 ) -> Result<proto::IndexRebuildResult, String> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<super::Progress>();
     let shown = root.display().to_string();
     let work = tokio::task::spawn_blocking(move || {
         let workspace = Workspace::open(&root).map_err(|e| e.to_string())?;
-        let done = super::rebuild(&index_home, &workspace, &mut |p| {
+        let stop = || stopping.is_cancelled();
+        let done = super::rebuild(&index_home, &workspace, &stop, &mut |p| {
             let _ = sender.send(p);
         })?;
         Ok::<_, String>(proto::IndexRebuildResult {
@@ -75,9 +79,15 @@ pub fn search(
     index_home: &Path,
     root: &Path,
     p: &proto::IndexSearchParams,
+    stopping: &CancellationToken,
 ) -> Result<proto::IndexSearchResult, String> {
     let workspace = Workspace::open(root).map_err(|e| e.to_string())?;
-    super::update(index_home, &workspace, &mut |_| {})?;
+    super::update(
+        index_home,
+        &workspace,
+        &|| stopping.is_cancelled(),
+        &mut |_| {},
+    )?;
     let limit = p
         .limit
         .unwrap_or(talos_core::retrieval::DEFAULT_LIMIT)

@@ -1,6 +1,7 @@
 //! The index's own files under the Talos home: the folder per workspace, its format marker
-//! and the manifest of what was indexed (path, size, mtime, content hash). Never workspace
-//! files: the workspace is read only through `crate::workspace::Workspace`.
+//! and the manifest of what was indexed (path, size, mtime, content hash) and of documents
+//! whose extraction failed. Never workspace files: the workspace is read only through
+//! `crate::workspace::Workspace`.
 // std::fs here: the index folder under the Talos home, not workspace files.
 #![allow(clippy::disallowed_methods)]
 
@@ -28,11 +29,24 @@ pub struct Entry {
     pub chunks: u64,
 }
 
+/// A document whose text could not be extracted from these bytes, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Failed {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub hash: String,
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Manifest {
     pub files: BTreeMap<String, Entry>,
     /// Milliseconds since the epoch of the last completed update.
     pub updated_ms: u64,
+    /// Documents whose extraction failed, by path: not extracted again until their bytes
+    /// change (a manifest written before issue 26 has none).
+    #[serde(default)]
+    pub failed: BTreeMap<String, Failed>,
 }
 
 /// The folder of one workspace's index: `<home>/index/<first 16 hex of sha256(root)>`.

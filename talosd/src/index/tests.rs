@@ -38,7 +38,7 @@ fn workspace(f: &Fixture) -> Workspace {
 }
 
 fn update_all(f: &Fixture) -> Updated {
-    update(&f.home, &workspace(f), &mut |_| {}).unwrap()
+    update(&f.home, &workspace(f), &|| false, &mut |_| {}).unwrap()
 }
 
 fn paths(f: &Fixture, query: &str) -> Vec<String> {
@@ -227,7 +227,7 @@ fn reindex_file_applies_one_change() {
 fn progress_reaches_the_total() {
     let f = fixture(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
     let mut seen = Vec::new();
-    update(&f.home, &workspace(&f), &mut |p| seen.push(p)).unwrap();
+    update(&f.home, &workspace(&f), &|| false, &mut |p| seen.push(p)).unwrap();
     assert_eq!(seen.last(), Some(&Progress { done: 2, total: 2 }));
 }
 
@@ -239,7 +239,7 @@ fn prune_removes_stale_indexes_only() {
     update_all(&kept);
     let gone = fixture(&[("b.txt", "beta\n")]);
     let gone_home = kept.home.clone();
-    update(&gone_home, &workspace(&gone), &mut |_| {}).unwrap();
+    update(&gone_home, &workspace(&gone), &|| false, &mut |_| {}).unwrap();
     let gone_folder = folder_of(&gone_home, &gone.root);
     std::fs::remove_dir_all(&gone.root).unwrap();
     std::fs::create_dir_all(kept.home.join("junk")).unwrap();
@@ -247,4 +247,60 @@ fn prune_removes_stale_indexes_only() {
     assert!(!gone_folder.exists());
     assert!(folder_of(&kept.home, &kept.root).exists());
     assert_eq!(prune(&kept.home, 3_600_000), 0, "nothing else is stale");
+}
+
+/// Proves a document whose extraction failed is not extracted again while its bytes are the
+/// same (not even read while its size and mtime hold), the failure is kept in the manifest,
+/// and a change of its bytes tries it once more (issue 26). In a unit test the extractor is
+/// this test binary, which refuses the extractor's arguments: every pdf fails.
+#[test]
+fn a_failed_document_is_extracted_once_until_it_changes() {
+    let f = fixture(&[("broken.pdf", "%PDF-1.4 not really"), ("a.txt", "alpha\n")]);
+    let first = update_all(&f);
+    assert_eq!((first.extracted, first.skipped, first.indexed), (1, 1, 1));
+    let again = update_all(&f);
+    assert_eq!(
+        (again.extracted, again.skipped),
+        (0, 1),
+        "not extracted again"
+    );
+    let manifest = store::load(&store::folder(&f.home, &f.root), &f.root).unwrap();
+    assert_eq!(
+        manifest.failed.keys().collect::<Vec<_>>(),
+        ["broken.pdf"],
+        "the failure is kept with the index"
+    );
+    // Same bytes, another mtime: read and hashed, still not extracted.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(f.root.join("broken.pdf"))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::UNIX_EPOCH)
+        .unwrap();
+    assert_eq!(update_all(&f).extracted, 0);
+    put(&f.root, "broken.pdf", b"%PDF-1.4 changed, still broken");
+    assert_eq!(update_all(&f).extracted, 1, "changed bytes are tried again");
+    std::fs::remove_file(f.root.join("broken.pdf")).unwrap();
+    update_all(&f);
+    let manifest = store::load(&store::folder(&f.home, &f.root), &f.root).unwrap();
+    assert!(manifest.failed.is_empty(), "a file gone is forgotten");
+}
+
+/// Proves an update asked to stop ends with [`STOPPED`] and commits nothing; the ignore files
+/// the walk could not read are reported with a completed update.
+#[test]
+fn a_stopped_update_commits_nothing_and_unread_ignore_files_are_reported() {
+    let f = fixture(&[("a.txt", "alpha\n")]);
+    let stopped = update(&f.home, &workspace(&f), &|| true, &mut |_| {});
+    assert_eq!(stopped, Err(STOPPED.to_string()));
+    assert_eq!(status(&f.home, &f.root).files, 0);
+    std::os::unix::fs::symlink("/dev/zero", f.root.join(".gitignore")).unwrap();
+    let done = update_all(&f);
+    assert_eq!(done.indexed, 1);
+    let unread: Vec<&str> = done
+        .unread_ignore_files
+        .iter()
+        .map(|u| u.path.as_str())
+        .collect();
+    assert_eq!(unread, [".gitignore"]);
 }

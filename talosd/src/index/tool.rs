@@ -1,5 +1,7 @@
 //! `talos.search` for the turn: bring the index up to date (the first call in a workspace
-//! builds it), search, and show the ranked chunks as `talos_core::retrieval::report` says.
+//! builds it), search, and show the ranked chunks as `talos_core::retrieval::report` says,
+//! with a line for each ignore file the walk did not read. `stop` (the turn's cancel) ends
+//! the update at once.
 
 use std::path::Path;
 
@@ -12,11 +14,12 @@ pub fn call(
     index_home: &Path,
     workspace: &Workspace,
     args: &ToolArgs,
+    stop: &dyn Fn() -> bool,
 ) -> Option<Result<String, String>> {
     let ToolArgs::Search { query, limit } = args else {
         return None;
     };
-    Some(report(index_home, workspace, query, *limit))
+    Some(report(index_home, workspace, query, *limit, stop))
 }
 
 /// Updates the index, then the ranked report for `query`.
@@ -25,8 +28,13 @@ pub fn report(
     workspace: &Workspace,
     query: &str,
     limit: usize,
+    stop: &dyn Fn() -> bool,
 ) -> Result<String, String> {
-    super::update(index_home, workspace, &mut |_| {})?;
+    let updated = super::update(index_home, workspace, stop, &mut |_| {})?;
     let hits = super::search(index_home, workspace.root(), query, limit)?;
-    Ok(talos_core::retrieval::report(query, &hits, limit))
+    let mut report = talos_core::retrieval::report(query, &hits, limit);
+    for unread in &updated.unread_ignore_files {
+        report.push_str(&format!("\nNote: {}.", unread.message()));
+    }
+    Ok(report)
 }

@@ -1,10 +1,17 @@
-//! The file walk: the `ignore` crate lists candidate files as ripgrep would (`.gitignore`,
-//! `.ignore`, `.git/info/exclude`, hidden files skipped), never following a link. It only
-//! lists names and sizes: every byte indexed is read through `Workspace`, beneath the root,
-//! with the same checks as `talos.read_file`.
+//! The file walk: candidate files as ripgrep would list them (`.ignore`, `.gitignore`,
+//! `.git/info/exclude`, hidden files skipped, no global excludes, nothing above the root),
+//! through the `Workspace` handle only (issue 26): every folder is opened beneath the root in
+//! the kernel, links are never descended into or listed, and each ignore file is read as any
+//! workspace file is (`rules`). Nothing here opens a file that is not regular, so a FIFO or a
+//! device never blocks the walk. `stop` is asked before each entry: a cancelled turn or a
+//! stopping daemon ends the walk at once.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::rc::Rc;
+
+use talos_core::retrieval::UnreadIgnoreFile;
+
+use super::rules::{Chain, Verdict};
+use crate::workspace::{EntryKind, Workspace, child};
 
 /// Folders never indexed even when no ignore file names them (as `talos.grep`).
 const SKIP_DIRS: &[&str] = &[
@@ -28,50 +35,62 @@ pub struct Listed {
     pub mtime_ns: i128,
 }
 
-/// Regular files beneath `root` that ignore rules keep, sorted by path.
-pub fn files(root: &Path) -> Vec<Listed> {
-    let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .follow_links(false)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .ignore(true)
-        .parents(false)
-        .require_git(false)
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| SKIP_DIRS.contains(&n)))
-        })
-        .build();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+/// What a walk found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Regular files the ignore rules keep, sorted by path.
+    pub files: Vec<Listed>,
+    /// Ignore files that were not read (their patterns did not apply), in walk order.
+    pub unread: Vec<UnreadIgnoreFile>,
+    /// `stop` said to stop before the walk was done: `files` is partial.
+    pub stopped: bool,
+}
+
+/// Regular files beneath the root that ignore rules keep, until `stop` says to stop.
+pub fn files(workspace: &Workspace, stop: &dyn Fn() -> bool) -> Listing {
+    let mut listing = Listing::default();
+    let mut pending: Vec<(String, Option<Rc<Chain>>)> = vec![(".".to_string(), None)];
+    while let Some((dir, above)) = pending.pop() {
+        if stop() {
+            listing.stopped = true;
+            break;
         }
-        let Ok(relative) = entry.path().strip_prefix(root) else {
+        let Ok(entries) = workspace.read_dir_stamped(&dir) else {
             continue;
         };
-        let Some(relative) = relative.to_str() else {
-            continue;
-        };
-        if relative
-            .split('/')
-            .any(|s| s == ".git" || talos_core::pathname::is_temp_name(s))
-        {
-            continue;
+        let (entries, stamps): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+        let chain = Chain::below(above, workspace, &dir, &entries, &mut listing.unread);
+        let mut folders = Vec::new();
+        for (entry, stamp) in entries.into_iter().zip(stamps) {
+            if stop() {
+                listing.stopped = true;
+                break;
+            }
+            let path = child(&dir, &entry.name);
+            let is_dir = match entry.kind {
+                EntryKind::Directory if !SKIP_DIRS.contains(&entry.name.as_str()) => true,
+                EntryKind::File if entry.name != ".git" => false,
+                EntryKind::Directory | EntryKind::File | EntryKind::Symlink | EntryKind::Other => {
+                    continue;
+                }
+            };
+            let absolute = workspace.absolute(&path);
+            if Chain::verdict(chain.as_deref(), &absolute, &entry.name, is_dir) == Verdict::Ignored
+            {
+                continue;
+            }
+            if is_dir {
+                folders.push((path, chain.clone()));
+            } else if let Some(stamp) = stamp {
+                listing.files.push(Listed {
+                    path,
+                    size: stamp.size,
+                    mtime_ns: stamp.mtime_ns,
+                });
+            }
         }
-        let Ok(meta) = entry.metadata() else {
-            continue;
-        };
-        out.push(Listed {
-            path: relative.to_string(),
-            size: meta.len(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        });
+        pending.extend(folders.into_iter().rev());
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+    listing.files.sort_by(|a, b| a.path.cmp(&b.path));
+    listing
 }

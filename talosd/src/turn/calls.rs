@@ -40,10 +40,13 @@ async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Inp
         },
         Effect::Read(args) => {
             let index_home = ctx.daemon.home.index();
+            let cancel = ctx.cancel.clone();
             off_worker(move || {
                 Input::Output(
-                    crate::index::tool::call(&index_home, &workspace, &args)
-                        .unwrap_or_else(|| read_tools::run(&workspace, &args)),
+                    crate::index::tool::call(&index_home, &workspace, &args, &|| {
+                        cancel.is_cancelled()
+                    })
+                    .unwrap_or_else(|| read_tools::run(&workspace, &args)),
                 )
             })
             .await

@@ -3,26 +3,29 @@
 //! retrieves_first`; what the model is told: `retrieval::hint`). Nothing here counts as
 //! evidence; only reads do.
 
-use talos_core::retrieval::{self, Hit};
+use talos_core::retrieval::{self, Retrieval};
 use talos_core::tools::ToolId;
 use talos_protocol::event::TurnEvent;
 
 use super::context::TurnCtx;
 
-/// The index's top hits for `query`, or `None` when the index failed (the turn goes on
-/// without them).
-pub async fn search(ctx: &mut TurnCtx, query: String) -> Option<Vec<Hit>> {
+/// The index's top hits for `query` (`None` when the index failed: the turn goes on without
+/// them) and the ignore files its walk did not read; the turn's cancel stops the update.
+pub async fn search(ctx: &mut TurnCtx, query: String) -> Retrieval {
     let workspace = ctx.session.files.clone();
     let index_home = ctx.daemon.home.index();
     let first_build = crate::offload::blocking(|| {
         crate::index::status(&index_home, workspace.root()).state == "absent"
     });
     let (sent, mut progress) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = ctx.cancel.clone();
     let task = tokio::task::spawn_blocking(move || {
-        crate::index::update(&index_home, &workspace, &mut |p| {
+        let stop = || cancel.is_cancelled();
+        let updated = crate::index::update(&index_home, &workspace, &stop, &mut |p| {
             let _ = sent.send(p);
         })?;
-        crate::index::search(&index_home, workspace.root(), &query, 8)
+        let hits = crate::index::search(&index_home, workspace.root(), &query, 8)?;
+        Ok((hits, updated.unread_ignore_files))
     });
     // The first build of a large workspace takes a moment: its quarters are reported.
     let mut last = None;
@@ -41,10 +44,13 @@ pub async fn search(ctx: &mut TurnCtx, query: String) -> Option<Vec<Hit>> {
         .await
         .unwrap_or_else(|e| Err(format!("the index task failed: {e}")));
     match found {
-        Ok(hits) => Some(hits),
+        Ok((hits, unread_ignore_files)) => Retrieval {
+            hits: Some(hits),
+            unread_ignore_files,
+        },
         Err(e) => {
             tracing::warn!(error = %e, "retrieval before the first model request failed");
-            None
+            Retrieval::default()
         }
     }
 }

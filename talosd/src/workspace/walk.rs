@@ -35,6 +35,13 @@ pub struct DirEntry {
     pub kind: EntryKind,
 }
 
+/// A regular file's size and modification time, as a stat without following links saw them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
 /// `location` joined with a child's name.
 pub fn child(location: &str, name: &str) -> String {
     if location == "." {
@@ -79,6 +86,40 @@ impl Workspace {
         let mut listed = entries(fd)?;
         listed.retain(|e| !talos_core::pathname::is_temp_name(&e.name));
         Ok(listed)
+    }
+
+    /// [`Workspace::read_dir`] with the stamp of each regular file, statted in the opened
+    /// directory without following a link (`None` for anything else, or a file that went).
+    pub fn read_dir_stamped(
+        &self,
+        location: &str,
+    ) -> std::io::Result<Vec<(DirEntry, Option<FileStamp>)>> {
+        let fd = self.open_beneath(
+            location,
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+            Links::Beneath,
+        )?;
+        let dir = fd.try_clone()?;
+        let mut listed = entries(fd)?;
+        listed.retain(|e| !talos_core::pathname::is_temp_name(&e.name));
+        Ok(listed
+            .into_iter()
+            .map(|entry| {
+                let stamp = (entry.kind == EntryKind::File)
+                    .then(|| {
+                        rustix::fs::statat(&dir, entry.name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    })
+                    .and_then(Result::ok)
+                    .filter(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+                    .map(|stat| FileStamp {
+                        size: u64::try_from(stat.st_size).unwrap_or(0),
+                        mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000
+                            + i128::from(stat.st_mtime_nsec),
+                    });
+                (entry, stamp)
+            })
+            .collect())
     }
 
     /// Names under `location` down to `depth` levels, directories with a trailing `/`, in

@@ -81,7 +81,8 @@ fn main() -> anyhow::Result<()> {
     println!("corpus: {} (copied)", corpus.display());
 
     let started = Instant::now();
-    let built = index::rebuild(&home, &workspace, &mut |_| {}).map_err(anyhow::Error::msg)?;
+    let built =
+        index::rebuild(&home, &workspace, &|| false, &mut |_| {}).map_err(anyhow::Error::msg)?;
     let build = started.elapsed();
     let status = index::status(&home, workspace.root());
     let looked_at = built.indexed + built.skipped + built.unchanged;
@@ -104,7 +105,8 @@ fn main() -> anyhow::Result<()> {
     text.push_str("\n// talos-index-bench: changed\n");
     std::fs::write(&changed, text)?;
     let started = Instant::now();
-    let updated = index::update(&home, &workspace, &mut |_| {}).map_err(anyhow::Error::msg)?;
+    let updated =
+        index::update(&home, &workspace, &|| false, &mut |_| {}).map_err(anyhow::Error::msg)?;
     println!(
         "incremental update after one file changed: {} ({} reindexed, {} unchanged)",
         ms(started.elapsed()),
@@ -112,7 +114,7 @@ fn main() -> anyhow::Result<()> {
         updated.unchanged
     );
     let started = Instant::now();
-    index::update(&home, &workspace, &mut |_| {}).map_err(anyhow::Error::msg)?;
+    index::update(&home, &workspace, &|| false, &mut |_| {}).map_err(anyhow::Error::msg)?;
     println!("update with nothing changed: {}", ms(started.elapsed()));
 
     let mut latencies = Vec::new();

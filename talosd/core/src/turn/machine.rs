@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use crate::budget::{Kind, Limits};
 use crate::constrain::Level;
 use crate::prompt::ToolCalling;
-use crate::retrieval::{self, Hit};
+use crate::retrieval::{self, Hit, Retrieval};
 use crate::tools::ToolId;
 
 use super::Turn;
@@ -116,8 +116,8 @@ pub enum TurnInput {
     Server(Result<ServerFacts, ServerProblem>),
     /// Each pin's shown path and bytes, or why it could not be read.
     Pinned(Vec<Result<(String, Vec<u8>), String>>),
-    /// The index's hits (`None`: the index failed; the turn goes on without it).
-    Retrieved(Option<Vec<Hit>>),
+    /// The index's hits and the ignore files its walk did not read.
+    Retrieved(Retrieval),
     Named(Vec<NamedFile>),
     /// One count per item asked, or `None` when the server has no tokenizer.
     Counted(Option<Vec<u64>>),
@@ -351,7 +351,10 @@ impl Turn {
             (Stage::Viewing, TurnInput::Call(input)) => self.view_step(input),
             (Stage::Probing, TurnInput::Server(server)) => self.probed(server),
             (Stage::Pinning, TurnInput::Pinned(pins)) => self.pinned(pins),
-            (Stage::Retrieving, TurnInput::Retrieved(hits)) => self.retrieved(hits),
+            (Stage::Retrieving, TurnInput::Retrieved(found)) => {
+                self.record.unread_ignore_files(&found.unread_ignore_files);
+                self.retrieved(found.hits)
+            }
             (Stage::Inspecting, TurnInput::Named(files)) => self.inspected(files),
             (Stage::PreReading(queue), TurnInput::Call(input)) => self.preread_step(queue, input),
             (Stage::Counting, TurnInput::Counted(counts)) => self.counted(counts),

@@ -19,6 +19,9 @@ pub enum WarningCode {
     DocumentNotReadable,
     EvidenceTargetNotRead,
     ExactLiteralWriteCorrected,
+    /// An ignore file the index walk did not read (a link out, not a regular file, over the
+    /// cap): its patterns did not apply.
+    IgnoreFileNotRead,
     InteractionCheckNotRun,
     IterationLimit,
     MalformedCallIgnored,
@@ -42,7 +45,7 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 22] = [
+    pub const ALL: [WarningCode; 23] = [
         WarningCode::CleanVerdictContradicted,
         WarningCode::ContextExceeded,
         WarningCode::ContextTooSmall,
@@ -50,6 +53,7 @@ impl WarningCode {
         WarningCode::DocumentNotReadable,
         WarningCode::EvidenceTargetNotRead,
         WarningCode::ExactLiteralWriteCorrected,
+        WarningCode::IgnoreFileNotRead,
         WarningCode::InteractionCheckNotRun,
         WarningCode::IterationLimit,
         WarningCode::MalformedCallIgnored,
@@ -76,6 +80,7 @@ impl WarningCode {
             WarningCode::DocumentNotReadable => "DOCUMENT_NOT_READABLE",
             WarningCode::EvidenceTargetNotRead => "EVIDENCE_TARGET_NOT_READ",
             WarningCode::ExactLiteralWriteCorrected => "EXACT_LITERAL_WRITE_CORRECTED",
+            WarningCode::IgnoreFileNotRead => "IGNORE_FILE_NOT_READ",
             WarningCode::InteractionCheckNotRun => "INTERACTION_CHECK_NOT_RUN",
             WarningCode::IterationLimit => "ITERATION_LIMIT",
             WarningCode::MalformedCallIgnored => "MALFORMED_CALL_IGNORED",
@@ -360,6 +365,13 @@ impl TurnRecord {
             code,
             message: message.into(),
         });
+    }
+
+    /// An `IGNORE_FILE_NOT_READ` warning for each ignore file the index walk did not read.
+    pub(crate) fn unread_ignore_files(&mut self, files: &[crate::retrieval::UnreadIgnoreFile]) {
+        for file in files {
+            self.warn(WarningCode::IgnoreFileNotRead, file.message());
+        }
     }
 
     pub fn file(&mut self, path: &str, changed: bool, detail: impl Into<String>) {
