@@ -142,7 +142,7 @@ impl CheckpointStore {
         let path = self.manifest_path(files.root(), id);
         let mut manifest = Manifest::read(&path)?;
         manifest.record_after(files, self.max_file_bytes);
-        manifest.write(&path)
+        manifest.write_after(&path)
     }
 
     /// Stores `before` (the target's bytes, `None` when absent) and a manifest for it.
@@ -237,8 +237,10 @@ impl CheckpointStore {
                 Entry::File { bytes, .. } => {
                     let hex = talos_core::digest::sha256_hex(bytes);
                     let object = objects.join(&hex);
-                    if !object.exists() {
-                        write_synced(&object, bytes)
+                    // A stored object is trusted only when it holds these bytes: one written
+                    // unsynced before a power loss may be empty or short (durable.rs).
+                    if !holds(&object, bytes) {
+                        crate::durable::write_unsynced(&object, bytes)
                             .map_err(|e| fail(CaptureProblem::StoreObject(e)))?;
                     }
                     (true, Some(hex), bytes.len() as u64, "FILE")
@@ -272,7 +274,12 @@ impl CheckpointStore {
         let json =
             serde_json::to_vec_pretty(&manifest).map_err(|e| fail(CaptureProblem::Manifest(e)))?;
         let path = manifests.join(format!("{checkpoint_id}.json"));
-        write_synced(&path, &json).map_err(|e| fail(CaptureProblem::WriteManifest(e)))?;
+        crate::durable::write_unsynced(&path, &json)
+            .map_err(|e| fail(CaptureProblem::WriteManifest(e)))?;
+        // One sync makes the object, the manifest and any new folder durable before the
+        // change is written (no checkpoint, no write).
+        crate::durable::sync_filesystem(&dir)
+            .map_err(|e| fail(CaptureProblem::WriteManifest(e)))?;
         let (existed_before, blob_sha256) = match entries.first() {
             Some(Entry::File { bytes, .. }) => (true, Some(talos_core::digest::sha256_hex(bytes))),
             Some(Entry::Directory { .. }) => (true, None),
@@ -372,8 +379,11 @@ fn collect(
     Ok(())
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::durable::replace(path, bytes)
+/// Whether the object at `path` is a regular file holding exactly `bytes`.
+fn holds(path: &Path, bytes: &[u8]) -> bool {
+    let regular = std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_file() && m.len() == bytes.len() as u64);
+    regular && std::fs::read(path).is_ok_and(|stored| stored == bytes)
 }
 
 #[cfg(test)]

@@ -4,6 +4,17 @@
 //! renamed over the target, and then the directory is synced, so a rename the outcome already
 //! reported survives a power loss. Leftover temporary files from a crash are removed at start
 //! by `recovery`.
+//!
+//! A turn's own records are batched instead (issue 26, defect 10): files the turn creates
+//! (the checkpoint's object and manifest, the after-state, the trace, the turn log) are
+//! written and renamed unsynced ([`write_unsynced`]), a file that replaces one a reader relies
+//! on (the session) has its data synced before the rename ([`replace_data_synced`]), and one
+//! `syncfs` of the home's filesystem ([`sync_filesystem`]) then makes all of them, their
+//! folders and any new folder durable at once: before the workspace is written (the
+//! checkpoint) and before the outcome is reported (the rest). A power loss before that sync
+//! can leave the unsynced new files empty or short; each reader treats such a file as absent
+//! (an unreadable manifest or trace is skipped, an object is checked against its hash), and
+//! nothing that was reported depended on it.
 // std::fs here: files under the Talos home, never workspace files.
 #![allow(clippy::disallowed_methods)]
 
@@ -57,6 +68,58 @@ pub fn replace_with(path: &Path, bytes: &[u8], sync_dir: SyncDir) -> std::io::Re
         SyncDir::Yes => sync_directory(dir),
         SyncDir::No => Ok(()),
     }
+}
+
+/// Writes `bytes` to a fresh temporary file beside `path` and renames it over `path`, with no
+/// sync: for a new file a later [`sync_filesystem`] makes durable (see the module docs).
+pub fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_and_rename(path, bytes, false)
+}
+
+/// [`write_unsynced`], with the file's data synced before the rename, so the replaced file is
+/// either the old bytes or the new ones after a power loss; its folder is left to a later
+/// [`sync_filesystem`].
+pub fn replace_data_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_and_rename(path, bytes, true)
+}
+
+fn write_and_rename(path: &Path, bytes: &[u8], sync_data: bool) -> std::io::Result<()> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::other(format!(
+            "{} has no parent directory",
+            path.display()
+        )));
+    };
+    let id = crate::ids::new_id("x").map_err(|e| e.0)?;
+    let temp = dir.join(talos_core::pathname::temp_name(
+        &name.to_string_lossy(),
+        id.trim_start_matches("x-"),
+    ));
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        if sync_data {
+            file.sync_data()?;
+        }
+        std::fs::rename(&temp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// One `syncfs` of the filesystem that holds `dir`: every write, rename and new folder on it
+/// so far is durable when it returns.
+pub fn sync_filesystem(dir: &Path) -> std::io::Result<()> {
+    let handle = File::open(dir)?;
+    rustix::fs::syncfs(&handle).map_err(std::io::Error::from)
 }
 
 /// `fsync` on a directory: makes the entries created, renamed or removed in it durable.

@@ -54,7 +54,10 @@ pub fn model_select(daemon: &Daemon, p: proto::ModelSelectParams) -> Result<Valu
         && let Some(claim) = session.claim(&daemon.stopping)
     {
         let store = SessionStore::new(daemon.home.sessions());
-        if let Err(e) = store.save(&claim.snapshot(), crate::turn::now_ms()) {
+        let saved = store
+            .save(&claim.snapshot(), crate::turn::now_ms())
+            .and_then(|()| crate::durable::sync_filesystem(&daemon.home.sessions()));
+        if let Err(e) = saved {
             tracing::error!(session = %session.id, error = %e, "cannot persist the session");
         }
     }

@@ -84,7 +84,9 @@ impl SessionStore {
         self.dir.join(format!("{id}.json"))
     }
 
-    /// Writes the session's state durably, replacing the previous file.
+    /// Writes the session's state, replacing the previous file: its data is synced, and the
+    /// caller syncs the home's filesystem (`durable::sync_filesystem`) before it reports what
+    /// the state records.
     pub fn save(&self, snapshot: &Snapshot, now_ms: u64) -> std::io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
@@ -118,7 +120,9 @@ impl SessionStore {
             saved_at_ms: now_ms,
         };
         let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
-        crate::durable::replace(&self.path(snapshot.id.as_str()), &json)
+        // The data is synced before the rename, so the file is the old state or the new one;
+        // the turn's one sync of the home then makes the rename durable (durable.rs).
+        crate::durable::replace_data_synced(&self.path(snapshot.id.as_str()), &json)
     }
 
     /// Deletes the session's file; `false` when there was none.

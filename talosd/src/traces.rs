@@ -16,7 +16,9 @@ use talos_protocol::trace::TraceRecord;
 pub use turnlog::TurnText;
 
 /// Writes the trace and, when `turn_log` is given, the turn log beside it; returns the trace's
-/// path. A turn log that cannot be written is logged and does not fail the trace.
+/// path. A turn log that cannot be written is logged and does not fail the trace. Both are new
+/// files written unsynced: the turn syncs the home once, before it reports the outcome
+/// (`durable::sync_filesystem`; durable.rs says why that keeps every guarantee).
 pub fn write(
     traces_root: &std::path::Path,
     record: &TraceRecord,
@@ -25,16 +27,16 @@ pub fn write(
     let dir = traces_root.join(&record.session_id);
     if !dir.is_dir() {
         std::fs::create_dir_all(&dir)?;
-        // The new session folder's own entry must survive a power loss too.
-        crate::durable::sync_directory(traces_root)?;
     }
     let stem = format!("{:06}-{}", record.turn_number, record.trace_id);
     let path = dir.join(format!("{stem}.json"));
     let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-    crate::durable::replace(&path, &json)?;
+    crate::durable::write_unsynced(&path, &json)?;
     if let Some(text) = turn_log {
         let log = dir.join(format!("{stem}.{}", turnlog::EXTENSION));
-        if let Err(e) = crate::durable::replace(&log, turnlog::render(record, text).as_bytes()) {
+        if let Err(e) =
+            crate::durable::write_unsynced(&log, turnlog::render(record, text).as_bytes())
+        {
             tracing::error!(error = %e, trace = %record.trace_id, "cannot write turn log");
         }
     }

@@ -91,7 +91,7 @@ pub async fn run(
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), model = %ctx.model.entry.name, "turn started");
     let done = drive(&mut ctx).await;
-    let (outcome, findings) = finish(ctx, done, &request.prompt).await;
+    let (outcome, findings) = finish(&mut ctx, done, &request.prompt);
     session.turn_ended();
     if route::remembered(&resolved) {
         session.remember_outcome(&outcome);
@@ -113,6 +113,13 @@ pub async fn run(
         );
     }
     persist(&sessions, &session);
+    // One sync makes the trace, the turn log, the checkpoint's after-states and the session
+    // durable before the outcome is reported (durable.rs).
+    let home = sessions.home.root.clone();
+    if let Err(e) = crate::offload::blocking(|| crate::durable::sync_filesystem(&home)) {
+        tracing::error!(error = %e, "cannot sync the Talos home after a turn");
+    }
+    announce(&mut ctx, &outcome).await;
     outcome
 }
 
@@ -234,8 +241,9 @@ fn plan(
     TurnPlan::compiled(effective, settings)
 }
 
-/// The trace, the held answer and the outcome event, from the core's end of the turn.
-async fn finish(mut ctx: TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutcome, Vec<String>) {
+/// The trace and the outcome, from the core's end of the turn (told by [`announce`] once
+/// the home is synced).
+fn finish(ctx: &mut TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutcome, Vec<String>) {
     let status = to_proto::status(done.fine.status());
     let classification = to_proto::classification(done.fine);
     to_proto::record::fill(&mut ctx.trace, ctx.core.record());
@@ -248,7 +256,7 @@ async fn finish(mut ctx: TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutc
         obligation_retries: ctx.core.record().facts.obligation_retries,
     };
     ctx.trace.finished_at_ms = now_ms();
-    let trace_path = write_trace(&ctx, prompt, &done.answer);
+    let trace_path = write_trace(ctx, prompt, &done.answer);
     let outcome = proto::TurnOutcome {
         turn_id: ctx.turn_id.to_string(),
         status,
@@ -258,9 +266,13 @@ async fn finish(mut ctx: TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutc
         trace_path,
         files: to_proto::record::files(ctx.core.take_files()),
     };
-    let findings = ctx.core.take_findings();
+    tracing::info!(turn = %ctx.turn_id, ?status, ?classification, "turn finished");
+    (outcome, ctx.core.take_findings())
+}
+
+/// The held answer (one stream, now that the guards have decided) and the outcome event.
+async fn announce(ctx: &mut TurnCtx, outcome: &proto::TurnOutcome) {
     if ctx.core.answer_held() && !outcome.final_answer.is_empty() {
-        // The held answer, now that the guards have decided: one stream, then the outcome.
         let stream = "answer".to_string();
         ctx.emit(TurnEvent::StreamStart {
             stream: stream.clone(),
@@ -277,8 +289,6 @@ async fn finish(mut ctx: TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutc
         outcome: outcome.clone(),
     })
     .await;
-    tracing::info!(turn = %ctx.turn_id, ?status, ?classification, "turn finished");
-    (outcome, findings)
 }
 
 /// Writes the trace (and the turn log when configured); its path, or `None` when it failed.

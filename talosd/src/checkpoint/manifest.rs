@@ -84,26 +84,72 @@ pub enum ManifestError {
     Object { sha256: String },
 }
 
+/// One path's after-state as the after file keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AfterRecord {
+    relative_path: String,
+    after: AfterState,
+}
+
+/// Where the after-states of the manifest at `path` are kept: `<checkpointId>.after`, a file of
+/// its own, so recording them never rewrites the manifest (issue 26, defect 10).
+pub fn after_path(path: &Path) -> PathBuf {
+    path.with_extension("after")
+}
+
 impl Manifest {
+    /// The manifest at `path`, with the after-states of its after file when one is there and
+    /// reads (an unreadable one is as if none had been recorded: a restore then treats the
+    /// paths as possibly changed).
     pub fn read(path: &Path) -> Result<Manifest, ManifestError> {
         let bytes = std::fs::read(path).map_err(|source| ManifestError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        serde_json::from_slice(&bytes).map_err(|source| ManifestError::Invalid {
-            path: path.to_path_buf(),
-            source,
-        })
+        let mut manifest: Manifest =
+            serde_json::from_slice(&bytes).map_err(|source| ManifestError::Invalid {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let recorded = std::fs::read(after_path(path))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Vec<AfterRecord>>(&bytes).ok());
+        for record in recorded.into_iter().flatten() {
+            if let Some(file) = manifest
+                .files
+                .iter_mut()
+                .find(|f| f.relative_path == record.relative_path)
+            {
+                file.after = Some(record.after);
+            }
+        }
+        Ok(manifest)
     }
 
-    pub fn write(&self, path: &Path) -> Result<(), ManifestError> {
-        let json = serde_json::to_vec_pretty(self).map_err(|source| ManifestError::Invalid {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        crate::durable::replace(path, &json).map_err(|source| ManifestError::Write {
-            path: path.to_path_buf(),
-            source,
+    /// Writes the after-states to the manifest's after file, unsynced: the turn's last sync
+    /// makes it durable with the trace (durable.rs).
+    pub fn write_after(&self, path: &Path) -> Result<(), ManifestError> {
+        let records: Vec<AfterRecord> = self
+            .files
+            .iter()
+            .filter_map(|f| {
+                Some(AfterRecord {
+                    relative_path: f.relative_path.clone(),
+                    after: f.after.clone()?,
+                })
+            })
+            .collect();
+        let json =
+            serde_json::to_vec_pretty(&records).map_err(|source| ManifestError::Invalid {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        crate::durable::write_unsynced(&after_path(path), &json).map_err(|source| {
+            ManifestError::Write {
+                path: path.to_path_buf(),
+                source,
+            }
         })
     }
 

@@ -345,6 +345,10 @@ fn perform(
     if let Err(e) = store.record_after(files, safety.checkpoint_id.as_str()) {
         tracing::warn!(error = %e, "cannot record the state a restore left");
     }
+    // The after file is written unsynced (durable.rs): made durable before the result is told.
+    if let Err(e) = crate::durable::sync_filesystem(store.root()) {
+        tracing::warn!(error = %e, "cannot sync the checkpoint store after a restore");
+    }
     Ok((safety.checkpoint_id.into_string(), reports))
 }
 

@@ -114,16 +114,30 @@ pub fn scan(stores: Stores<'_>, running: &HashSet<String>, checkpoints: bool) ->
                         .collect(),
                     keep: !checkpoints,
                 },
-                files: vec![StoredFile {
-                    path,
-                    kind: Kind::Manifest,
-                    bytes,
-                }],
+                files: manifest_files(path, bytes),
                 session_dir: None,
             });
         }
     }
     stored
+}
+
+/// A manifest and, when one was recorded, its after file (removed together).
+fn manifest_files(path: PathBuf, bytes: u64) -> Vec<StoredFile> {
+    let after = crate::checkpoint::manifest::after_path(&path);
+    let mut files = vec![StoredFile {
+        path,
+        kind: Kind::Manifest,
+        bytes,
+    }];
+    if let Some((bytes, _)) = size_and_time(&after) {
+        files.push(StoredFile {
+            path: after,
+            kind: Kind::Manifest,
+            bytes,
+        });
+    }
+    files
 }
 
 /// Every `blobSha256` string in a manifest, without a `sha256:` prefix.

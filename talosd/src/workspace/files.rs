@@ -221,7 +221,14 @@ impl Workspace {
         let mut current = self.dir_fd(".")?;
         for part in segments {
             match rustix::fs::mkdirat(&current, *part, Mode::from_raw_mode(0o777)) {
-                Ok(()) | Err(Errno::EXIST) => {}
+                // A new folder's entry is made durable in its parent once, when it is made
+                // (issue 26, defect 10); the write's own folder sync covers the file.
+                Ok(()) => {
+                    if let Err(e) = sync_folder(&current) {
+                        tracing::warn!(folder = part, error = %e, "cannot sync a new folder into its parent");
+                    }
+                }
+                Err(Errno::EXIST) => {}
                 Err(e) => return Err(e),
             }
             current = rustix::fs::openat(

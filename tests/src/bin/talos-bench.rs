@@ -127,6 +127,7 @@ async fn main() -> anyhow::Result<()> {
         per_explained.push(started.elapsed());
     }
     let explained_calls = (llama.requests().len() - before) as f64 / explained as f64;
+    let syncs = fsyncs_per_edit_turn(daemon.id(), &mut client, &session, &settings).await;
 
     let mut per_status = Vec::with_capacity(status_calls);
     let started = Instant::now();
@@ -178,9 +179,92 @@ async fn main() -> anyhow::Result<()> {
         median(&prefix.all),
         median(&prefix.first)
     );
+    match syncs {
+        Ok((per_turn, by_place)) => println!(
+            "fsyncs per governed edit turn (strace -f of talosd, {SYNC_TURNS} turns): {per_turn:.1}   by what was synced: {by_place}"
+        ),
+        Err(e) => println!("fsyncs per governed edit turn: not measured ({e})"),
+    }
     web_checks();
     durability(home.path())?;
     Ok(())
+}
+
+/// Edit turns watched for their syncs.
+const SYNC_TURNS: usize = 5;
+
+/// The `fsync`, `fdatasync` and `syncfs` calls talosd makes per governed edit turn, counted by
+/// `strace` attached to the daemon (issue 26, defect 10), with what each synced (from
+/// `strace -y`'s descriptor paths, the home's and the workspace's parts named).
+async fn fsyncs_per_edit_turn(
+    pid: u32,
+    client: &mut Client,
+    session: &str,
+    settings: &Path,
+) -> anyhow::Result<(f64, String)> {
+    let log = tempfile::NamedTempFile::new()?;
+    let mut strace = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-y",
+            "-e",
+            "trace=fsync,fdatasync,syncfs",
+            "-o",
+        ])
+        .arg(log.path())
+        .args(["-p", &pid.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("strace (Debian's strace package) is not installed")?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..SYNC_TURNS {
+        edit_turn(client, session, settings, EDIT).await?;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let _ = Command::new("kill")
+        .arg("-INT")
+        .arg(strace.id().to_string())
+        .status();
+    let _ = strace.wait();
+    let text = std::fs::read_to_string(log.path())?;
+    let calls: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            ["fsync(", "fdatasync(", "syncfs("]
+                .iter()
+                .any(|c| l.contains(c))
+        })
+        .collect();
+    let mut places = std::collections::BTreeMap::<String, usize>::new();
+    for call in &calls {
+        let path = call.split(['<', '>']).nth(1).unwrap_or("?");
+        let place = [
+            "checkpoints",
+            "traces",
+            "sessions",
+            "pending",
+            "state",
+            "index",
+        ]
+        .into_iter()
+        .find(|p| path.contains(&format!("/{p}")))
+        .unwrap_or(
+            if path.starts_with(&*settings.parent().unwrap().to_string_lossy()) {
+                "workspace"
+            } else {
+                "other"
+            },
+        );
+        *places.entry(place.to_string()).or_default() += 1;
+    }
+    let by_place = places
+        .iter()
+        .map(|(k, v)| format!("{k} {:.1}", *v as f64 / SYNC_TURNS as f64))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok((calls.len() as f64 / SYNC_TURNS as f64, by_place))
 }
 
 /// Shares of each request that repeat, byte for byte from the start, the request before it.
