@@ -237,6 +237,10 @@ async fn fsyncs_per_edit_turn(
                 .any(|c| l.contains(c))
         })
         .collect();
+    let workspace = settings
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut places = std::collections::BTreeMap::<String, usize>::new();
     for call in &calls {
         let path = call.split(['<', '>']).nth(1).unwrap_or("?");
