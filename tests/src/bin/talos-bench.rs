@@ -254,13 +254,11 @@ async fn fsyncs_per_edit_turn(
         ]
         .into_iter()
         .find(|p| path.contains(&format!("/{p}")))
-        .unwrap_or(
-            if path.starts_with(&*settings.parent().unwrap().to_string_lossy()) {
-                "workspace"
-            } else {
-                "other"
-            },
-        );
+        .unwrap_or(if !workspace.is_empty() && path.starts_with(&workspace) {
+            "workspace"
+        } else {
+            "other"
+        });
         *places.entry(place.to_string()).or_default() += 1;
     }
     let by_place = places
