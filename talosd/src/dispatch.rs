@@ -415,6 +415,12 @@ async fn turn_start(
             format!("session {} is already running a turn", p.session_id),
         ));
     };
+    let files = session.files().map_err(|e| {
+        RpcError::new(
+            ErrorCode::WorkspaceInvalid,
+            format!("the session's workspace cannot be opened again: {e}"),
+        )
+    })?;
     let store_use = daemon.retention.enter(Some(trace_id.as_str())).await;
     daemon.active_turns.fetch_add(1, Ordering::Relaxed);
     let outcome = crate::turn::run(
@@ -426,6 +432,7 @@ async fn turn_start(
             pins: p.pins,
             turn_id,
             trace_id,
+            files,
         },
     )
     .await;

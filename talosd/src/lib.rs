@@ -6,6 +6,7 @@
 
 pub mod activation;
 pub mod checkpoint;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod connection;
@@ -66,6 +67,19 @@ pub async fn run(
     offload::blocking(|| lifecycle::restore_at_start(&daemon));
     let handler = Arc::new(dispatch::Dispatch::new(daemon.clone()));
     let housekeeping = tokio::spawn(gc::periodic(daemon.clone()));
+    let idle = tokio::spawn(release_idle_sessions(daemon.clone()));
     server::serve(daemon, listener, shutdown, handler).await;
     housekeeping.abort();
+    idle.abort();
+}
+
+/// Every minute, sessions unused for [`sessions::IDLE_RELEASE_MS`] release their workspace
+/// handles (issue 26): an open session costs no descriptor while it waits.
+async fn release_idle_sessions(daemon: Arc<Daemon>) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        every.tick().await;
+        let daemon = daemon.clone();
+        offload::blocking(move || daemon.release_idle(sessions::IDLE_RELEASE_MS));
+    }
 }

@@ -99,6 +99,25 @@ impl Daemon {
         &self.models.default_entry().name
     }
 
+    /// Releases the workspace handles of sessions unused for `idle_ms` and not running a turn
+    /// (each is opened again by the session's next use); how many it released.
+    pub fn release_idle(&self, idle_ms: u64) -> usize {
+        let now = crate::clock::now_ms();
+        let sessions: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default();
+        let released = sessions
+            .iter()
+            .filter(|s| s.release_if_idle(now, idle_ms))
+            .count();
+        if released > 0 {
+            tracing::info!(released, "idle sessions released their workspace handles");
+        }
+        released
+    }
+
     pub fn session_count(&self) -> usize {
         self.sessions.lock().map(|s| s.len()).unwrap_or(0)
     }

@@ -26,6 +26,11 @@ use tokio_util::sync::CancellationToken;
 /// How many earlier turns a session remembers for follow-ups.
 pub const HISTORY_TURNS: usize = 16;
 
+/// A session unused this long releases its workspace handle (reopened on its next use).
+pub const IDLE_RELEASE_MS: u64 = 10 * 60 * 1000;
+
+use crate::clock::now_ms;
+
 use crate::ids::SessionId;
 use crate::workspace::Workspace;
 
@@ -34,9 +39,15 @@ pub struct Session {
     pub id: SessionId,
     /// Canonical (symlinks resolved) workspace root.
     pub workspace: PathBuf,
-    /// The capability every access to the workspace's files goes through, opened once when
-    /// the session starts.
-    pub files: Arc<Workspace>,
+    /// The capability every access to the workspace's files goes through: opened when the
+    /// session starts, released while the session is idle (issue 26) and opened again, on the
+    /// same folder only, by its next use ([`Session::files`]).
+    handle: Mutex<Option<Arc<Workspace>>>,
+    /// The root folder's device and inode, and the write log, for reopening the handle.
+    identity: Option<(u64, u64)>,
+    pending: Option<crate::workspace::PendingLog>,
+    /// When the session was last used (ms since the epoch), for releasing idle handles.
+    last_used_ms: AtomicU64,
     pub mode: Mode,
     /// The llama.cpp slot this session's requests use, so its prompt cache is reused.
     pub slot: u32,
@@ -156,7 +167,10 @@ impl Session {
         Session {
             id,
             workspace: workspace.root().to_path_buf(),
-            files: Arc::new(workspace),
+            identity: workspace.identity(),
+            pending: workspace.pending(),
+            handle: Mutex::new(Some(Arc::new(workspace))),
+            last_used_ms: AtomicU64::new(now_ms()),
             mode,
             slot,
             state: Arc::new(tokio::sync::Mutex::new(state)),
@@ -195,6 +209,7 @@ impl Session {
     /// cancellation token is a child of `parent` (the daemon's `stopping`).
     pub fn claim(self: &Arc<Self>, parent: &CancellationToken) -> Option<SessionTurn> {
         let state = self.state.clone().try_lock_owned().ok()?;
+        self.last_used_ms.store(now_ms(), Ordering::Relaxed);
         let cancel = parent.child_token();
         if let Ok(mut running) = self.running.lock() {
             *running = Some(cancel.clone());
@@ -216,6 +231,45 @@ impl Session {
             }
             None => false,
         }
+    }
+
+    /// The workspace handle, opened again if it was released while the session was idle; an
+    /// error when the folder is gone or is no longer the one the session opened.
+    pub fn files(&self) -> Result<Arc<Workspace>, crate::workspace::WorkspaceError> {
+        self.last_used_ms.store(now_ms(), Ordering::Relaxed);
+        let mut handle = self
+            .handle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(files) = handle.as_ref() {
+            return Ok(files.clone());
+        }
+        let files = Arc::new(Workspace::reopened(
+            &self.workspace,
+            self.identity,
+            self.pending.clone(),
+        )?);
+        tracing::debug!(session = %self.id, "workspace handle reopened");
+        *handle = Some(files.clone());
+        Ok(files)
+    }
+
+    /// Releases the workspace handle when no turn runs and the session was last used longer
+    /// ago than `idle_ms`; whether it did.
+    pub fn release_if_idle(&self, now: u64, idle_ms: u64) -> bool {
+        if self.busy() || now.saturating_sub(self.last_used_ms.load(Ordering::Relaxed)) < idle_ms {
+            return false;
+        }
+        let mut handle = self
+            .handle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        handle.take().is_some()
+    }
+
+    /// Whether the workspace handle is open now.
+    pub fn holds_handle(&self) -> bool {
+        self.handle.lock().is_ok_and(|h| h.is_some())
     }
 
     /// Whether the session's state is on disk.

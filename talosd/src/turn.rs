@@ -43,6 +43,8 @@ pub struct TurnRequest {
     /// the turn instead of running it under a guessable id.
     pub turn_id: crate::ids::TurnId,
     pub trace_id: crate::ids::TraceId,
+    /// The session's workspace handle, opened again by the caller if it was released.
+    pub files: Arc<crate::workspace::Workspace>,
 }
 
 /// Runs one turn to its outcome. The trace is written however the turn ends.
@@ -81,7 +83,7 @@ pub async fn run(
     .with_context(prior, session.conversation());
     let mut ctx = TurnCtx::new(
         daemon,
-        session.session(),
+        (session.session(), request.files.clone()),
         peer,
         turn_id.clone(),
         (trace, core),
@@ -190,7 +192,7 @@ async fn perform(ctx: &mut TurnCtx, effect: TurnEffect) -> TurnInput {
             read,
             read_cap,
         } => {
-            let workspace = ctx.session.files.clone();
+            let workspace = ctx.files.clone();
             TurnInput::Named(crate::offload::blocking(|| {
                 effects::inspect(&workspace, &paths, &read, read_cap)
             }))
@@ -229,9 +231,9 @@ fn plan(
     mode: SessionMode,
     resolved: &talos_core::contract::TaskContract,
 ) -> TurnPlan {
-    let commands = crate::commands::workspace_commands(&daemon.home.state, &session.files);
+    let commands = crate::commands::workspace_commands(&daemon.home.state, &request.files);
     let with_commands = talos_core::contract::with_workspace(resolved.clone(), &commands);
-    let reconciled = crate::webcheck::reconciled(&session.files, with_commands);
+    let reconciled = crate::webcheck::reconciled(&request.files, with_commands);
     let effective = posture::apply(mode.posture(), reconciled);
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,

@@ -165,6 +165,36 @@ impl Workspace {
         })
     }
 
+    /// The root's device and inode, to tell the same folder from one put in its place.
+    pub fn identity(&self) -> Option<(u64, u64)> {
+        rustix::fs::fstat(&self.dir)
+            .ok()
+            .map(|st| (st.st_dev, st.st_ino))
+    }
+
+    /// A new handle on the same root (a session that released its handle while idle,
+    /// issue 26): refused when the folder at the root is no longer the one this handle holds.
+    pub fn reopened(
+        root: &Path,
+        identity: Option<(u64, u64)>,
+        pending: Option<PendingLog>,
+    ) -> Result<Workspace, WorkspaceError> {
+        let mut again = Workspace::open(root)?;
+        if again.root != root || again.identity() != identity {
+            return Err(root_error(
+                root,
+                std::io::Error::other("the folder was replaced since the session opened it"),
+            ));
+        }
+        again.pending = pending;
+        Ok(again)
+    }
+
+    /// The log of writes in flight this handle records to, if any.
+    pub fn pending(&self) -> Option<PendingLog> {
+        self.pending.clone()
+    }
+
     /// Records writes in flight in `log` from now on.
     pub fn with_pending(self, log: PendingLog) -> Workspace {
         Workspace {

@@ -113,13 +113,14 @@ pub async fn undo(
             format!("session {} is running a turn", p.session_id),
         ));
     };
-    let unit = crate::offload::blocking(|| {
-        restore::undo_unit(
-            daemon,
-            &p.session_id,
-            session.files.clone(),
-            p.overwrite_conflicts,
+    let files = session.files().map_err(|e| {
+        RpcError::new(
+            ErrorCode::WorkspaceInvalid,
+            format!("the session's workspace cannot be opened again: {e}"),
         )
+    })?;
+    let unit = crate::offload::blocking(|| {
+        restore::undo_unit(daemon, &p.session_id, files, p.overwrite_conflicts)
     });
     let result = match unit {
         Ok(unit) => {

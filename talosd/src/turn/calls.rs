@@ -29,7 +29,7 @@ pub async fn perform(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input 
 }
 
 async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
-    let workspace = ctx.session.files.clone();
+    let workspace = ctx.files.clone();
     match effect {
         Effect::Resolve(paths) => {
             off_worker(move || Input::Resolved(effects::resolve_all(&workspace, &paths))).await

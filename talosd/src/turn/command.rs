@@ -18,7 +18,7 @@ pub async fn run(
     call_id: &str,
     plan: &CommandPlan,
 ) -> Result<CommandRun, String> {
-    let workspace = ctx.session.files.clone();
+    let workspace = ctx.files.clone();
     let (program, cwd) = locate(&workspace, plan)?;
     let wrapped = contain::wrap(&program, &plan.args, plan.isolation, workspace.root());
     let spec = RunSpec {

@@ -20,6 +20,8 @@ use crate::sessions::Session;
 pub struct TurnCtx {
     pub daemon: Arc<Daemon>,
     pub session: Arc<Session>,
+    /// The session's workspace handle, held for the whole turn.
+    pub files: Arc<crate::workspace::Workspace>,
     pub peer: Arc<Peer>,
     pub turn_id: TurnId,
     /// The claim's token: cancelled by `turn/cancel` or when the daemon stops.
@@ -34,17 +36,12 @@ pub struct TurnCtx {
     seq: u64,
 }
 
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
+pub use crate::clock::now_ms;
 
 impl TurnCtx {
     pub fn new(
         daemon: Arc<Daemon>,
-        session: Arc<Session>,
+        (session, files): (Arc<Session>, Arc<crate::workspace::Workspace>),
         peer: Arc<Peer>,
         turn_id: TurnId,
         (trace, core): (TraceRecord, Turn),
@@ -54,6 +51,7 @@ impl TurnCtx {
         TurnCtx {
             daemon,
             session,
+            files,
             peer,
             turn_id,
             cancel,

@@ -41,7 +41,7 @@ pub fn checkpoint_job(ctx: &TurnCtx, call_id: &str) -> CheckpointJob {
         store: ctx.daemon.home.checkpoints(),
         max_file_bytes: ctx.daemon.config.checkpoint.max_file_bytes,
         session_id: ctx.session.id.to_string(),
-        workspace: ctx.session.files.clone(),
+        workspace: ctx.files.clone(),
         trace_id: ctx.trace.trace_id.clone(),
         turn_id: ctx.turn_id.to_string(),
         call_id: call_id.to_string(),

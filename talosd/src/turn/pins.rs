@@ -12,14 +12,13 @@ pub fn read_all(ctx: &TurnCtx, pins: &[String]) -> Vec<Result<(String, Vec<u8>),
 }
 
 fn read(ctx: &TurnCtx, pin: &str) -> Result<(String, Vec<u8>), String> {
-    let resolved = ctx.session.files.resolve(pin);
+    let resolved = ctx.files.resolve(pin);
     let shown = pins::admit(pin, &resolved.facts)?;
     let location = resolved
         .location
         .as_deref()
         .ok_or_else(|| format!("pin {pin} refused: outside the workspace"))?;
     let bytes = ctx
-        .session
         .files
         .read_unshared(location, &shown)
         .map_err(|e| format!("pin {shown}: {e}"))?

@@ -12,7 +12,7 @@ use super::context::TurnCtx;
 /// The index's top hits for `query` (`None` when the index failed: the turn goes on without
 /// them) and the ignore files its walk did not read; the turn's cancel stops the update.
 pub async fn search(ctx: &mut TurnCtx, query: String) -> Retrieval {
-    let workspace = ctx.session.files.clone();
+    let workspace = ctx.files.clone();
     let index_home = ctx.daemon.home.index();
     let first_build = crate::offload::blocking(|| {
         crate::index::status(&index_home, workspace.root()).state == "absent"

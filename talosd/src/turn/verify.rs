@@ -12,7 +12,7 @@ use crate::webcheck::{self, InteractionCheck};
 /// The verifier's report on the files the core named, or `None` when there is no web file.
 pub fn web_report(ctx: &TurnCtx, focus: &[String]) -> Option<WebReport> {
     let request = webcheck::request(&ctx.core.plan.contract().web);
-    let files = webcheck::site_files(&ctx.session.files, focus);
+    let files = webcheck::site_files(&ctx.files, focus);
     if files.is_empty() {
         return None;
     }
