@@ -224,7 +224,8 @@ impl CheckpointStore {
         let objects = dir.join("objects");
         let manifests = dir.join("manifests");
         for d in [&objects, &manifests] {
-            std::fs::create_dir_all(d).map_err(|source| {
+            // Real folders all the way down from the store, never a planted link out of it.
+            crate::home_files::real_dir(&self.root, d).map_err(|source| {
                 fail(CaptureProblem::CreateStore {
                     dir: d.clone(),
                     source,
@@ -381,9 +382,7 @@ fn collect(
 
 /// Whether the object at `path` is a regular file holding exactly `bytes`.
 fn holds(path: &Path, bytes: &[u8]) -> bool {
-    let regular = std::fs::symlink_metadata(path)
-        .is_ok_and(|m| m.file_type().is_file() && m.len() == bytes.len() as u64);
-    regular && std::fs::read(path).is_ok_and(|stored| stored == bytes)
+    crate::home_files::read_regular(path, bytes.len() as u64).is_ok_and(|stored| stored == bytes)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod documents;
 pub mod durable;
 pub mod engine;
 pub mod gc;
+pub mod home_files;
 pub mod ids;
 pub mod index;
 pub mod lifecycle;

@@ -142,8 +142,9 @@ impl PinStore {
 
     /// The pin for `workspace`: absent, corrupt (fails closed), or the pinned hash.
     pub fn load(&self, workspace: &Path) -> PinState {
-        let text = match std::fs::read_to_string(self.path(workspace)) {
-            Ok(text) => text,
+        // A regular file only, never a link, FIFO or device planted in the home.
+        let text = match crate::home_files::read_regular(&self.path(workspace), 64 * 1024) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return PinState::Absent,
             Err(_) => return PinState::Corrupt,
         };
@@ -170,11 +171,7 @@ impl PinStore {
         profile_count: usize,
         now_ms: u64,
     ) -> std::io::Result<()> {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)?;
+        crate::home_files::real_dir(&self.dir, &self.dir)?;
         let pin = Pin {
             schema_version: 1,
             workspace: workspace.display().to_string(),

@@ -88,11 +88,7 @@ impl SessionStore {
     /// caller syncs the home's filesystem (`durable::sync_filesystem`) before it reports what
     /// the state records.
     pub fn save(&self, snapshot: &Snapshot, now_ms: u64) -> std::io::Result<()> {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)?;
+        crate::home_files::real_dir(&self.dir, &self.dir)?;
         let file = SessionFile {
             kind: KIND.into(),
             schema_version: SCHEMA_VERSION,
@@ -213,6 +209,14 @@ impl SessionStore {
     pub fn load_all(&self) -> (Vec<Snapshot>, Vec<Skipped>) {
         let mut loaded: Vec<(u64, Snapshot)> = Vec::new();
         let mut skipped = Vec::new();
+        if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| !m.is_dir()) {
+            // A link (or anything else) in the store's place is not followed out of the home.
+            skipped.push(Skipped {
+                path: self.dir.clone(),
+                reason: "not a real folder (a symlink or a file); not followed".into(),
+            });
+            return (Vec::new(), skipped);
+        }
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), skipped),

@@ -25,9 +25,8 @@ pub fn write(
     turn_log: Option<&TurnText<'_>>,
 ) -> std::io::Result<PathBuf> {
     let dir = traces_root.join(&record.session_id);
-    if !dir.is_dir() {
-        std::fs::create_dir_all(&dir)?;
-    }
+    // A real folder of the home, never a planted link out of it (issue 26).
+    crate::home_files::real_dir(traces_root, &dir)?;
     let stem = format!("{:06}-{}", record.turn_number, record.trace_id);
     let path = dir.join(format!("{stem}.json"));
     let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;

@@ -92,6 +92,11 @@ struct AfterRecord {
     after: AfterState,
 }
 
+/// The largest manifest (or after file) read: far above any real one.
+const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest checkpoint object read.
+pub const MAX_OBJECT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
 /// Where the after-states of the manifest at `path` are kept: `<checkpointId>.after`, a file of
 /// its own, so recording them never rewrites the manifest (issue 26, defect 10).
 pub fn after_path(path: &Path) -> PathBuf {
@@ -103,16 +108,19 @@ impl Manifest {
     /// reads (an unreadable one is as if none had been recorded: a restore then treats the
     /// paths as possibly changed).
     pub fn read(path: &Path) -> Result<Manifest, ManifestError> {
-        let bytes = std::fs::read(path).map_err(|source| ManifestError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let bytes =
+            crate::home_files::read_regular(path, MAX_MANIFEST_BYTES).map_err(|source| {
+                ManifestError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         let mut manifest: Manifest =
             serde_json::from_slice(&bytes).map_err(|source| ManifestError::Invalid {
                 path: path.to_path_buf(),
                 source,
             })?;
-        let recorded = std::fs::read(after_path(path))
+        let recorded = crate::home_files::read_regular(&after_path(path), MAX_MANIFEST_BYTES)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Vec<AfterRecord>>(&bytes).ok());
         for record in recorded.into_iter().flatten() {
@@ -292,6 +300,11 @@ pub fn find(store: &Path, id: &str) -> Result<PathBuf, ManifestError> {
 /// Every readable manifest in `dir` (a workspace's `manifests/`), newest first; unreadable
 /// ones are logged and skipped.
 pub fn all_in(dir: &Path) -> Vec<(PathBuf, Manifest)> {
+    // A store folder that is a link is not followed out of the home.
+    let real = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir());
+    if !real {
+        return Vec::new();
+    }
     let mut out: Vec<(PathBuf, Manifest)> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -323,7 +336,10 @@ pub fn object(objects: &Path, sha256: &str) -> Result<Vec<u8>, ManifestError> {
     if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(damaged());
     }
-    let bytes = std::fs::read(objects.join(sha256)).map_err(|_| damaged())?;
+    // Read only as a regular file, never through a link or from a FIFO or device planted in
+    // the store; objects are at most `checkpoint.max_file_bytes`, which is capped below this.
+    let bytes = crate::home_files::read_regular(&objects.join(sha256), MAX_OBJECT_BYTES)
+        .map_err(|_| damaged())?;
     if talos_core::digest::sha256_hex(&bytes) != sha256 {
         return Err(damaged());
     }

@@ -62,14 +62,16 @@ pub fn tantivy_dir(folder: &Path) -> PathBuf {
 
 /// Makes an empty folder (0700) for a fresh index, removing whatever was there.
 pub fn reset(folder: &Path, root: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    if folder.exists() {
-        std::fs::remove_dir_all(folder)?;
+    if std::fs::symlink_metadata(folder).is_ok() {
+        // A link planted in the folder's place is removed itself, never followed.
+        if std::fs::symlink_metadata(folder).is_ok_and(|m| m.is_dir()) {
+            std::fs::remove_dir_all(folder)?;
+        } else {
+            std::fs::remove_file(folder)?;
+        }
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(tantivy_dir(folder))?;
+    let index_home = folder.parent().unwrap_or(folder);
+    crate::home_files::real_dir(index_home, &tantivy_dir(folder))?;
     let meta = Meta {
         format: FORMAT.into(),
         root: root.display().to_string(),
@@ -81,11 +83,22 @@ pub fn reset(folder: &Path, root: &Path) -> std::io::Result<()> {
 /// The marker and manifest when both read and the marker is this build's; `None` means
 /// rebuild.
 pub fn load(folder: &Path, root: &Path) -> Option<Manifest> {
-    let meta: Meta = serde_json::from_slice(&std::fs::read(folder.join("meta.json")).ok()?).ok()?;
+    // The folder and its tantivy folder must be real folders of the home (a planted link
+    // means rebuild), and its files regular files within their caps.
+    let index_home = folder.parent()?;
+    crate::home_files::real_dir(index_home, &tantivy_dir(folder)).ok()?;
+    let meta: Meta = serde_json::from_slice(&read(&folder.join("meta.json"))?).ok()?;
     if meta.format != FORMAT || meta.root != root.display().to_string() {
         return None;
     }
-    serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).ok()?).ok()
+    serde_json::from_slice(&read(&folder.join("manifest.json"))?).ok()
+}
+
+/// The largest index manifest read.
+const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;
+
+fn read(path: &Path) -> Option<Vec<u8>> {
+    crate::home_files::read_regular(path, MAX_MANIFEST_BYTES).ok()
 }
 
 /// Writes the manifest atomically (temporary file, then rename).
@@ -112,12 +125,10 @@ pub fn stale_folders(index_home: &Path, now_ms: u64, max_age_ms: u64) -> Vec<Pat
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        let meta: Option<Meta> = std::fs::read(folder.join("meta.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        let manifest: Option<Manifest> = std::fs::read(folder.join("manifest.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
+        let meta: Option<Meta> =
+            read(&folder.join("meta.json")).and_then(|b| serde_json::from_slice(&b).ok());
+        let manifest: Option<Manifest> =
+            read(&folder.join("manifest.json")).and_then(|b| serde_json::from_slice(&b).ok());
         let stale = match (meta, manifest) {
             (Some(meta), Some(manifest)) => {
                 !Path::new(&meta.root).is_dir()
