@@ -4,6 +4,7 @@
 //! the other turn says the file changed since its change was approved and writes nothing; a
 //! turn never reports COMPLETED_VERIFIED for a change that is not in the file.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+#![allow(clippy::print_stdout)] // the run says how many rounds ended in a conflict
 
 use std::sync::{Arc, Barrier};
 
@@ -12,7 +13,14 @@ use talos_protocol::{Classification, TurnOutcome};
 use talos_tests::fake_llama::{FakeLlama, Reply};
 use talos_tests::harness::{Answer, TestDaemon, timeout_workspace};
 
-const ROUNDS: usize = 10;
+/// Rounds in the README's test command; `TALOS_RACE_ROUNDS=N` for the long loop (the issue's
+/// 100 races: `TALOS_RACE_ROUNDS=100 cargo test -p talos-tests --test e2e_lost_update26`).
+fn rounds() -> usize {
+    std::env::var("TALOS_RACE_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10)
+}
 const ORIGINAL: &str = "TIMEOUT = 30\nRETRIES = 3\n";
 
 /// Edits the line the request names; answers in text once the edit's result is in.
@@ -37,7 +45,7 @@ async fn two_sessions_never_both_verify_when_one_change_is_gone() {
     let llama = FakeLlama::start(true, Arc::new(model)).await;
     let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
     let mut refused = 0;
-    for round in 0..ROUNDS {
+    for round in 0..rounds() {
         let ws = timeout_workspace();
         std::fs::write(ws.path().join("settings.py"), ORIGINAL).unwrap();
         let both_asked = Arc::new(Barrier::new(2));
@@ -83,7 +91,7 @@ async fn two_sessions_never_both_verify_when_one_change_is_gone() {
             }
         }
     }
-    println!("{refused} of {ROUNDS} rounds refused the second write as a conflict");
+    println!("{refused} of {} rounds refused the second write as a conflict", rounds());
 }
 
 async fn futures_join(handles: Vec<tokio::task::JoinHandle<TurnOutcome>>) -> Vec<TurnOutcome> {
