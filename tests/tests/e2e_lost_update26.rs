@@ -91,7 +91,10 @@ async fn two_sessions_never_both_verify_when_one_change_is_gone() {
             }
         }
     }
-    println!("{refused} of {} rounds refused the second write as a conflict", rounds());
+    println!(
+        "{refused} of {} rounds refused the second write as a conflict",
+        rounds()
+    );
 }
 
 async fn futures_join(handles: Vec<tokio::task::JoinHandle<TurnOutcome>>) -> Vec<TurnOutcome> {

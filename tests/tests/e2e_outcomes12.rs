@@ -244,7 +244,7 @@ async fn a_verify_turn_saying_no_problems_while_the_checks_find_some_is_replaced
             read(native, "index.html"),
             read(native, "styles.css"),
             Reply::Text(
-                "No problems: the stylesheet is wired correctly. It styles one element.".into(),
+                "No problems: the stylesheet is wired correctly. It styles one element. The rule for #missing is in styles.css.".into(),
             ),
         ];
         let prompt = "Verify that the selectors in styles.css match the ids in index.html";
@@ -256,7 +256,9 @@ async fn a_verify_turn_saying_no_problems_while_the_checks_find_some_is_replaced
         );
         lacks(answer, "No problems");
         lacks(answer, "wired correctly");
-        has(answer, "It styles one element.");
+        // Only what names a finding's file, selector or id stands (issue 27).
+        lacks(answer, "It styles one element.");
+        has(answer, "The rule for #missing is in styles.css.");
         has(
             answer,
             "Static web diagnostics (checked by Talos, not the model) found:",
@@ -305,7 +307,9 @@ async fn a_verdict_in_other_words_is_removed_when_the_checks_find_problems() {
         let r = run(ws.path(), native, "ask", steps, prompt).await;
         let answer = &r.outcome.final_answer;
         assert!(
-            answer.starts_with("[Verification check: the model's verdict was removed"),
+            answer.starts_with(
+                "[Verification check: Talos's own checks found 1 problem (listed below); the model's text that names none"
+            ),
             "native={native}: {answer}"
         );
         lacks(answer, "Splendid");

@@ -134,10 +134,9 @@ fn replacement(model_answer: &str, facts: &TurnFacts) -> Option<String> {
         } else {
             "[Capability correction: Talos can inspect files in the current workspace with local read tools, but no file tool was called in this turn.]\nI can read, list, and search files in this workspace when the task calls for it. I did not inspect files in this turn, so I cannot give an evidence-backed workspace answer yet."
         };
-        let (kept, _) = sentences::keep(model_answer, |s| {
-            sentences::refuses(s) || sentences::claims_change(s) || sentences::claims_success(s)
-        });
-        return Some(join(correction, &kept));
+        // The records call it a capability denial: none of the model's sentences stands
+        // (issue 27), whatever else they say.
+        return Some(correction.to_string());
     }
     if facts.action_not_taken && !succeeded {
         let targets = not_attempted(facts);
@@ -182,29 +181,93 @@ fn verdict_checked(answer: &str, facts: &TurnFacts) -> String {
     let statement = format!(
         "{CLEAN_VERDICT_CONTRADICTED} {findings} problem{plural} (listed below); its statement that nothing is wrong does not stand.]"
     );
-    let (kept, dropped) = sentences::keep(answer, sentences::clean_verdict);
-    if dropped {
-        return join(&statement, &kept);
+    if facts.mutation_requested {
+        let (kept, dropped) = sentences::keep(answer, sentences::clean_verdict);
+        return if dropped {
+            join(&statement, &kept)
+        } else {
+            answer.to_string()
+        };
     }
-    // No sentence reads as a verdict the lists know: on a question turn, an answer that admits
-    // no problem and names none of the findings' files is the verdict, in other words.
-    let admits = names_a_finding(answer, &facts.task_findings)
-        || sentences::split(answer)
-            .iter()
-            .any(|s| sentences::names_problem(s));
-    if !facts.mutation_requested && !admits {
-        return statement;
+    // A question turn (verify, diagnose): the records decide. A sentence stands only when it
+    // names a file, selector or id a finding is about, and is no clean verdict; the rest is
+    // not kept, and the findings follow (issue 27).
+    let subjects = finding_subjects(&facts.task_findings);
+    let said_clean = sentences::split(answer)
+        .iter()
+        .any(|s| sentences::clean_verdict(s));
+    let (kept, dropped) = sentences::keep(answer, |s| {
+        sentences::clean_verdict(s) || !names_any(s, &subjects)
+    });
+    let not_kept = format!(
+        "[Verification check: Talos's own checks found {findings} problem{plural} (listed below); the model's text that names none of the files, selectors or ids they are about was not kept.]"
+    );
+    match (said_clean, dropped) {
+        (true, _) => join(&statement, &kept),
+        (false, true) => join(&not_kept, &kept),
+        (false, false) => answer.to_string(),
     }
-    answer.to_string()
 }
 
-/// Whether `answer` names a file one of the findings (`file: message`) is about.
-fn names_a_finding(answer: &str, findings: &[String]) -> bool {
-    let named = sentences::file_names(answer);
-    findings.iter().any(|f| {
-        let file = f.split_once(": ").map_or(f.as_str(), |(file, _)| file);
-        let base = file.rsplit('/').next().unwrap_or(file);
-        named.iter().any(|n| n == base) || answer.contains(file)
+/// What the findings (`file: message`) are about: each file's name and the selectors, ids and
+/// quoted names in the message (`#list`, `.add`, `` `cta-button` ``).
+fn finding_subjects(findings: &[String]) -> Vec<String> {
+    let mut subjects = Vec::new();
+    for finding in findings {
+        let (file, message) = finding.split_once(": ").unwrap_or((finding.as_str(), ""));
+        subjects.push(file.rsplit('/').next().unwrap_or(file).to_string());
+        for word in message.split_whitespace() {
+            let word = word.trim_matches(|c: char| ",;:()[]{}<>\"'`".contains(c));
+            let word = word.trim_end_matches(['.', '!', '?']);
+            let selector = word.len() > 1
+                && (word.starts_with('#') || word.starts_with('.'))
+                && word[1..]
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+            if selector {
+                subjects.push(word.to_string());
+            }
+        }
+        let quoted = message.split(['`', '"', '\'']).skip(1).step_by(2);
+        for name in quoted {
+            if !name.trim().is_empty() {
+                subjects.push(name.trim().to_string());
+            }
+        }
+    }
+    subjects.sort();
+    subjects.dedup();
+    subjects
+}
+
+/// Whether a sentence names one of `subjects` (a selector also by its bare name in quotes or
+/// backticks).
+fn names_any(sentence: &str, subjects: &[String]) -> bool {
+    let named = sentences::file_names(sentence);
+    subjects.iter().any(|subject| {
+        if subject.starts_with('#') || subject.starts_with('.') {
+            let bare = &subject[1..];
+            contains_token(sentence, subject)
+                || [
+                    format!("`{bare}`"),
+                    format!("\"{bare}\""),
+                    format!("'{bare}'"),
+                ]
+                .iter()
+                .any(|q| sentence.contains(q.as_str()))
+        } else {
+            named.iter().any(|n| n == subject) || contains_token(sentence, subject)
+        }
+    })
+}
+
+/// Whether `token` occurs in `text` not as part of a longer name.
+fn contains_token(text: &str, token: &str) -> bool {
+    let name_char = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    text.match_indices(token).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + token.len()..].chars().next();
+        !before.is_some_and(name_char) && !after.is_some_and(name_char)
     })
 }
 
@@ -409,13 +472,13 @@ mod tests {
                 Says::Exactly("I have updated a."),
             ),
             (
-                "a capability denial is corrected when the turn could act, keeping the rest",
+                "a capability denial is corrected when the turn could act, and none of the model's text stands",
                 "Sorry, as an AI language model I can't create files. Here is a todo list: milk",
                 edit(vec![], &[], &[]),
                 Says::Shape(
                     "[Capability correction: Talos can create and edit files",
-                    &["Here is a todo list: milk"],
-                    "language model",
+                    &[],
+                    "todo list",
                 ),
             ),
             (
@@ -440,8 +503,8 @@ mod tests {
                 },
                 Says::Shape(
                     "[Capability correction: Talos can create and edit files",
-                    &["rather you did"],
-                    "won't",
+                    &[],
+                    "rather you did",
                 ),
             ),
             (
@@ -470,8 +533,8 @@ mod tests {
                 finding(TurnFacts::default()),
                 Says::Shape(
                     "[Verification check: the model's verdict was removed because Talos's own checks found 1 problem (listed below)",
-                    &["The page has one button."],
-                    "looks fine",
+                    &[],
+                    "one button",
                 ),
             ),
             (
@@ -484,7 +547,11 @@ mod tests {
                 "a verdict in words no list knows, naming neither a problem nor its file, is replaced",
                 "Splendid work overall. The page has one button.",
                 finding(TurnFacts::default()),
-                Says::Shape(CLEAN_VERDICT_CONTRADICTED, &[], "Splendid"),
+                Says::Shape(
+                    "[Verification check: Talos's own checks found 1 problem (listed below); the model's text that names none",
+                    &[],
+                    "Splendid",
+                ),
             ),
             (
                 "an answer that names the finding's file stands",
@@ -493,10 +560,40 @@ mod tests {
                 Says::Exactly("Look at app.js again."),
             ),
             (
-                "an answer that admits the problem is left alone",
-                "The button id is wrong.",
+                "an answer that names none of what the findings are about is not kept",
+                "The button id is wrong. The issue is just that the page needs a newer browser.",
                 finding(TurnFacts::default()),
-                Says::Exactly("The button id is wrong."),
+                Says::Shape(
+                    "[Verification check: Talos's own checks found 1 problem (listed below); the model's text that names none of the files, selectors or ids they are about was not kept.]",
+                    &[],
+                    "newer browser",
+                ),
+            ),
+            (
+                "a sentence naming a finding's selector stands, the rest is not kept",
+                "The #go button is not in index.html. No further action is needed.",
+                finding(TurnFacts::default()),
+                Says::Shape(
+                    "[Verification check: Talos's own checks found 1 problem",
+                    &["The #go button is not in index.html."],
+                    "No further action",
+                ),
+            ),
+            (
+                "a clean verdict in any wording is one, even beside a finding's file",
+                "There are no static HTML, CSS, or JavaScript problems in app.js.",
+                finding(TurnFacts::default()),
+                Says::Shape(CLEAN_VERDICT_CONTRADICTED, &[], "JavaScript problems"),
+            ),
+            (
+                "a selector named by its bare name in backticks counts",
+                "The class `cta-button` is fine. The element `go` is never defined.",
+                finding(TurnFacts::default()),
+                Says::Shape(
+                    CLEAN_VERDICT_CONTRADICTED,
+                    &["The element `go` is never defined."],
+                    "cta-button",
+                ),
             ),
             (
                 "without findings a clean verdict stands",

@@ -305,11 +305,12 @@ fn the_end_of_a_turn_follows_where_each_target_ended() {
             request: DIAGNOSE_WEB,
             mode: SessionMode::Ask,
             setup: found_problems,
-            answer: "The page is wired correctly. It has one list.",
+            // Only a sentence naming what a finding is about (#list, index.html) stands.
+            answer: "The page is wired correctly. It has one list. The #list element is in index.html.",
             says: Says {
                 starts: CLEAN_VERDICT_CONTRADICTED,
-                contains: &["It has one list."],
-                lacks: "wired correctly",
+                contains: &["The #list element is in index.html."],
+                lacks: "one list.",
             },
             fine: Fine::ReadOnlyAnswered,
             mutation_status: "NOT_REQUESTED",

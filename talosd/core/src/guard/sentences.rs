@@ -225,8 +225,43 @@ fn words(lower: &str) -> Vec<&str> {
 /// "I have updated X", "the file has been saved".
 pub fn claims_change(text: &str) -> bool {
     let lower = lower(text);
-    CLAIM_MARKERS.iter().any(|m| lower.contains(m))
+    (CLAIM_MARKERS.iter().any(|m| lower.contains(m)) || starts_with_change_verb(&lower))
         && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
+}
+
+/// Past-tense change verbs that open a claim with no subject ("Created the site files.",
+/// "Updated settings.py."); words that are also imperatives ("set", "put") are left out.
+const PAST_CHANGE_VERBS: &[&str] = &[
+    "created",
+    "updated",
+    "edited",
+    "modified",
+    "changed",
+    "added",
+    "wrote",
+    "written",
+    "fixed",
+    "replaced",
+    "removed",
+    "deleted",
+    "renamed",
+    "moved",
+    "implemented",
+    "built",
+    "saved",
+    "applied",
+    "inserted",
+    "appended",
+    "rewrote",
+    "refactored",
+    "generated",
+];
+
+/// Whether a (lower-cased) sentence starts with a past-tense change verb.
+fn starts_with_change_verb(lower: &str) -> bool {
+    words(lower)
+        .first()
+        .is_some_and(|first| PAST_CHANGE_VERBS.contains(first))
 }
 
 /// A claimed change, or a claim that the whole task is done ("Done!", "all three files").
@@ -258,7 +293,26 @@ pub fn refuses(sentence: &str) -> bool {
 /// The text gives a clean verdict in the known phrasings: nothing wrong, everything works.
 pub fn claims_no_problems(text: &str) -> bool {
     let lower = lower(text);
-    CLEAN_VERDICTS.iter().any(|m| lower.contains(m))
+    CLEAN_VERDICTS.iter().any(|m| lower.contains(m)) || no_problem_of_any_kind(&lower)
+}
+
+/// Kinds of fault a clean verdict says there are none of.
+const FAULT_NOUNS: &[&str] = &[
+    "problems", "problem", "issues", "issue", "errors", "error", "bugs", "bug", "mistakes",
+    "defects", "faults",
+];
+
+/// "no" followed within a few words by a fault noun, whatever is between ("There are no
+/// static HTML, CSS, or JavaScript problems."): a clean verdict however it is worded.
+fn no_problem_of_any_kind(lower: &str) -> bool {
+    let words = words(lower);
+    words.iter().enumerate().any(|(i, w)| {
+        *w == "no"
+            && words[i + 1..]
+                .iter()
+                .take(8)
+                .any(|next| FAULT_NOUNS.contains(next))
+    })
 }
 
 /// On a turn whose checks found problems: a sentence with a clean or favourable verdict that
@@ -316,10 +370,23 @@ mod tests {
         type Pick = fn(&str) -> bool;
         let rows: Vec<(&str, Pick, &str, bool)> = vec![
             (
+                // A sentence that opens with a past-tense change verb is a change claim.
                 "Edited settings.py. Done!",
                 claims_success,
-                "Edited settings.py.",
+                "",
                 true,
+            ),
+            (
+                "Created the BMI calculator website files. Set the colour later.",
+                claims_change,
+                "Set the colour later.",
+                true,
+            ),
+            (
+                "Update settings.py next. Edit it yourself.",
+                claims_change,
+                "Update settings.py next. Edit it yourself.",
+                false,
             ),
             (
                 "All done.\nTIMEOUT is 60.",

@@ -1,0 +1,94 @@
+//! Answers decided from records (issue 27, items 1 and 2), end to end through the socket with
+//! a scripted model: a diagnosis whose checks found problems keeps only the model's sentences
+//! about what the findings are about; a turn the records call a capability denial keeps none
+//! of the model's text; a claim opened by a past-tense change verb on a partly done turn is
+//! taken as the claim it is.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
+
+use talos_protocol::Classification;
+use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted, write_call};
+use talos_tests::harness::{TestDaemon, agent_turn};
+
+#[tokio::test]
+async fn a_diagnosis_keeps_only_what_names_a_finding() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("index.html"),
+        "<html><body><button class=\"cta-button\">Go</button><script src=\"app.js\"></script></body></html>\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("app.js"),
+        "document.getElementById('start').addEventListener('click', () => {});\n",
+    )
+    .unwrap();
+    let model = scripted(vec![
+        read_call("index.html"),
+        read_call("app.js"),
+        Reply::Text(
+            "The class `cta-button` is present in both HTML and JavaScript. This response should not be reached. No further action is needed."
+                .into(),
+        ),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "ask").await;
+    let outcome = client
+        .turn(
+            &session,
+            "Verify that the ids app.js uses match index.html",
+            "deny",
+        )
+        .await;
+    let answer = &outcome.final_answer;
+    assert!(
+        answer.starts_with("[Verification check: Talos's own checks found"),
+        "{answer}"
+    );
+    for gone in ["cta-button", "should not be reached", "No further action"] {
+        assert!(!answer.contains(gone), "{gone:?} kept: {answer}");
+    }
+    assert!(answer.contains("#start"), "the findings follow: {answer}");
+}
+
+#[tokio::test]
+async fn a_capability_denial_keeps_none_of_the_models_text() {
+    let ws = tempfile::tempdir().unwrap();
+    let model = scripted(vec![Reply::Text(
+        "I still do not have access to the underlying file system. Here is a recipe instead: flour, water."
+            .into(),
+    )]);
+    let run = agent_turn(ws.path(), model, "Create notes.txt with a shopping list").await;
+    let answer = &run.outcome.final_answer;
+    assert!(answer.starts_with("[Capability correction:"), "{answer}");
+    assert!(!answer.contains("recipe"), "{answer}");
+    assert!(!answer.contains("do not have access"), "{answer}");
+    assert!(!ws.path().join("notes.txt").exists());
+}
+
+#[tokio::test]
+async fn a_past_tense_claim_on_a_partly_done_turn_is_corrected() {
+    let ws = tempfile::tempdir().unwrap();
+    let model = scripted(vec![
+        write_call("index.html", "<html><body><h1>BMI</h1></body></html>\n"),
+        Reply::Text("Created the BMI calculator website files.".into()),
+    ]);
+    let run = agent_turn(
+        ws.path(),
+        model,
+        "Create index.html and style.css for a BMI calculator",
+    )
+    .await;
+    let answer = &run.outcome.final_answer;
+    assert_eq!(
+        run.outcome.classification,
+        Classification::Partial,
+        "{answer}"
+    );
+    assert!(!answer.contains("Created the BMI calculator"), "{answer}");
+    assert!(
+        answer.contains("style.css"),
+        "what is left is named: {answer}"
+    );
+}
