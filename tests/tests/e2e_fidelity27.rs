@@ -92,3 +92,101 @@ async fn a_past_tense_claim_on_a_partly_done_turn_is_corrected() {
         "what is left is named: {answer}"
     );
 }
+
+fn edit(old: &str, new: &str) -> (String, String) {
+    (
+        "talos.edit_file".into(),
+        serde_json::json!({"path": "settings.py", "old_string": old, "new_string": new})
+            .to_string(),
+    )
+}
+
+/// Proves every call of one reply is judged in the phase the reply was made in (issue 27,
+/// item 4): two edits of settings.py in one reply both land, though the first already changed
+/// the only target.
+#[tokio::test]
+async fn two_edits_in_one_reply_both_land() {
+    let ws = talos_tests::harness::timeout_workspace();
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![
+            edit("TIMEOUT = 30", "TIMEOUT = 60"),
+            edit("RETRIES = 3", "RETRIES = 5"),
+        ]),
+        Reply::Text("Both set.".into()),
+    ]);
+    let run = agent_turn(
+        ws.path(),
+        model,
+        "In settings.py, change TIMEOUT to 60 and RETRIES to 5.",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 5\n",
+        "{:?}",
+        run.outcome
+    );
+    assert_eq!(
+        run.outcome.classification,
+        Classification::CompletedVerified,
+        "{:?}",
+        run.outcome
+    );
+}
+
+/// Proves a failed change after a success on the same target still counts: the turn is
+/// PARTIAL, not COMPLETED_VERIFIED.
+#[tokio::test]
+async fn a_failed_edit_after_a_success_on_the_target_makes_the_turn_partial() {
+    let ws = talos_tests::harness::timeout_workspace();
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![
+            edit("TIMEOUT = 30", "TIMEOUT = 60"),
+            edit("RETRIES = 9", "RETRIES = 5"),
+        ]),
+        Reply::Text("Both set.".into()),
+    ]);
+    let run = agent_turn(
+        ws.path(),
+        model,
+        "In settings.py, change TIMEOUT to 60 and RETRIES to 5.",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 60\nRETRIES = 3\n"
+    );
+    assert_eq!(
+        run.outcome.classification,
+        Classification::Partial,
+        "{:?}",
+        run.outcome
+    );
+}
+
+/// Proves the same call twice in one reply is run once: the copy is answered, not applied or
+/// counted as a failure, and the turn is COMPLETED_VERIFIED with one approval.
+#[tokio::test]
+async fn the_same_edit_twice_in_one_reply_runs_once() {
+    let ws = talos_tests::harness::timeout_workspace();
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![
+            edit("TIMEOUT = 30", "TIMEOUT = 60"),
+            edit("TIMEOUT = 30", "TIMEOUT = 60"),
+        ]),
+        Reply::Text("Set.".into()),
+    ]);
+    let run = agent_turn(
+        ws.path(),
+        model,
+        "In settings.py, change TIMEOUT from 30 to 60.",
+    )
+    .await;
+    assert_eq!(
+        run.outcome.classification,
+        Classification::CompletedVerified,
+        "{:?}",
+        run.outcome
+    );
+    assert_eq!(run.trace.approvals.len(), 1, "{:?}", run.trace.approvals);
+}

@@ -30,6 +30,9 @@ pub struct TargetState {
     pub needed: bool,
     /// Attempts that did not succeed, including those before a success.
     pub unsuccessful: usize,
+    /// Why a change to it that came after it changed failed or was refused (issue 27): the
+    /// target is not where the turn meant it to end, though it did change.
+    pub later_failure: Option<String>,
 }
 
 impl TargetState {
@@ -41,7 +44,8 @@ impl TargetState {
     /// or any whose write failed after approval (it may be half-done). A refusal or a denial on
     /// a target the request does not need is only reported.
     pub fn unfinished(&self) -> bool {
-        !self.changed() && (self.needed || matches!(self.end, TargetEnd::Failed { .. }))
+        (!self.changed() && (self.needed || matches!(self.end, TargetEnd::Failed { .. })))
+            || self.later_failure.is_some()
     }
 }
 
@@ -68,6 +72,7 @@ pub fn target_states(facts: &TurnFacts) -> Vec<TargetState> {
                     end: TargetEnd::NotAttempted,
                     needed: needed(&record.target),
                     unsuccessful: 0,
+                    later_failure: None,
                 });
                 states.len() - 1
             }
@@ -78,9 +83,16 @@ pub fn target_states(facts: &TurnFacts) -> Vec<TargetState> {
                 state.end = TargetEnd::Changed {
                     verified: *verified,
                 };
+                state.later_failure = None;
             }
             other => {
                 state.unsuccessful += 1;
+                if state.changed()
+                    && let MutationResult::Failed { reason } | MutationResult::Blocked { reason } =
+                        other
+                {
+                    state.later_failure = Some(reason.clone());
+                }
                 if !state.changed() {
                     state.end = match other {
                         MutationResult::Denied => TargetEnd::Denied,
@@ -104,6 +116,7 @@ pub fn target_states(facts: &TurnFacts) -> Vec<TargetState> {
                     end: TargetEnd::NotAttempted,
                     needed: true,
                     unsuccessful: 0,
+                    later_failure: None,
                 });
             }
         }

@@ -324,6 +324,14 @@ pub(crate) struct Round {
     pub stop: Option<String>,
     /// The request as sent, for the record and the usage notice.
     pub request: Option<ModelRequest>,
+    /// The calls of this reply run so far (name and arguments): an identical one later in
+    /// the same reply is answered, not run again (issue 27).
+    pub ran: Vec<(
+        String,
+        Result<std::collections::BTreeMap<String, String>, String>,
+    )>,
+    /// Whether a call of this reply changed a file.
+    pub mutated: bool,
 }
 
 impl Turn {

@@ -135,10 +135,12 @@ impl Turn {
         }
     }
 
-    /// After a call: the phase moves from APPLY to VERIFY once every named target changed (a
-    /// request that named none stays in APPLY; the loop's other limits still apply).
-    pub fn call_done(&mut self, report: &CallReport) {
-        if !(report.mutated && self.phase == Phase::Apply && self.every_target_changed()) {
+    /// After the calls of one reply that changed a file: the phase moves from APPLY to VERIFY
+    /// once every named target changed (a request that named none stays in APPLY; the loop's other limits still
+    /// apply). Every call of a reply is judged in the phase the reply was made in (issue 27): a
+    /// second edit in the same reply is not refused because the first one finished the targets.
+    pub fn reply_done(&mut self) {
+        if !(self.phase == Phase::Apply && self.every_target_changed()) {
             return;
         }
         self.record.phase_transitions.push((

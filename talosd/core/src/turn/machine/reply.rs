@@ -86,6 +86,22 @@ impl Turn {
         let Some(proposal) = self.machine.queue.pop_front() else {
             return self.round_over();
         };
+        let key = (proposal.name.clone(), proposal.args.clone());
+        if self.machine.round.ran.contains(&key) {
+            // Every call of a reply is judged in the reply's phase; the same call twice in
+            // one reply is one call: the copy is answered and not run (or recorded) again.
+            let entry = self.result_entry(
+                &proposal,
+                "[Talos: this call repeats an earlier call of the same reply; it was not run again.]"
+                    .into(),
+                false,
+            );
+            if let Some(conversation) = self.machine.conversation.as_mut() {
+                conversation.turn.push(entry);
+            }
+            return self.next_call();
+        }
+        self.machine.round.ran.push(key);
         let call = self.propose(proposal);
         self.machine.active = Active::Call(Box::new(call), None);
         self.call_step(call::Input::Start)
@@ -97,7 +113,7 @@ impl Turn {
         };
         match call.step(self, input) {
             Effect::Finish(report) => {
-                self.call_done(&report);
+                self.machine.round.mutated |= report.mutated;
                 let broken = std::mem::take(&mut self.machine.round.broken_note);
                 let entry = self.result_entry(call.proposal(), report.text, broken);
                 if let Some(conversation) = self.machine.conversation.as_mut() {
@@ -147,6 +163,9 @@ impl Turn {
     /// interrupted, discipline, the budget) or the next request goes out.
     fn round_over(&mut self) -> TurnEffect {
         self.machine.queue.clear();
+        if self.machine.round.mutated {
+            self.reply_done();
+        }
         if self.machine.interrupt.is_some() {
             return self.loop_over(String::new());
         }
