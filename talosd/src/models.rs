@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use talos_protocol::ModelStatusResult;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ModelConfig, ModelEntryConfig, ModelMode};
 use crate::engine::Engine;
@@ -208,8 +209,16 @@ impl Models {
     }
 
     /// Waits until the leased model can take requests: a managed entry is started when it does
-    /// not run (making room first), then waited for while it loads.
-    pub async fn ready(&self, lease: &Lease) -> Result<(), NotReady> {
+    /// not run (making room first), then waited for while it loads; `cancel` (the turn's)
+    /// ends the wait.
+    pub async fn ready(&self, lease: &Lease, cancel: &CancellationToken) -> Result<(), NotReady> {
+        tokio::select! {
+            ready = self.ready_uncancelled(lease) => ready,
+            () = cancel.cancelled() => Err(NotReady::Cancelled),
+        }
+    }
+
+    async fn ready_uncancelled(&self, lease: &Lease) -> Result<(), NotReady> {
         let entry = &lease.entry;
         if !entry.is_managed() {
             return Ok(());

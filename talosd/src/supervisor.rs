@@ -33,6 +33,8 @@ pub enum NotReady {
     SupervisorEnded,
     #[error("the model server was not ready within {0} s")]
     Timeout(u64),
+    #[error("the turn was cancelled while it waited for the model server")]
+    Cancelled,
 }
 
 /// Why a process fact could not be read from `/proc`.

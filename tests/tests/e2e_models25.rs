@@ -273,3 +273,35 @@ fn talos(home: &Path, args: &[String]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// Proves a turn waiting for its model's server to load ends at once when cancelled: the wait
+/// is the turn's, not the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_waiting_for_its_model_to_load_ends_when_cancelled() {
+    let slow = FakeServer::new(json!({"loading_ms": 15000, "reply": "late"}));
+    let config = format!("model:\n  default: slow\nmodels:\n{}", entry("slow", &slow));
+    let daemon = TestDaemon::start(&config).await;
+    let mut client = daemon.client().await;
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "ask").await;
+    let mut other = daemon.client().await;
+    other.call("initialize", json!({"clientName": "e2e"})).await;
+    let id = session.clone();
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let _: serde_json::Value = other.request("turn/cancel", json!({"sessionId": id})).await;
+    });
+    let started = std::time::Instant::now();
+    let outcome = question(&mut client, &session).await;
+    cancel.await.unwrap();
+    assert_eq!(
+        outcome.status,
+        talos_protocol::CompletionStatus::Cancelled,
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "ended {:?} after the start, not when the server loaded",
+        started.elapsed()
+    );
+}

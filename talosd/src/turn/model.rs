@@ -23,7 +23,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
     ctx.daemon
         .models
-        .ready(&ctx.model)
+        .ready(&ctx.model, &ctx.cancel)
         .await
         .map_err(|e| ServerProblem::NotReady(e.to_string()))?;
     let facts = ctx
