@@ -178,8 +178,33 @@ fn is_target(token: &str) -> bool {
     if !token.contains('/') && TECHNOLOGY_NAMES.contains(&token.to_ascii_lowercase().as_str()) {
         return false;
     }
+    // A member of a well-known code object (`console.log`, `window.open`) is code, not a file
+    // (issue 27).
+    if !token.contains('/') && CODE_OBJECTS.contains(&stem) {
+        return false;
+    }
     TARGET_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
 }
+
+/// Objects whose members a request names as code: `console.log`, `document.title`,
+/// `window.open`, `process.env`, `sys.argv`, `os.path`.
+const CODE_OBJECTS: &[&str] = &[
+    "console",
+    "window",
+    "document",
+    "navigator",
+    "location",
+    "process",
+    "Math",
+    "JSON",
+    "Object",
+    "Array",
+    "Promise",
+    "sys",
+    "os",
+    "self",
+    "this",
+];
 
 fn is_bare_target_any_case(token: &str) -> bool {
     let name = token.rsplit('/').next().unwrap_or(token);
@@ -423,6 +448,11 @@ mod tests {
         );
         check("see https://example.com/app.js", &[], &[]);
         check("Build it with Node.js and app.js", &["app.js"], &[]);
+        check(
+            "Remove the console.log call from app.js and the os.path import from tool.py",
+            &["app.js", "tool.py"],
+            &[],
+        );
         check("update readme please", &["readme"], &[]);
         check("Edit ../../etc/passwd now", &["../../etc/passwd"], &[]);
         check(
