@@ -190,3 +190,23 @@ async fn the_same_edit_twice_in_one_reply_runs_once() {
     );
     assert_eq!(run.trace.approvals.len(), 1, "{:?}", run.trace.approvals);
 }
+
+/// Proves a refusal after an approved protected read says why its content is not shown, and
+/// points to `--mode private` (issue 27, item 5).
+#[tokio::test]
+async fn a_refusal_after_an_approved_protected_read_says_why() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join(".env"), "API_KEY=abcdefgh1234\n").unwrap();
+    let model = scripted(vec![
+        read_call(".env"),
+        Reply::Text("I can't share the contents of .env.".into()),
+    ]);
+    let run = agent_turn(ws.path(), model, "Show me what is in .env").await;
+    let answer = &run.outcome.final_answer;
+    assert!(
+        answer.contains("its contents are withheld from answers")
+            && answer.contains("`--mode private`"),
+        "{answer}"
+    );
+    assert!(!answer.contains("abcdefgh1234"), "{answer}");
+}

@@ -12,6 +12,11 @@ pub use documents::{DOCUMENT_NOTE_START, correct_document_claims, unreadable_doc
 use crate::outcome::{MutationResult, TurnFacts, target_states};
 pub use sentences::claims_no_problems;
 
+/// Whether any sentence of `text` is a refusal ("I can't share ...").
+pub fn sentences_refuse(text: &str) -> bool {
+    sentences::split(text).iter().any(|s| sentences::refuses(s))
+}
+
 /// How the answer starts when a clean verdict was removed because the task verifier found
 /// problems.
 pub const CLEAN_VERDICT_CONTRADICTED: &str =

@@ -457,6 +457,15 @@ fn the_final_answer_is_guarded_against_the_records() {
             ..base()
         },
         FinishRow {
+            what: "a refusal after an approved protected read says why the content is not shown",
+            setup: protected,
+            answer: "I can't share the contents of .env.",
+            says: Says::Exactly(
+                "I can't share the contents of .env.\n\n[Protected content: the protected file was read with your approval, but its contents are withheld from answers. `--mode private` shows an approved protected read on your screen, never to the model.]",
+            ),
+            ..base()
+        },
+        FinishRow {
             what: "the verifier's diagnostics follow the answer",
             request: DIAGNOSE_WEB,
             answer: "Here is what I found.",

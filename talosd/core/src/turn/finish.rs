@@ -25,6 +25,10 @@ const WITHHELD: &str = "[protected content withheld]";
 /// How an answer starts when lines of a protected file read this turn were withheld from it.
 pub const PROTECTED_WITHHELD: &str = "[Protected content check: lines of a protected file in the answer were withheld. The file's contents are withheld from answers; `--mode private` shows it on your screen only.]";
 
+/// What follows a refusal on a turn that read a protected file with approval: why its content
+/// is not shown (issue 27).
+pub const PROTECTED_NOT_SHOWN: &str = "[Protected content: the protected file was read with your approval, but its contents are withheld from answers. `--mode private` shows an approved protected read on your screen, never to the model.]";
+
 impl Turn {
     /// Settles what the records say once the loop is over: unmet targets, counts, and the
     /// evidence the request named that was not read.
@@ -150,6 +154,11 @@ impl Turn {
             .filter(|l| answer.contains(l.as_str()))
             .collect();
         if echoed.is_empty() {
+            // The records show an approved protected read; a refusal to show it gets the why.
+            let refused = crate::guard::sentences_refuse(&answer);
+            if !self.record.protected_lines.is_empty() && refused {
+                return format!("{answer}\n\n{PROTECTED_NOT_SHOWN}");
+            }
             return answer;
         }
         let mut answer = answer;
