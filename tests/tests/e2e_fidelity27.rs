@@ -210,3 +210,33 @@ async fn a_refusal_after_an_approved_protected_read_says_why() {
     );
     assert!(!answer.contains("abcdefgh1234"), "{answer}");
 }
+
+/// Proves a status question after an unfinished turn says what is left, from the records.
+#[tokio::test]
+async fn a_status_answer_says_what_is_left() {
+    let ws = talos_tests::harness::timeout_workspace();
+    let model = scripted(vec![
+        Reply::ToolCalls(vec![edit("TIMEOUT = 30", "TIMEOUT = 60")]),
+        Reply::Text("Done.".into()),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let denied = client
+        .turn(
+            &session,
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            "deny",
+        )
+        .await;
+    assert_eq!(denied.classification, Classification::BlockedByApproval);
+    let status = client
+        .turn(&session, "Did you make the change?", "deny")
+        .await;
+    assert!(
+        status.final_answer.contains("Left to do: settings.py."),
+        "{}",
+        status.final_answer
+    );
+}

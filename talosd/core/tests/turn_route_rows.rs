@@ -156,12 +156,12 @@ fn route_answers_come_from_the_records() {
                 file("a.py", true, "Edited (10 bytes, +1 -1), verified"),
                 file("b.py", false, "approval denied (by the user)"),
             ],
-            "From Talos's records of the previous turn (trace trc-1): PARTIAL.\nChanged:\n- a.py: Edited (10 bytes, +1 -1), verified\nNot changed:\n- b.py: approval denied (by the user)",
+            "From Talos's records of the previous turn (trace trc-1): PARTIAL.\nChanged:\n- a.py: Edited (10 bytes, +1 -1), verified\nNot changed:\n- b.py: approval denied (by the user)\nLeft to do: b.py. Say \"do it\" to try the change again.",
         ),
         (
             Fine::BlockedByApproval,
             vec![file("b.py", false, "approval denied (by the user)")],
-            "From Talos's records of the previous turn (trace trc-1): BLOCKED_BY_APPROVAL.\nNo file was changed.\nNot changed:\n- b.py: approval denied (by the user)",
+            "From Talos's records of the previous turn (trace trc-1): BLOCKED_BY_APPROVAL.\nNo file was changed.\nNot changed:\n- b.py: approval denied (by the user)\nLeft to do: b.py. Say \"do it\" to try the change again.",
         ),
     ];
     for (classification, files, expected) in rows {

@@ -141,6 +141,24 @@ pub fn status_from_records(last: &PriorRecord) -> String {
     if !unchanged.is_empty() {
         out.push_str(&format!("\nNot changed:\n{}", unchanged.join("\n")));
     }
+    // What is left, from the same records (issue 27): the files that did not end changed, on a
+    // turn that did not finish.
+    let finished = matches!(
+        last.classification,
+        Fine::CompletedVerified | Fine::CompletedUnverified | Fine::ReadOnlyAnswered
+    );
+    let left: Vec<&str> = last
+        .files
+        .iter()
+        .filter(|f| !f.changed)
+        .map(|f| f.path.as_str())
+        .collect();
+    if !finished && !left.is_empty() {
+        out.push_str(&format!(
+            "\nLeft to do: {}. Say \"do it\" to try the change again.",
+            left.join(", ")
+        ));
+    }
     out
 }
 
