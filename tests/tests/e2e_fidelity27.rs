@@ -240,3 +240,43 @@ async fn a_status_answer_says_what_is_left() {
         status.final_answer
     );
 }
+
+/// Proves a partly done change whose checks also found problems gets both guards: the claim of
+/// completion is corrected and what is left is named.
+#[tokio::test]
+async fn a_partial_change_with_findings_is_still_held_to_what_is_left() {
+    let ws = tempfile::tempdir().unwrap();
+    let model = scripted(vec![
+        write_call(
+            "index.html",
+            "<html><body><button id=\"go\">Go</button><script src=\"app.js\"></script></body></html>\n",
+        ),
+        write_call(
+            "app.js",
+            "document.getElementById('start').addEventListener('click', () => {});\n",
+        ),
+        Reply::Text("All done! I created all three files and everything works.".into()),
+    ]);
+    let run = agent_turn(
+        ws.path(),
+        model,
+        "Create index.html, app.js and style.css for a start button",
+    )
+    .await;
+    let answer = &run.outcome.final_answer;
+    assert_eq!(
+        run.outcome.classification,
+        Classification::Partial,
+        "{answer}"
+    );
+    assert!(
+        answer.starts_with("[Truth check: the task is only partly done"),
+        "{answer}"
+    );
+    assert!(!answer.contains("All done"), "{answer}");
+    assert!(answer.contains("style.css"), "{answer}");
+    assert!(
+        answer.contains("#start"),
+        "the checks' finding follows: {answer}"
+    );
+}

@@ -62,6 +62,10 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
         } else {
             statement
         }
+    } else if !facts.task_findings.is_empty() && facts.mutation_requested {
+        // A change turn whose checks found problems: the clean verdict goes, and the account of
+        // the changes is still held to where each target ended (issue 27).
+        changes_checked(&verdict_checked(&answer, facts), facts, succeeded)
     } else if !facts.task_findings.is_empty() {
         verdict_checked(&answer, facts)
     } else {
@@ -637,6 +641,19 @@ mod tests {
                         "- c: not attempted",
                         "Remaining target(s): c",
                     ],
+                    "Done!",
+                ),
+            ),
+            (
+                "a partial change whose checks also found problems: both guards hold",
+                "Done! I created all three files. Everything works.",
+                TurnFacts {
+                    task_findings: vec!["a: #go is not in any page".into()],
+                    ..edit(vec![m("a", ok()), m("b", ok())], &["a", "b", "c"], &["c"])
+                },
+                Says::Shape(
+                    "[Truth check: the task is only partly done: 2 of 3 required file(s) changed.",
+                    &["- c: not attempted", "Remaining target(s): c"],
                     "Done!",
                 ),
             ),
