@@ -280,3 +280,85 @@ async fn a_partial_change_with_findings_is_still_held_to_what_is_left() {
         "the checks' finding follows: {answer}"
     );
 }
+
+/// Proves a document whose text could not be extracted is carried to the outcome (issue 27,
+/// item 3): the turn that named only it ends ADVISORY_ONLY with the document note once the
+/// runtime's read found it, without a model call and without reading files nobody named.
+#[tokio::test]
+async fn a_document_that_could_not_be_extracted_ends_the_turn_with_the_note() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("report.pdf"),
+        b"%PDF-1.4 this is not a real pdf\n",
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "unrelated\n").unwrap();
+    let model = scripted(vec![
+        read_call("report.pdf"),
+        read_call("notes.txt"),
+        Reply::Text("The report is empty.".into()),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "ask").await;
+    let outcome = client.turn(&session, "Summarize report.pdf", "deny").await;
+    let answer = &outcome.final_answer;
+    assert_eq!(
+        outcome.classification,
+        Classification::AdvisoryOnly,
+        "{answer}"
+    );
+    assert!(
+        answer.contains(
+            "report.pdf (its text could not be extracted, so its contents were not seen)"
+        ),
+        "{answer}"
+    );
+    // The runtime's own read (the pre-read) found the document unreadable: no model call.
+    assert_eq!(
+        llama.requests().len(),
+        0,
+        "no model call after the failed extraction"
+    );
+    let trace = daemon.traces().pop().unwrap();
+    assert!(
+        !trace
+            .executions
+            .iter()
+            .any(|e| e.path.as_deref() == Some("notes.txt")),
+        "no file nobody named is read"
+    );
+}
+
+/// The same when the model reads the document itself (the runtime's pre-read off): one model
+/// call, then the note.
+#[tokio::test]
+async fn a_document_the_model_read_but_could_not_be_extracted_ends_the_turn() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("report.pdf"),
+        b"%PDF-1.4 this is not a real pdf\n",
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "unrelated\n").unwrap();
+    let model = scripted(vec![
+        read_call("report.pdf"),
+        read_call("notes.txt"),
+        Reply::Text("The report is empty.".into()),
+    ]);
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_reading_first(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "ask").await;
+    let outcome = client.turn(&session, "Summarize report.pdf", "deny").await;
+    let answer = &outcome.final_answer;
+    assert_eq!(
+        outcome.classification,
+        Classification::AdvisoryOnly,
+        "{answer}"
+    );
+    assert!(answer.contains("its contents were not seen"), "{answer}");
+    assert!(!answer.contains("The report is empty."), "{answer}");
+    assert_eq!(llama.requests().len(), 1, "no second model call");
+}

@@ -218,9 +218,17 @@ async fn hostile_documents_end_in_the_capability_note() {
         sent.contains("bad.pdf is a binary document; Talos could not extract its text"),
         "{sent}"
     );
+    // Once every named document was read and none could be extracted, the turn ends with the
+    // document note, without sending the last result to the model again (issue 27).
+    let answer = &run.outcome.final_answer;
     assert!(
-        sent.contains("bomb.docx is a binary document; Talos could not extract its text"),
-        "{sent}"
+        answer.contains("cannot extract the text of bad.pdf, bomb.docx"),
+        "{answer}"
+    );
+    assert_eq!(
+        run.outcome.classification,
+        talos_protocol::Classification::AdvisoryOnly,
+        "{answer}"
     );
     assert_eq!(names(ws.path()), before, "nothing written");
 }

@@ -27,6 +27,13 @@ pub fn extracted(shown: &str, text: &str, max_lines: usize, offset: usize) -> St
 }
 
 /// The capability note for a document whose text could not be extracted: never invented text.
+/// Whether `text` is [`document_note`]'s for `shown`: the read's text was not extracted.
+pub fn is_document_note(shown: &str, text: &str) -> bool {
+    text.starts_with(&format!(
+        "{shown} is a binary document; Talos could not extract its text ("
+    ))
+}
+
 pub fn document_note(shown: &str, reason: &str) -> String {
     format!(
         "{shown} is a binary document; Talos could not extract its text ({reason}), so its contents are not shown."

@@ -22,7 +22,9 @@ const EMPTY_CLAIMS: &[&str] = &[
     "contains no text", "contains no content", "contains nothing", "no text in",
     "no content in", "no readable text", "nothing in it", "is blank", "blank document",
     "does not contain any", "doesn't contain any", "has nothing", "no data in",
-    "there is no text", "there is no content",
+    "there is no text", "there is no content", "are empty", "were empty", "are blank",
+    "contain no text", "contain no content", "contain nothing", "no extractable text",
+    "not contain any", "don't contain any", "have no text", "have no content",
 ];
 
 /// The unreadable documents of a turn: those its reads hit (`read_paths`, the paths of its
@@ -78,7 +80,7 @@ pub fn correct_document_claims(answer: &str, documents: &[String]) -> String {
         return if replaced { body } else { answer.to_string() };
     }
     let note = format!(
-        "{DOCUMENT_NOTE_START} {} (PDF, Word, Excel and other binary document formats are not supported yet).]",
+        "{DOCUMENT_NOTE_START} {} (its text could not be extracted, so its contents were not seen).]",
         documents.join(", ")
     );
     let kept = if replaced {
@@ -105,21 +107,37 @@ fn claims_empty(sentence: &str, documents: &[String]) -> bool {
         let base = d.rsplit('/').next().unwrap_or(&d).to_string();
         lower.contains(&d) || lower.contains(&base)
     });
-    let refers = documents.len() == 1
+    let plural = documents.len() > 1
         && [
-            "the file",
-            "the document",
-            "the pdf",
-            "the report",
-            "it is",
-            "it's",
-            "it has",
-            "it contains",
-            "it appears",
-            "it seems",
+            "these files",
+            "the files",
+            "both files",
+            "these documents",
+            "the documents",
+            "they are",
+            "they contain",
+            "they have",
+            "they do not",
+            "they don't",
         ]
         .iter()
         .any(|m| lower.contains(m));
+    let refers = plural
+        || documents.len() == 1
+            && [
+                "the file",
+                "the document",
+                "the pdf",
+                "the report",
+                "it is",
+                "it's",
+                "it has",
+                "it contains",
+                "it appears",
+                "it seems",
+            ]
+            .iter()
+            .any(|m| lower.contains(m));
     names_one || refers
 }
 
@@ -159,7 +177,7 @@ mod tests {
         );
     }
 
-    const NOTE: &str = "[Capability note: Talos's file tools read text files; they cannot extract the text of report.pdf (PDF, Word, Excel and other binary document formats are not supported yet).]";
+    const NOTE: &str = "[Capability note: Talos's file tools read text files; they cannot extract the text of report.pdf (its text could not be extracted, so its contents were not seen).]";
 
     /// Proves an "empty / no text" claim about an unreadable document is replaced, the rest of
     /// the answer kept, the note added once, and answers without documents left alone.
@@ -179,7 +197,7 @@ mod tests {
         check(
             "docs/report.pdf has no text.",
             &["docs/report.pdf"],
-            "[Capability note: Talos's file tools read text files; they cannot extract the text of docs/report.pdf (PDF, Word, Excel and other binary document formats are not supported yet).]\n\nTalos did not see the text of docs/report.pdf: the text tools cannot extract it, so whether it is empty is not known.",
+            "[Capability note: Talos's file tools read text files; they cannot extract the text of docs/report.pdf (its text could not be extracted, so its contents were not seen).]\n\nTalos did not see the text of docs/report.pdf: the text tools cannot extract it, so whether it is empty is not known.",
         );
         check(
             "report.md says revenue grew.",
@@ -187,10 +205,21 @@ mod tests {
             &format!("{NOTE}\n\nreport.md says revenue grew."),
         );
         check("report.pdf is empty.", &[], "report.pdf is empty.");
+        // Plural claims about several documents (issue 27).
+        check(
+            "These files are empty.",
+            &["report.pdf", "budget.xlsx"],
+            "[Capability note: Talos's file tools read text files; they cannot extract the text of report.pdf, budget.xlsx (its text could not be extracted, so its contents were not seen).]\n\nTalos did not see the text of report.pdf, budget.xlsx: the text tools cannot extract it, so whether it is empty is not known.",
+        );
+        check(
+            "They do not contain any extractable text.",
+            &["report.pdf", "budget.xlsx"],
+            "[Capability note: Talos's file tools read text files; they cannot extract the text of report.pdf, budget.xlsx (its text could not be extracted, so its contents were not seen).]\n\nTalos did not see the text of report.pdf, budget.xlsx: the text tools cannot extract it, so whether it is empty is not known.",
+        );
         check(
             "Both files were read. budget.xlsx has no content.",
             &["report.pdf", "budget.xlsx"],
-            "[Capability note: Talos's file tools read text files; they cannot extract the text of report.pdf, budget.xlsx (PDF, Word, Excel and other binary document formats are not supported yet).]\n\nBoth files were read. Talos did not see the text of report.pdf, budget.xlsx: the text tools cannot extract it, so whether it is empty is not known.",
+            "[Capability note: Talos's file tools read text files; they cannot extract the text of report.pdf, budget.xlsx (its text could not be extracted, so its contents were not seen).]\n\nBoth files were read. Talos did not see the text of report.pdf, budget.xlsx: the text tools cannot extract it, so whether it is empty is not known.",
         );
         check(
             &format!("{NOTE}\nreport.md says revenue grew."),

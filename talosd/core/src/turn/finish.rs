@@ -105,6 +105,8 @@ impl Turn {
         let facts = &self.record.facts;
         let fine = outcome::classify(facts);
         let mut answer = crate::guard::guard_answer(model_answer, facts);
+        // Claims that a document whose text was not seen is empty do not stand (issue 27).
+        answer = crate::guard::correct_document_claims(&answer, &facts.unreadable_documents);
         if let Some(listed) = self.answer_from_listing(&answer) {
             answer = listed;
         }

@@ -151,6 +151,28 @@ impl Turn {
         self.phase = Phase::Verify;
     }
 
+    /// On a read-only turn whose every named file is a document whose text could not be
+    /// extracted, the document note: there is nothing more for the model to work from, and
+    /// other files nobody named are not read in their place (issue 27).
+    pub(crate) fn only_unseen_documents(&mut self) -> Option<String> {
+        let contract = self.plan.contract();
+        let unseen = self.record.facts.unreadable_documents.clone();
+        let named: Vec<&String> = contract
+            .expected_targets
+            .iter()
+            .chain(&contract.source_evidence_targets)
+            .collect();
+        let all_unseen = !contract.mutation_requested
+            && !named.is_empty()
+            && named.iter().all(|n| unseen.iter().any(|u| u == *n));
+        if !all_unseen {
+            return None;
+        }
+        let message = format!("{} could not be extracted", unseen.join(", "));
+        self.record.warn(WarningCode::DocumentNotReadable, message);
+        Some(crate::guard::correct_document_claims("", &unseen))
+    }
+
     fn every_target_changed(&self) -> bool {
         let targets = &self.plan.contract().expected_targets;
         !targets.is_empty()
@@ -175,6 +197,11 @@ impl Turn {
                 "work done: the runtime writes the summary".into(),
             ));
             return Some(summary);
+        }
+        if stop.is_none()
+            && let Some(note) = self.only_unseen_documents()
+        {
+            return Some(note);
         }
         if let Some(reason) = stop.or_else(|| self.guard.should_stop()) {
             self.record

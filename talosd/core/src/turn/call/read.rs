@@ -145,6 +145,13 @@ impl ReadFlow {
             turn.record.listings.push((folder, for_model.clone()));
         }
         if success && let Some(p) = path_hint {
+            // A document whose text could not be extracted was read, but not seen (issue 27).
+            let unseen = accepted.tool == crate::tools::ToolId::ReadFile
+                && crate::view::is_document_note(&p, &for_model);
+            let documents = &mut turn.record.facts.unreadable_documents;
+            if unseen && !documents.contains(&p) {
+                documents.push(p.clone());
+            }
             turn.record.read_paths.push(p);
         }
         let stop = turn.guard.should_stop();

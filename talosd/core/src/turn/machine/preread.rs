@@ -76,6 +76,9 @@ impl Turn {
 
     fn next_preread(&mut self, mut queue: Vec<(String, String)>) -> TurnEffect {
         let Some((path, text)) = queue.pop() else {
+            if let Some(note) = self.only_unseen_documents() {
+                return self.loop_over(note);
+            }
             return self.next_request();
         };
         let mut args = BTreeMap::new();
