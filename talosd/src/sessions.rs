@@ -402,6 +402,15 @@ impl SessionTurn {
         self.state.last_findings.clone()
     }
 
+    /// The files the last remembered turn changed.
+    pub fn last_changed(&self) -> Vec<String> {
+        self.state
+            .history
+            .last()
+            .map(|r| r.changed.clone())
+            .unwrap_or_default()
+    }
+
     pub fn remember_findings(&mut self, findings: Vec<String>) {
         self.state.last_findings = findings;
     }

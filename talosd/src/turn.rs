@@ -232,7 +232,13 @@ fn plan(
     resolved: &talos_core::contract::TaskContract,
 ) -> TurnPlan {
     let commands = crate::commands::workspace_commands(&daemon.home.state, &request.files);
-    let with_commands = talos_core::contract::with_workspace(resolved.clone(), &commands);
+    // A repair follow-up works on what is left (the session keeps the full contract).
+    let narrowed = talos_core::history::narrow_repair(
+        resolved.clone(),
+        &session.last_changed(),
+        &session.last_findings(),
+    );
+    let with_commands = talos_core::contract::with_workspace(narrowed, &commands);
     let reconciled = crate::webcheck::reconciled(&request.files, with_commands);
     let effective = posture::apply(mode.posture(), reconciled);
     let settings = PlanSettings {

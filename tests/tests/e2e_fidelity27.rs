@@ -362,3 +362,60 @@ async fn a_document_the_model_read_but_could_not_be_extracted_ends_the_turn() {
     assert!(!answer.contains("The report is empty."), "{answer}");
     assert_eq!(llama.requests().len(), 1, "no second model call");
 }
+
+/// Proves a repair follow-up does not inherit the targets the previous turn already changed
+/// (issue 27, item 5): after index.html and app.js were written and style.css was not, "fix
+/// the remaining problems" is a turn about style.css.
+#[tokio::test]
+async fn a_repair_follow_up_works_on_what_is_left() {
+    let ws = tempfile::tempdir().unwrap();
+    let model = std::sync::Arc::new(|request: &serde_json::Value| {
+        let text = request.to_string();
+        let results = text.matches("[tool_result:").count();
+        if text.contains("fix the remaining problems") {
+            return if results > 0 {
+                Reply::Text("style.css is there now.".into())
+            } else {
+                write_call("style.css", "button { color: blue; }\n")
+            };
+        }
+        match results {
+            0 => write_call(
+                "index.html",
+                "<html><head><title>Start</title></head><body><button id=\"go\">Go</button><script src=\"app.js\"></script></body></html>\n",
+            ),
+            1 => write_call(
+                "app.js",
+                "document.getElementById('go').addEventListener('click', () => {});\n",
+            ),
+            _ => Reply::Text("Done.".into()),
+        }
+    });
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let first = client
+        .turn(
+            &session,
+            "Create index.html, app.js and style.css for a start button",
+            "approve",
+        )
+        .await;
+    assert_eq!(first.classification, Classification::Partial, "{first:?}");
+    let second = client
+        .turn(&session, "fix the remaining problems", "approve")
+        .await;
+    let trace = daemon
+        .traces()
+        .into_iter()
+        .find(|t| t.trace_id == second.trace_id)
+        .unwrap();
+    assert_eq!(
+        trace.task_contract.expected_targets,
+        ["style.css"],
+        "{:?}",
+        trace.task_contract
+    );
+    assert!(ws.path().join("style.css").exists(), "{second:?}");
+}
