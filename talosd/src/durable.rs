@@ -38,52 +38,37 @@ pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// [`replace`], with the directory sync chosen.
 pub fn replace_with(path: &Path, bytes: &[u8], sync_dir: SyncDir) -> std::io::Result<()> {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(std::io::Error::other(format!(
-            "{} has no parent directory",
-            path.display()
-        )));
-    };
-    let id = crate::ids::new_id("x").map_err(|e| e.0)?;
-    let temp = dir.join(talos_core::pathname::temp_name(
-        &name.to_string_lossy(),
-        id.trim_start_matches("x-"),
-    ));
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(e);
-    }
-    match sync_dir {
-        SyncDir::Yes => sync_directory(dir),
-        SyncDir::No => Ok(()),
+    write_and_rename(path, bytes, FileSync::All)?;
+    match (sync_dir, path.parent()) {
+        (SyncDir::Yes, Some(dir)) => sync_directory(dir),
+        _ => Ok(()),
     }
 }
 
 /// Writes `bytes` to a fresh temporary file beside `path` and renames it over `path`, with no
 /// sync: for a new file a later [`sync_filesystem`] makes durable (see the module docs).
 pub fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_and_rename(path, bytes, false)
+    write_and_rename(path, bytes, FileSync::None)
 }
 
 /// [`write_unsynced`], with the file's data synced before the rename, so the replaced file is
 /// either the old bytes or the new ones after a power loss; its folder is left to a later
 /// [`sync_filesystem`].
 pub fn replace_data_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_and_rename(path, bytes, true)
+    write_and_rename(path, bytes, FileSync::Data)
 }
 
-fn write_and_rename(path: &Path, bytes: &[u8], sync_data: bool) -> std::io::Result<()> {
+/// How the temporary file is synced before its rename.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileSync {
+    None,
+    Data,
+    All,
+}
+
+/// The one temporary-file-then-rename of this module: a fresh 0600 file beside `path`, never
+/// through a link, synced as asked, renamed over `path`; removed again when anything fails.
+fn write_and_rename(path: &Path, bytes: &[u8], sync: FileSync) -> std::io::Result<()> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(std::io::Error::other(format!(
             "{} has no parent directory",
@@ -103,8 +88,10 @@ fn write_and_rename(path: &Path, bytes: &[u8], sync_data: bool) -> std::io::Resu
             .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(&temp)?;
         file.write_all(bytes)?;
-        if sync_data {
-            file.sync_data()?;
+        match sync {
+            FileSync::None => {}
+            FileSync::Data => file.sync_data()?,
+            FileSync::All => file.sync_all()?,
         }
         std::fs::rename(&temp, path)
     })();
