@@ -16,8 +16,15 @@ impl DaemonProcess {
     /// Starts `exe --foreground` with `TALOS_HOME=home` and the given stderr, and waits up to
     /// ten seconds for its socket (`home/run/talosd.sock`) to accept a connection.
     pub fn start(exe: &str, home: &Path, stderr: Stdio) -> DaemonProcess {
-        let child = Command::new(exe)
-            .arg("--foreground")
+        let mut command = Command::new(exe);
+        command.arg("--foreground");
+        DaemonProcess::start_command(command, home, stderr)
+    }
+
+    /// [`DaemonProcess::start`] with the command made by the caller (a wrapper such as
+    /// `prlimit ... talosd --foreground`); `TALOS_HOME`, the log level and stdio are set here.
+    pub fn start_command(mut command: Command, home: &Path, stderr: Stdio) -> DaemonProcess {
+        let child = command
             .env("TALOS_HOME", home)
             .env("TALOS_LOG", "debug")
             .stdin(Stdio::null())

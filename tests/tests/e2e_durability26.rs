@@ -7,11 +7,12 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use talos_tests::fake_llama::{FakeLlama, Reply, write_call};
 use talos_tests::harness::{Client, TestDaemon, approve_all, timeout_workspace};
+use talos_tests::process::DaemonProcess;
 
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
 const TURNS: usize = 3;
@@ -97,20 +98,8 @@ async fn an_edit_turn_makes_at_most_five_syncs_and_new_folders_are_synced() {
         TestDaemon::config_for(&llama.url, true),
     )
     .unwrap();
-    let mut daemon = Command::new(TALOSD)
-        .arg("--foreground")
-        .env("TALOS_HOME", home.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let socket = home.path().join("run/talosd.sock");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(Instant::now() < deadline, "talosd did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut daemon = DaemonProcess::start(TALOSD, home.path(), Stdio::null());
+    let socket = daemon.socket.clone();
     let ws = timeout_workspace();
     let root = ws.path().canonicalize().unwrap();
     let mut client = Client::connect(&socket).await;
@@ -118,7 +107,7 @@ async fn an_edit_turn_makes_at_most_five_syncs_and_new_folders_are_synced() {
     const EDIT: &str = "In settings.py, change TIMEOUT from 30 to 60.";
     // A first turn outside the count: the home's folders are made once.
     client.turn(&session, EDIT, "approve").await;
-    let edits = watched(daemon.id(), &home.path().join("edits.log"), async {
+    let edits = watched(daemon.child.id(), &home.path().join("edits.log"), async {
         for _ in 0..TURNS {
             std::fs::write(root.join("settings.py"), "TIMEOUT = 30\nRETRIES = 3\n").unwrap();
             let (outcome, _) = client
@@ -140,7 +129,7 @@ async fn an_edit_turn_makes_at_most_five_syncs_and_new_folders_are_synced() {
     );
     assert!(edits.iter().any(|l| l.contains("syncfs(")), "{edits:?}");
 
-    let created = watched(daemon.id(), &home.path().join("create.log"), async {
+    let created = watched(daemon.child.id(), &home.path().join("create.log"), async {
         client
             .turn(&session, "Create a/b/new.txt saying hi", "approve")
             .await;
@@ -160,5 +149,5 @@ async fn an_edit_turn_makes_at_most_five_syncs_and_new_folders_are_synced() {
         );
     }
     client.call("daemon/shutdown", json!({})).await;
-    let _ = daemon.wait();
+    let _ = daemon.child.wait();
 }

@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 use talos_tests::harness::Client;
+use talos_tests::process::DaemonProcess;
 
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
 
@@ -27,22 +27,12 @@ async fn sessions_past_the_cap_are_refused_clearly_and_the_daemon_stays_up() {
         "model:\n  mode: connect_only\n  url: http://127.0.0.1:9\n",
     )
     .unwrap();
-    let mut child = Command::new("prlimit")
-        .args(["--nofile=300:600", TALOSD, "--foreground"])
-        .env("TALOS_HOME", home.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let socket = home.path().join("run/talosd.sock");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(Instant::now() < deadline, "talosd did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut prlimit = Command::new("prlimit");
+    prlimit.args(["--nofile=300:600", TALOSD, "--foreground"]);
+    let daemon = DaemonProcess::start_command(prlimit, home.path(), Stdio::null());
+    let socket = daemon.socket.clone();
     // The soft limit was raised to the hard one: 600 - 256 reserved = 344 sessions.
-    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap();
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", daemon.child.id())).unwrap();
     let line = limits
         .lines()
         .find(|l| l.starts_with("Max open files"))
@@ -93,6 +83,5 @@ async fn sessions_past_the_cap_are_refused_clearly_and_the_daemon_stays_up() {
         )
         .await;
     assert!(again["sessionId"].is_string(), "{again}");
-    let _ = child.kill();
-    let _ = child.wait();
+    daemon.kill9();
 }
