@@ -88,6 +88,12 @@ pub enum TurnEvent {
         /// The target path, or the reason the call did not run.
         message: String,
     },
+    /// The project's instruction files (`AGENTS.md`) this turn sends the model, root first:
+    /// always the turn's first event, with an empty list when none was found or used.
+    Instructions {
+        /// Each file used, in the order the model reads them.
+        files: Vec<InstructionFile>,
+    },
     /// The turn's plan as steps, sent once near the start of the turn (before any call).
     Plan {
         /// In order: reads, changes, a verification, the answer.
@@ -205,6 +211,23 @@ pub enum ApprovalSource {
     Remembered,
 }
 
+/// One instruction file a turn used (events, traces, `session/list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstructionFile {
+    /// Workspace-relative (`AGENTS.md`, `src/AGENTS.md`), or the file's path under the Talos
+    /// config dir for the user-wide one.
+    pub path: String,
+    /// `workspace` or `user`.
+    pub origin: String,
+    /// `sha256:<hex>` of the whole file as read.
+    pub sha256: String,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// How many of its bytes were sent (fewer when `instructions.max_bytes` cut it).
+    pub sent_bytes: u64,
+}
+
 impl TurnEvent {
     /// The status family a result kind belongs to.
     pub fn family(&self) -> &'static str {
@@ -219,6 +242,7 @@ impl TurnEvent {
             TurnEvent::StreamChunk { .. } => "stream",
             TurnEvent::StreamEnd { .. } => "stream",
             TurnEvent::ToolProgress { .. } => "stream",
+            TurnEvent::Instructions { .. } => "info",
             TurnEvent::Plan { .. } => "info",
             TurnEvent::Call { .. } => "stream",
             TurnEvent::ApprovalRequested { .. } => "approval",

@@ -19,7 +19,7 @@ pub mod schema;
 pub mod socket;
 pub mod trace;
 
-pub use event::{CallStatus, PlanStep, TurnEvent, TurnEventParams};
+pub use event::{CallStatus, InstructionFile, PlanStep, TurnEvent, TurnEventParams};
 pub use methods::*;
 pub use rpc::{ErrorCode, Message, RpcError};
 

@@ -209,6 +209,11 @@ pub struct SessionNewParams {
     /// session, `-32003` while it runs a turn, `-32006` when it is on another workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continue_from: Option<String>,
+    /// The folder the session works from, an absolute path inside the workspace (the
+    /// workspace root when absent): project instruction files are read from the root down to
+    /// it. `-32006` when it is not a folder inside the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
 }
 
 /// The result of `session/new`.
@@ -244,6 +249,12 @@ pub struct SessionInfo {
     /// The model its next turn uses (an entry of `models:`, or `default`).
     #[serde(default)]
     pub model: String,
+    /// The folder it works from, relative to the workspace root (`""`: the root).
+    #[serde(default)]
+    pub directory: String,
+    /// The project instruction files its last turn sent the model, root first.
+    #[serde(default)]
+    pub instructions: Vec<crate::event::InstructionFile>,
 }
 
 /// The result of `session/list`.

@@ -49,6 +49,12 @@ pub struct TraceRecord {
     /// Files pinned into the turn's context, with digests of what the model was shown.
     #[serde(default)]
     pub pinned: Vec<NamedDigest>,
+    /// The project's instruction files sent to the model, root first, with each one's hash.
+    #[serde(default)]
+    pub instructions: Vec<crate::event::InstructionFile>,
+    /// Each hook's verdict on a call (`pre_call`) and each `post_turn` hook's run, in order.
+    #[serde(default)]
+    pub hooks: Vec<TraceHook>,
     /// Phase changes in order, e.g. `APPLY` to `VERIFY` after a change.
     pub phase_transitions: Vec<TracePhaseTransition>,
     /// The tools offered, one entry per model call.
@@ -103,6 +109,28 @@ pub struct TraceModel {
     pub name: String,
     /// `native` or `text`: how tool calls were offered and parsed this turn.
     pub tool_calling: String,
+}
+
+/// One hook's run in a trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceHook {
+    /// `pre_call` or `post_turn`.
+    pub event: String,
+    /// The call a `pre_call` hook was asked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The hook's place in its list (`hooks.pre_call[0]`).
+    pub hook: usize,
+    /// `allow`, `ask` or `deny` for `pre_call`; `told` or `failed` for `post_turn`.
+    pub decision: String,
+    /// The reason the hook gave (escaped, at most 300 characters).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Why its answer was not used (a crash, a timeout, output that did not parse): such a
+    /// `pre_call` hook denies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// The task contract as the trace keeps it.

@@ -280,7 +280,7 @@ fn every_method_fixture_round_trips_through_its_types() {
 }
 
 /// The number of `TurnEvent` variants; [`variant_number`] must cover `0..TURN_EVENT_VARIANTS`.
-const TURN_EVENT_VARIANTS: usize = 17;
+const TURN_EVENT_VARIANTS: usize = 18;
 
 /// One number per `TurnEvent` variant. No wildcard: a new variant is a compile error here, the
 /// prompt to add its fixture under `fixtures/events/`.
@@ -303,6 +303,7 @@ fn variant_number(event: &TurnEvent) -> usize {
         TurnEvent::Call { .. } => 14,
         TurnEvent::Progress { .. } => 15,
         TurnEvent::Usage { .. } => 16,
+        TurnEvent::Instructions { .. } => 17,
     }
 }
 

@@ -46,7 +46,13 @@ struct Repl<'a> {
 /// Runs the session until `/exit` or Ctrl-D; the exit code is 0.
 pub fn run(target: &SocketTarget, start: Start, output: &Output) -> Result<u8, Failure> {
     let mut client = connect(target)?;
-    let session_id = crate::sessions::open(&mut client, &start.workspace, start.mode, false)?;
+    let session_id = crate::sessions::open_in(
+        &mut client,
+        &start.workspace,
+        crate::sessions::here(&start.workspace).as_deref(),
+        start.mode,
+        false,
+    )?;
     let mut repl = Repl {
         target,
         output,
@@ -166,7 +172,13 @@ impl Repl<'_> {
                 ));
             }
             Slash::New => {
-                self.session_id = crate::sessions::open(client, workspace, self.mode, true)?;
+                self.session_id = crate::sessions::open_in(
+                    client,
+                    workspace,
+                    crate::sessions::here(workspace).as_deref(),
+                    self.mode,
+                    true,
+                )?;
                 if let Some(name) = &self.model {
                     crate::sessions::select_model(client, &self.session_id, name)?;
                 }
@@ -175,9 +187,11 @@ impl Repl<'_> {
             }
             Slash::Status => {
                 crate::control::status(client, false, output)?;
-                if let Some(model) = crate::sessions::model_of(client, workspace, &self.session_id)
-                {
-                    output.out(&format!("session model: {}\n", printable(&model)))?;
+                if let Some(info) = crate::sessions::info_of(client, workspace, &self.session_id) {
+                    output.out(&format!("session model: {}\n", printable(&info.model)))?;
+                    let line = crate::render::instructions_line(&info.instructions)
+                        .unwrap_or_else(|| "instructions: none used by the last turn".into());
+                    output.out(&format!("{}\n", printable(&line)))?;
                 }
                 if let Some(line) = last_turn_line(self.last_context.as_ref()) {
                     output.out(&format!("{line}\n"))?;
@@ -236,8 +250,13 @@ impl Repl<'_> {
         ));
         if matches!(failure, Failure::Connection(_) | Failure::NotRunning(_)) {
             self.client = connect(self.target)?;
-            self.session_id =
-                crate::sessions::open(&mut self.client, &self.workspace, self.mode, false)?;
+            self.session_id = crate::sessions::open_in(
+                &mut self.client,
+                &self.workspace,
+                crate::sessions::here(&self.workspace).as_deref(),
+                self.mode,
+                false,
+            )?;
         }
         Ok(())
     }

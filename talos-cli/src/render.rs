@@ -299,6 +299,31 @@ pub fn status_line(outcome: &TurnOutcome, palette: Palette) -> String {
 }
 
 /// `3,120`: a count with commas between thousands.
+/// The instruction files a turn used, in one line (`None` when it used none):
+/// `instructions: AGENTS.md (1,204 bytes), src/AGENTS.md (2,000 of 9,000 bytes sent)`.
+pub fn instructions_line(files: &[talos_protocol::InstructionFile]) -> Option<String> {
+    if files.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let size = if f.sent_bytes < f.bytes {
+                format!(
+                    "{} of {} bytes sent",
+                    thousands(f.sent_bytes),
+                    thousands(f.bytes)
+                )
+            } else {
+                format!("{} bytes", thousands(f.bytes))
+            };
+            let whose = if f.origin == "user" { ", yours" } else { "" };
+            format!("{} ({size}{whose})", printable_line(&f.path))
+        })
+        .collect();
+    Some(format!("instructions: {}", each.join(", ")))
+}
+
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);

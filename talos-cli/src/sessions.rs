@@ -35,21 +35,57 @@ pub fn on_workspace(
         .collect())
 }
 
-/// An idle session for the workspace and mode, or a new one.
+/// An idle session for the workspace and mode, or a new one (working from the root).
 pub fn open(
     client: &mut Client,
     workspace: &str,
     mode: Mode,
     fresh: bool,
 ) -> Result<String, Failure> {
+    open_in(client, workspace, None, mode, fresh)
+}
+
+/// An idle session for the workspace, mode and directory (absolute, inside the workspace;
+/// `None`: the root), or a new one.
+pub fn open_in(
+    client: &mut Client,
+    workspace: &str,
+    directory: Option<&str>,
+    mode: Mode,
+    fresh: bool,
+) -> Result<String, Failure> {
+    let relative = directory.map_or(String::new(), |d| relative_to(workspace, d));
     if !fresh
         && let Some(idle) = on_workspace(client, workspace, Some(mode))?
             .into_iter()
-            .find(|s| !s.busy)
+            .find(|s| !s.busy && s.directory == relative)
     {
         return Ok(idle.session_id);
     }
-    new_session(client, workspace, mode, None)
+    new_session(client, workspace, mode, None, directory)
+}
+
+/// The current directory when it is a folder strictly inside `workspace` (both canonical):
+/// the session's directory, from which project instructions are read down from the root.
+pub fn here(workspace: &str) -> Option<String> {
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+    let inside = cwd.strip_prefix(workspace).ok()?;
+    (!inside.as_os_str().is_empty()).then(|| cwd.display().to_string())
+}
+
+fn relative_to(workspace: &str, directory: &str) -> String {
+    std::path::Path::new(directory)
+        .strip_prefix(workspace)
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// The daemon's account of one session (`session/list`).
+pub fn info_of(client: &mut Client, workspace: &str, session_id: &str) -> Option<SessionInfo> {
+    on_workspace(client, workspace, None)
+        .ok()?
+        .into_iter()
+        .find(|s| s.session_id == session_id)
 }
 
 /// A new session in `mode` on the workspace that starts with what the session `from`
@@ -60,7 +96,7 @@ pub fn continue_in(
     mode: Mode,
     from: &str,
 ) -> Result<String, Failure> {
-    new_session(client, workspace, mode, Some(from.to_string()))
+    new_session(client, workspace, mode, Some(from.to_string()), None)
 }
 
 /// Chooses the model of the session's next turns (`model/select`).
@@ -81,25 +117,18 @@ pub fn select_model(
     .map_err(|e| invalid(MODEL_SELECT, e))
 }
 
-/// The model the session's next turn uses, as `session/list` says.
-pub fn model_of(client: &mut Client, workspace: &str, session_id: &str) -> Option<String> {
-    on_workspace(client, workspace, None)
-        .ok()?
-        .into_iter()
-        .find(|s| s.session_id == session_id)
-        .map(|s| s.model)
-}
-
 fn new_session(
     client: &mut Client,
     workspace: &str,
     mode: Mode,
     continue_from: Option<String>,
+    directory: Option<&str>,
 ) -> Result<String, Failure> {
     let new = SessionNewParams {
         workspace: workspace.to_string(),
         mode,
         continue_from,
+        directory: directory.map(str::to_string),
     };
     let created: SessionNewResult = serde_json::from_value(client.call(
         SESSION_NEW,

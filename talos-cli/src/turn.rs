@@ -77,9 +77,11 @@ pub fn run(
     output: &Output,
     cancel_through: Option<&crate::socket::SocketTarget>,
 ) -> Result<CompletionStatus, Failure> {
-    let session_id = crate::sessions::open(
+    let here = crate::sessions::here(&request.workspace);
+    let session_id = crate::sessions::open_in(
         client,
         &request.workspace,
+        here.as_deref(),
         request.mode,
         request.new_session,
     )?;
@@ -208,6 +210,11 @@ impl TurnView<'_> {
                 ));
             }
             TurnEvent::Usage { .. } => self.context = ContextUse::of(&event),
+            TurnEvent::Instructions { files } => {
+                if let Some(line) = crate::render::instructions_line(&files) {
+                    note(&line);
+                }
+            }
             // Drawn above, before anything else could erase it.
             TurnEvent::Progress { .. } => {}
             // The turn/start response carries the outcome; the streamed text was shown as chunks.

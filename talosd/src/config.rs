@@ -11,10 +11,12 @@ use serde::{Deserialize, Serialize};
 
 mod checkpoint;
 mod engine;
+mod extensions;
 mod housekeeping;
 mod models;
 mod permissions;
 pub use engine::{EngineChoice, NativeTools};
+pub use extensions::{HookConfig, HooksConfig, InstructionsConfig};
 pub use models::{IMPLICIT_MODEL, ModelEntryConfig};
 
 pub use checkpoint::CheckpointConfig;
@@ -37,6 +39,10 @@ pub struct Config {
     pub checkpoint: CheckpointConfig,
     pub traces: TracesConfig,
     pub retention: RetentionConfig,
+    /// Project instruction files (`AGENTS.md`) a turn reads (issue 28).
+    pub instructions: InstructionsConfig,
+    /// Commands asked about each call, or told each outcome (issue 28).
+    pub hooks: HooksConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -466,6 +472,8 @@ pub enum Invalid {
     ApprovalTimeoutZero,
     #[error("{0}")]
     Retention(&'static str),
+    #[error("{0}")]
+    Extensions(String),
 }
 
 impl Config {
@@ -546,6 +554,9 @@ impl Config {
         }
         if let Some(problem) = self.retention.problem() {
             return Err(Invalid::Retention(problem));
+        }
+        if let Some(problem) = self.instructions.problem().or_else(|| self.hooks.problem()) {
+            return Err(Invalid::Extensions(problem));
         }
         Ok(())
     }

@@ -366,6 +366,9 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
             )?
         }
     };
+    if let Some(directory) = &p.directory {
+        session.set_directory(session_directory(&root, directory).map_err(invalid)?);
+    }
     let session = Arc::new(session);
     let mut sessions = daemon.sessions.lock().map_err(internal)?;
     if sessions.len() >= daemon.max_sessions {
@@ -385,6 +388,28 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
         workspace: root.display().to_string(),
         mode: p.mode,
     })
+}
+
+/// `session/new`'s `directory` as a path relative to the workspace root: an existing folder
+/// inside the workspace, after symlinks.
+fn session_directory(root: &std::path::Path, directory: &str) -> Result<String, String> {
+    let refused = |why: &str| format!("directory {directory} {why}");
+    let raw = std::path::Path::new(directory);
+    if !raw.is_absolute() {
+        return Err(refused("is not an absolute path"));
+    }
+    let canonical = crate::workspace::canonical_root(raw)
+        .map_err(|e| refused(&format!("cannot be opened: {e}")))?;
+    if !crate::workspace::is_directory(&canonical) {
+        return Err(refused("is not a directory"));
+    }
+    let relative = canonical
+        .strip_prefix(root)
+        .map_err(|_| refused(&format!("is not inside the workspace {}", root.display())))?;
+    relative
+        .to_str()
+        .map(str::to_string)
+        .ok_or_else(|| refused("is not UTF-8"))
 }
 
 async fn turn_start(

@@ -380,11 +380,46 @@ pub fn run_with_input_blocking(
     limit: Duration,
     stdout_cap: u64,
 ) -> std::io::Result<InputRun> {
+    run_with_input_in_dir(program, args, &[], None, input, (limit, stdout_cap))
+}
+
+/// The environment a command (or a hook) inherits: [`ENV_ALLOW`]'s variables, as talosd has
+/// them.
+pub fn allowed_env() -> Vec<(String, String)> {
+    ENV_ALLOW
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_string(), v)))
+        .collect()
+}
+
+/// Whether `path` is a regular file someone may execute.
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// [`run_with_input_blocking`] with `env` as the whole environment (hooks get
+/// [`allowed_env`]) and `cwd` as the working directory; `bounds` are the time limit and the
+/// standard output cap.
+pub fn run_with_input_in_dir(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&Path>,
+    input: Vec<u8>,
+    bounds: (Duration, u64),
+) -> std::io::Result<InputRun> {
     use std::io::Write;
     use std::os::unix::process::CommandExt;
-    let mut child = std::process::Command::new(program)
+    let (limit, stdout_cap) = bounds;
+    let mut command = std::process::Command::new(program);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command
         .args(args)
         .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -58,6 +58,9 @@ struct SessionFile {
     /// The model chosen with `model/select` (absent: `model.default`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
+    /// The folder the session works from (absent: the workspace root).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    directory: String,
     saved_at_ms: u64,
 }
 
@@ -113,6 +116,7 @@ impl SessionStore {
             last_outcome: snapshot.last_outcome.clone(),
             last_findings: snapshot.last_findings.clone(),
             model: snapshot.model.clone(),
+            directory: snapshot.directory.clone(),
             saved_at_ms: now_ms,
         };
         let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
@@ -333,6 +337,7 @@ fn checked(file: SessionFile, id: SessionId) -> Result<Snapshot, String> {
         last_outcome: file.last_outcome,
         last_findings: file.last_findings,
         model: file.model,
+        directory: file.directory,
     })
 }
 

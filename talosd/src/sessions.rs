@@ -65,6 +65,10 @@ pub struct Session {
     persisted: AtomicBool,
     /// The model chosen with `model/select`; `None` follows `model.default`.
     model: Mutex<Option<String>>,
+    /// The folder it works from, workspace-relative (`""`: the root).
+    directory: Mutex<String>,
+    /// The instruction files its last turn used.
+    instructions: Mutex<Vec<talos_protocol::InstructionFile>>,
 }
 
 /// What a session's turns leave for the next ones, as `session_store` writes it down and a new
@@ -85,6 +89,8 @@ pub struct Snapshot {
     pub last_findings: Vec<String>,
     /// The model chosen with `model/select`, if one was.
     pub model: Option<String>,
+    /// The folder it works from, workspace-relative (`""`: the root).
+    pub directory: String,
 }
 
 /// One remembered turn: the request as typed, and its contract and outcome.
@@ -150,6 +156,7 @@ impl Session {
         };
         let session = Session::with_state(snapshot.id, workspace, snapshot.mode, slot, state);
         session.select_model(snapshot.model);
+        session.set_directory(snapshot.directory);
         session
             .turns_started
             .store(snapshot.turns, Ordering::Release);
@@ -179,6 +186,8 @@ impl Session {
             running: Mutex::new(None),
             persisted: AtomicBool::new(false),
             model: Mutex::new(None),
+            directory: Mutex::new(String::new()),
+            instructions: Mutex::new(Vec::new()),
         }
     }
 
@@ -202,6 +211,7 @@ impl Session {
         drop(inherited);
         let session = Session::with_state(id, workspace, mode, slot, state);
         session.select_model(from.selected_model());
+        session.set_directory(from.directory());
         Some(session)
     }
 
@@ -315,6 +325,24 @@ impl Session {
         self.model.lock().ok().and_then(|m| m.clone())
     }
 
+    /// The folder the session works from, workspace-relative (`""`: the root).
+    pub fn directory(&self) -> String {
+        self.directory.lock().map(|d| d.clone()).unwrap_or_default()
+    }
+
+    pub fn set_directory(&self, directory: String) {
+        if let Ok(mut d) = self.directory.lock() {
+            *d = directory;
+        }
+    }
+
+    /// Records the instruction files a turn used, for `session/list`.
+    pub fn set_instructions(&self, files: Vec<talos_protocol::InstructionFile>) {
+        if let Ok(mut i) = self.instructions.lock() {
+            *i = files;
+        }
+    }
+
     /// Chooses the model of the next turns (`None`: `model.default`).
     pub fn select_model(&self, name: Option<String>) {
         if let Ok(mut model) = self.model.lock() {
@@ -334,6 +362,12 @@ impl Session {
             model: self
                 .selected_model()
                 .unwrap_or_else(|| default_model.to_string()),
+            directory: self.directory(),
+            instructions: self
+                .instructions
+                .lock()
+                .map(|i| i.clone())
+                .unwrap_or_default(),
         }
     }
 }
@@ -391,6 +425,7 @@ impl SessionTurn {
             last_outcome: self.state.last_outcome.clone(),
             last_findings: self.state.last_findings.clone(),
             model: self.session.selected_model(),
+            directory: self.session.directory(),
         }
     }
 

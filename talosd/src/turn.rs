@@ -74,13 +74,7 @@ pub async fn run(
         prompt: &request.prompt,
         plan: &plan,
     });
-    let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));
-    let core = Turn::new(
-        plan,
-        settings(&daemon, &model.entry.config, mode),
-        session.grants(),
-    )
-    .with_context(prior, session.conversation());
+    let core = core_turn(&daemon, &session, &request, plan, &model.entry.config);
     let mut ctx = TurnCtx::new(
         daemon,
         (session.session(), request.files.clone()),
@@ -93,8 +87,11 @@ pub async fn run(
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), model = %ctx.model.entry.name, "turn started");
     let done = drive(&mut ctx).await;
-    let (outcome, findings) = finish(&mut ctx, done, &request.prompt);
+    let (outcome, findings) = finish(&mut ctx, done, &request.prompt).await;
     session.turn_ended();
+    session
+        .session()
+        .set_instructions(ctx.trace.instructions.clone());
     if route::remembered(&resolved) {
         session.remember_outcome(&outcome);
         session.remember_findings(findings);
@@ -123,6 +120,25 @@ pub async fn run(
     }
     announce(&mut ctx, &outcome).await;
     outcome
+}
+
+/// The core's turn: the plan under the settings, with what the session remembers and the
+/// project's instruction files.
+fn core_turn(
+    daemon: &Daemon,
+    session: &SessionTurn,
+    request: &TurnRequest,
+    plan: TurnPlan,
+    model: &crate::config::ModelConfig,
+) -> Turn {
+    let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));
+    let mode = to_proto::mode(session.mode);
+    Turn::new(plan, settings(daemon, model, mode), session.grants())
+        .with_context(prior, session.conversation())
+        .with_instructions(
+            crate::instructions::for_turn(daemon, &session.session(), &request.files),
+            usize::try_from(daemon.config.instructions.max_bytes).unwrap_or(usize::MAX),
+        )
 }
 
 /// The model the session chose, or the default one (also when the chosen one is no longer
@@ -158,6 +174,7 @@ fn settings(
             ctx_per_request: model.ctx_per_request(),
             reply_tokens: model.reply_tokens,
         },
+        pre_call_hooks: config.hooks.pre_call.len(),
     }
 }
 
@@ -251,7 +268,7 @@ fn plan(
 
 /// The trace and the outcome, from the core's end of the turn (told by [`announce`] once
 /// the home is synced).
-fn finish(ctx: &mut TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutcome, Vec<String>) {
+async fn finish(ctx: &mut TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutcome, Vec<String>) {
     let status = to_proto::status(done.fine.status());
     let classification = to_proto::classification(done.fine);
     to_proto::record::fill(&mut ctx.trace, ctx.core.record());
@@ -263,17 +280,23 @@ fn finish(ctx: &mut TurnCtx, done: Final, prompt: &str) -> (proto::TurnOutcome, 
         answer: to_proto::text_digest(&done.answer),
         obligation_retries: ctx.core.record().facts.obligation_retries,
     };
-    ctx.trace.finished_at_ms = now_ms();
-    let trace_path = write_trace(ctx, prompt, &done.answer);
-    let outcome = proto::TurnOutcome {
+    let mut outcome = proto::TurnOutcome {
         turn_id: ctx.turn_id.to_string(),
         status,
         classification,
         final_answer: done.answer,
         trace_id: ctx.trace.trace_id.clone(),
-        trace_path,
+        trace_path: None,
         files: to_proto::record::files(ctx.core.take_files()),
     };
+    let told =
+        crate::hooks::told_outcome(ctx.session.id.as_str(), &ctx.session.workspace, &outcome);
+    let post = crate::hooks::post_turn(&ctx.daemon.config.hooks, &ctx.session.workspace, &told);
+    ctx.trace
+        .hooks
+        .extend(post.await.iter().map(to_proto::record::hook));
+    ctx.trace.finished_at_ms = now_ms();
+    outcome.trace_path = write_trace(ctx, prompt, &outcome.final_answer);
     tracing::info!(turn = %ctx.turn_id, ?status, ?classification, "turn finished");
     (outcome, ctx.core.take_findings())
 }

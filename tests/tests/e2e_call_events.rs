@@ -44,7 +44,8 @@ fn kind(event: &TurnEvent) -> String {
     }
 }
 
-/// Proves the edit turn sends, in order, what docs/protocol.md shows: the plan first, each
+/// Proves the edit turn sends, in order, what docs/protocol.md shows: the instructions used
+/// (none here), the plan, each
 /// call's `running` then `completed`, the approval between the edit's two, then the answer.
 #[tokio::test]
 async fn an_edit_turn_sends_the_documented_order() {
@@ -53,6 +54,7 @@ async fn an_edit_turn_sends_the_documented_order() {
     assert_eq!(
         kinds,
         [
+            "instructions",
             "plan",
             "progress",
             "usage",

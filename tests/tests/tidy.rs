@@ -579,7 +579,7 @@ fn normalise(text: &str) -> String {
 
 // --- turn events ------------------------------------------------------------------------------
 
-const TURN_EVENT_VARIANTS: usize = 17;
+const TURN_EVENT_VARIANTS: usize = 18;
 
 /// One number per `TurnEvent` variant. No wildcard: a new variant is a compile error here, which
 /// is the prompt to add a sample below and a row to the kinds table in docs/protocol.md.
@@ -602,6 +602,7 @@ fn variant_number(event: &TurnEvent) -> usize {
         TurnEvent::Call { .. } => 14,
         TurnEvent::Progress { .. } => 15,
         TurnEvent::Usage { .. } => 16,
+        TurnEvent::Instructions { .. } => 17,
     }
 }
 
@@ -627,6 +628,7 @@ fn turn_event_samples() -> Vec<TurnEvent> {
         json!({"kind": "call", "callId": "", "tool": "", "status": "running"}),
         json!({"kind": "progress", "modelCall": 0, "tokens": 0}),
         json!({"kind": "usage", "modelCall": 0, "promptTokens": 0, "contextTokens": 0}),
+        json!({"kind": "instructions", "files": []}),
     ]
     .into_iter()
     .map(|sample| {

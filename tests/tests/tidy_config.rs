@@ -448,9 +448,10 @@ fn every_refusal_is_documented_with_its_message() {
             Invalid::MaxRunningZero => 15,
             Invalid::Models(_) => 16,
             Invalid::InEntry { .. } => 17,
+            Invalid::Extensions(_) => 18,
         }
     }
-    const VARIANTS: usize = 18;
+    const VARIANTS: usize = 19;
     let rule =
         |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
     let rows: Vec<String> = [
@@ -485,6 +486,11 @@ fn every_refusal_is_documented_with_its_message() {
         "model:\n  native_tools: x\n",
         "permissions:\n  rules:\n    - effect: x\n",
         "permissions:\n  rules:\n    - reason: x\n",
+        "instructions:\n  max_bytes: 0\n",
+        "instructions:\n  files: [a/AGENTS.md]\n",
+        "hooks:\n  timeout_secs: 0\n",
+        "hooks:\n  pre_call:\n    - command: []\n",
+        "hooks:\n  post_turn:\n    - command: [\"\"]\n",
     ]
     .into_iter()
     .map(String::from)

@@ -278,6 +278,14 @@ impl Turn<'_> {
                 );
             }
             TurnEvent::Error { message } => self.say(format!("error: {message}\n")),
+            TurnEvent::Instructions { files } => {
+                if let Some(line) = crate::render::instructions_line(&files) {
+                    self.bridge.update(
+                        &self.acp_id,
+                        SessionUpdate::AgentThoughtChunk(chunk(format!("{line}\n"))),
+                    );
+                }
+            }
             TurnEvent::Progress { model_call, tokens } => {
                 if self.progress.admit(model_call, std::time::Instant::now()) {
                     self.bridge.update(

@@ -32,6 +32,8 @@ pub enum Kind {
     System,
     /// The request as typed: always sent.
     Request,
+    /// The project's instruction files (`AGENTS.md`).
+    Instructions,
     /// Files the person pinned.
     Pins,
     /// This turn's model replies, tool results and runtime reads.

@@ -20,6 +20,8 @@ pub mod discipline;
 pub mod edit;
 pub mod guard;
 pub mod history;
+pub mod hooks;
+pub mod instructions;
 pub mod intent;
 pub mod ladder;
 pub(crate) mod lexical;

@@ -45,6 +45,8 @@ pub enum Notice {
     Plan(Vec<crate::plan::PlanStep>),
     /// A failure the runtime reports (the model server, a pin refused, the context).
     Error(String),
+    /// The project's instruction files the turn uses: told first, before the plan.
+    Instructions(Vec<crate::instructions::Used>),
     /// One model call's use of the context, after its reply.
     Usage {
         model_call: usize,
@@ -106,6 +108,8 @@ pub struct TurnSettings {
     pub allow_invisible_path_characters: bool,
     /// How the model is asked: native calls, the constraint, the pre-read, the budget.
     pub model: machine::ModelSettings,
+    /// How many `hooks.pre_call` hooks are configured (each call asks them all).
+    pub pre_call_hooks: usize,
 }
 
 /// One turn in flight.
@@ -132,6 +136,8 @@ pub struct Turn {
     machine: machine::Machine,
     /// Each changed file as it was before this turn first changed it (the literal check).
     originals: std::collections::BTreeMap<String, Option<String>>,
+    /// The project's instructions as the model is shown them ([`Turn::with_instructions`]).
+    instructions: Option<String>,
 }
 
 impl Turn {
@@ -157,6 +163,7 @@ impl Turn {
             held_constrained: false,
             machine: machine::Machine::default(),
             originals: std::collections::BTreeMap::new(),
+            instructions: None,
         }
     }
 

@@ -28,6 +28,7 @@ fn snapshot(id: &SessionId, workspace: &Path) -> Snapshot {
         last_outcome: None,
         last_findings: vec!["index.html: missing alt".into()],
         model: Some("gpu".into()),
+        directory: "src/app".into(),
     }
 }
 

@@ -58,6 +58,8 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
         task_contract: super::contract(contract),
         turn_plan: super::plan(h.plan),
         pinned: Vec::new(),
+        instructions: Vec::new(),
+        hooks: Vec::new(),
         phase_transitions: Vec::new(),
         tool_surfaces: Vec::new(),
         model_calls: Vec::new(),
@@ -80,6 +82,29 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
     }
 }
 
+/// One instruction file as the wire tells it.
+pub fn instruction_file(used: &talos_core::instructions::Used) -> talos_protocol::InstructionFile {
+    talos_protocol::InstructionFile {
+        path: used.path.clone(),
+        origin: used.origin.as_str().into(),
+        sha256: used.sha256.clone(),
+        bytes: used.bytes as u64,
+        sent_bytes: used.sent_bytes as u64,
+    }
+}
+
+/// One hook's run as the trace keeps it.
+pub fn hook(h: &talos_core::hooks::HookRecord) -> talos_protocol::trace::TraceHook {
+    talos_protocol::trace::TraceHook {
+        event: h.event.into(),
+        call_id: h.call_id.clone(),
+        hook: h.hook,
+        decision: h.decision.clone(),
+        reason: h.reason.clone(),
+        problem: h.problem.clone(),
+    }
+}
+
 /// Fills the trace's lists from the record.
 pub fn fill(trace: &mut TraceRecord, record: &TurnRecord) {
     trace.model.tool_calling = record.tool_calling.as_str().into();
@@ -91,6 +116,8 @@ pub fn fill(trace: &mut TraceRecord, record: &TurnRecord) {
             digest: digest(d.clone()),
         })
         .collect();
+    trace.instructions = record.instructions.iter().map(instruction_file).collect();
+    trace.hooks = record.hooks.iter().map(hook).collect();
     trace.phase_transitions = record
         .phase_transitions
         .iter()
@@ -333,6 +360,9 @@ pub fn notice(notice: talos_core::turn::Notice) -> talos_protocol::event::TurnEv
         Notice::Ok(text) => TurnEvent::Ok { text },
         Notice::TrustedInfo(text) => TurnEvent::TrustedInfo { text },
         Notice::Error(message) => TurnEvent::Error { message },
+        Notice::Instructions(used) => TurnEvent::Instructions {
+            files: used.iter().map(instruction_file).collect(),
+        },
         Notice::Usage {
             model_call,
             prompt_tokens,

@@ -101,6 +101,11 @@ async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Inp
         Effect::RunCommand { plan, .. } => {
             Input::CommandRan(command::run(ctx, call_id, &plan).await)
         }
+        Effect::PreCall(told) => {
+            let ids = (ctx.session.id.as_str(), ctx.turn_id.as_str());
+            let hooks = &ctx.daemon.config.hooks;
+            Input::Hooked(crate::hooks::pre_call(hooks, &ctx.session.workspace, ids, told).await)
+        }
         Effect::RememberWrites => {
             ctx.session.remember_writes();
             Input::Done

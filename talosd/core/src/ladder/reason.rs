@@ -29,6 +29,12 @@ pub enum ReasonCode {
     DefaultWriteAsk,
     /// An allowed write that would change the file's line endings, BOM or final newline.
     FormatChangeAsk,
+    /// A `pre_call` hook denied (or failed, which denies).
+    HookDeny,
+    /// A `pre_call` hook asked about a call the ladder allowed.
+    HookAsk,
+    /// A call to an MCP server's tool with no rule about it.
+    McpDefaultAsk,
 }
 
 impl ReasonCode {
@@ -46,6 +52,9 @@ impl ReasonCode {
             ReasonCode::DefaultDestructiveAsk => "DEFAULT_DESTRUCTIVE_ASK",
             ReasonCode::DefaultWriteAsk => "DEFAULT_WRITE_ASK",
             ReasonCode::FormatChangeAsk => "FORMAT_CHANGE_ASK",
+            ReasonCode::HookDeny => "HOOK_DENY",
+            ReasonCode::HookAsk => "HOOK_ASK",
+            ReasonCode::McpDefaultAsk => "MCP_DEFAULT_ASK",
         }
     }
 }

@@ -129,6 +129,9 @@ pub enum Effect {
     },
     /// Remember write approvals for the session; answer [`Input::Done`].
     RememberWrites,
+    /// Run each `hooks.pre_call` hook with this JSON on its standard input; answer
+    /// [`Input::Hooked`] with one run per hook, in order.
+    PreCall(serde_json::Value),
     /// The call is over.
     Finish(CallReport),
 }
@@ -156,6 +159,7 @@ pub enum Input {
     OpsApplied(Vec<Result<String, String>>),
     CommandPlanned(Result<PlannedCommand, String>),
     CommandRan(Result<CommandRun, String>),
+    Hooked(Vec<crate::hooks::HookRun>),
     /// The daemon could not perform the effect at all (for example, no unguessable id could be
     /// made for an approval): the call ends with nothing done and is recorded as failed.
     Failed(String),
@@ -184,6 +188,8 @@ pub(crate) enum State {
         tool: ToolId,
         args: ToolArgs,
     },
+    /// The ladder has decided; the `pre_call` hooks are asked.
+    Hooking(Accepted),
     Read(read::ReadFlow),
     Write(write::WriteFlow),
     Ops(workspace_ops::OpsFlow),
@@ -234,6 +240,10 @@ impl Call {
             State::Start => self.start(turn),
             State::Resolving { tool, args } => match input {
                 Input::Resolved(paths) => self.resolved(turn, tool, args, paths),
+                other => unexpected(&other),
+            },
+            State::Hooking(accepted) => match input {
+                Input::Hooked(runs) => self.hooked(turn, accepted, &runs),
                 other => unexpected(&other),
             },
             State::Read(flow) => flow.step(self, turn, input),
@@ -389,7 +399,6 @@ impl Call {
             },
             &every,
         );
-        turn.permission(&self.id, tool, &decision, facts.relative.clone());
         let accepted = Accepted {
             tool,
             args,
@@ -397,6 +406,62 @@ impl Call {
             facts,
             first: paths.into_iter().next(),
         };
+        if turn.settings.pre_call_hooks > 0 && accepted.decision.action != Action::Deny {
+            let told = self.told_hooks(&accepted);
+            return (State::Hooking(accepted), Effect::PreCall(told));
+        }
+        self.decided(turn, accepted)
+    }
+
+    /// What the `pre_call` hooks are told about this call.
+    fn told_hooks(&self, accepted: &Accepted) -> serde_json::Value {
+        let empty = BTreeMap::new();
+        crate::hooks::ProposedCall {
+            call_id: &self.id,
+            tool: accepted.tool.name(),
+            arguments: self.proposal.args.as_ref().unwrap_or(&empty),
+            target: accepted.facts.relative.as_deref(),
+            ladder: &accepted.decision,
+        }
+        .to_json()
+    }
+
+    /// The hooks answered: their verdicts are recorded and narrow the ladder's decision.
+    fn hooked(
+        &mut self,
+        turn: &mut Turn,
+        mut accepted: Accepted,
+        runs: &[crate::hooks::HookRun],
+    ) -> (State, Effect) {
+        let mut verdicts: Vec<crate::hooks::HookVerdict> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, run)| crate::hooks::verdict(i, run))
+            .collect();
+        // A hook the daemon did not report on is a hook that did not allow.
+        for missing in runs.len()..turn.settings.pre_call_hooks {
+            verdicts.push(crate::hooks::verdict(
+                missing,
+                &crate::hooks::HookRun::Failed("no answer was reported".into()),
+            ));
+        }
+        for v in &verdicts {
+            turn.record.hooks.push(v.record(&self.id));
+        }
+        accepted.decision = crate::hooks::narrow(accepted.decision, &verdicts);
+        self.decided(turn, accepted)
+    }
+
+    /// The call's decision is final: recorded, then denied, refused by the loop's discipline,
+    /// or carried on.
+    fn decided(&mut self, turn: &mut Turn, accepted: Accepted) -> (State, Effect) {
+        let tool = accepted.tool;
+        turn.permission(
+            &self.id,
+            tool,
+            &accepted.decision,
+            accepted.facts.relative.clone(),
+        );
         if accepted.decision.action == Action::Deny {
             return self.denied_by_policy(turn, &accepted);
         }

@@ -150,6 +150,8 @@ impl Entry {
 /// The conversation of one turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Conversation {
+    /// The project's instruction files: first, as they change least often.
+    pub instructions: Option<Entry>,
     /// Earlier turns, oldest first.
     pub history: Vec<Entry>,
     pub pins: Option<Entry>,
@@ -164,7 +166,8 @@ pub(crate) struct Conversation {
 impl Conversation {
     /// Every entry in the order it is sent (after the system text).
     pub fn entries(&self) -> Vec<&Entry> {
-        let mut all: Vec<&Entry> = self.history.iter().collect();
+        let mut all: Vec<&Entry> = self.instructions.iter().collect();
+        all.extend(self.history.iter());
         all.extend(self.pins.iter());
         all.extend(self.retrieval.iter());
         all.extend(self.prereads.iter());
@@ -174,7 +177,8 @@ impl Conversation {
     }
 
     pub fn entries_mut(&mut self) -> Vec<&mut Entry> {
-        let mut all: Vec<&mut Entry> = self.history.iter_mut().collect();
+        let mut all: Vec<&mut Entry> = self.instructions.iter_mut().collect();
+        all.extend(self.history.iter_mut());
         all.extend(self.pins.iter_mut());
         all.extend(self.retrieval.iter_mut());
         all.extend(self.prereads.iter_mut());
@@ -222,6 +226,7 @@ impl Conversation {
 fn cut_label(entry: &Entry) -> String {
     let what = match entry.kind {
         Kind::System | Kind::Request => "the request",
+        Kind::Instructions => "the project's instructions",
         Kind::Pins => "the pinned files",
         Kind::Turn => "a tool result of this turn",
         Kind::Retrieval => "the index's hint",

@@ -530,6 +530,7 @@ impl Turn {
     fn opening(&self) -> Conversation {
         let request = self.plan.original_request().to_string();
         Conversation {
+            instructions: self.instructions_entry(),
             history: self
                 .machine
                 .earlier

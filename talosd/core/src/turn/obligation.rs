@@ -342,6 +342,7 @@ mod tests {
             require_tool_call: false,
             allow_invisible_path_characters: false,
             model: Default::default(),
+            pre_call_hooks: 0,
         };
         let chat = || {
             let plan = TurnPlan::from_turn(apply(

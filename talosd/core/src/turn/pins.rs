@@ -5,8 +5,12 @@
 //! bytes may belong to a file outside the workspace), is too large or is not UTF-8 text is
 //! refused.
 
+use crate::budget::Kind;
 use crate::digest::digest_text;
+use crate::instructions::Found;
 use crate::ladder::PathFacts;
+
+use super::conversation::{Entry, Message, Role};
 
 use super::Turn;
 
@@ -35,6 +39,33 @@ pub fn admit(pin: &str, facts: &PathFacts) -> Result<String, String> {
 }
 
 impl Turn {
+    /// The turn with the project's instruction files found for it (issue 28), capped at
+    /// `max_bytes` together. Which files were used is the turn's first notice; a file that
+    /// could not be used is told as an error. Nothing here touches the contract, the surface
+    /// or the policy.
+    pub fn with_instructions(mut self, found: Vec<Found>, max_bytes: usize) -> Turn {
+        let admitted = crate::instructions::admit(found, max_bytes);
+        self.instructions = admitted.block;
+        self.record.instructions = admitted.used.clone();
+        self.notices
+            .insert(0, super::Notice::Instructions(admitted.used));
+        for problem in admitted.problems {
+            self.notify(super::Notice::Error(problem));
+        }
+        self
+    }
+
+    /// The instruction block's entry of the conversation, when there is one.
+    pub(crate) fn instructions_entry(&self) -> Option<Entry> {
+        self.instructions.as_ref().map(|block| {
+            Entry::new(
+                Kind::Instructions,
+                vec![Message::new(Role::User, block.clone())],
+                Some("[The project's instruction files were left out of this request: they do not fit the model's context.]".into()),
+            )
+        })
+    }
+
     /// A pinned file's bytes as the block the model is shown, recorded by digest; or why it
     /// is refused.
     pub fn pin(&mut self, shown: &str, bytes: Vec<u8>) -> Result<String, String> {
@@ -119,6 +150,7 @@ mod tests {
             require_tool_call: false,
             allow_invisible_path_characters: false,
             model: Default::default(),
+            pre_call_hooks: 0,
         };
         let mut turn = Turn::new(plan, settings, Default::default());
         let block = turn.pin("notes.md", b"hello".to_vec());

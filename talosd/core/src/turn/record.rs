@@ -338,6 +338,10 @@ impl CallingRecord {
 pub struct TurnRecord {
     pub tool_calling: CallingRecord,
     pub pinned: Vec<(String, Digested)>,
+    /// The project's instruction files sent to the model, by hash.
+    pub instructions: Vec<crate::instructions::Used>,
+    /// Each hook's verdict on a call, and each `post_turn` hook's run.
+    pub hooks: Vec<crate::hooks::HookRecord>,
     pub phase_transitions: Vec<(crate::plan::Phase, crate::plan::Phase, String)>,
     pub tool_surfaces: Vec<SurfaceRecord>,
     pub model_calls: Vec<ModelCallRecord>,

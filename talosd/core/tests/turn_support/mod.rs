@@ -54,6 +54,8 @@ pub enum Reply {
     Ack,
     /// The daemon could not perform the effect (say, no unguessable approval id).
     Failed(&'static str),
+    /// Each `pre_call` hook's standard output; `!why` for a hook that failed.
+    Hooks(&'static [&'static str]),
 }
 
 /// The effect's name, for the row's expected sequence.
@@ -70,6 +72,7 @@ pub fn name(effect: &Effect) -> &'static str {
         Effect::PlanCommand(_) => "plan-command",
         Effect::RunCommand { .. } => "run-command",
         Effect::RememberWrites => "remember",
+        Effect::PreCall(_) => "pre-call",
         Effect::Finish(_) => "finish",
     }
 }
@@ -178,6 +181,15 @@ pub fn answer(reply: &Reply, effect: &Effect) -> Input {
             run(*code, *timed_out, *cancelled, stdout)
         }
         (Reply::Ack, _) => Input::Done,
+        (Reply::Hooks(outputs), _) => Input::Hooked(
+            outputs
+                .iter()
+                .map(|o| match o.strip_prefix('!') {
+                    Some(why) => talos_core::hooks::HookRun::Failed(why.into()),
+                    None => talos_core::hooks::HookRun::Exited(o.as_bytes().to_vec()),
+                })
+                .collect(),
+        ),
         (_, effect) => panic!("the script cannot answer {effect:?}"),
     }
 }
@@ -191,6 +203,7 @@ pub fn settings(mode: SessionMode) -> TurnSettings {
         require_tool_call: true,
         allow_invisible_path_characters: false,
         model: Default::default(),
+        pre_call_hooks: 0,
     }
 }
 

@@ -32,7 +32,11 @@ impl ReadFlow {
         };
         let ask = ApprovalAsk {
             tool: accepted.tool,
-            description: format!("protected read: {}", accepted.tool.name()),
+            description: if accepted.decision.reason_code == crate::ladder::ReasonCode::HookAsk {
+                format!("read a hook asks about: {}", accepted.tool.name())
+            } else {
+                format!("protected read: {}", accepted.tool.name())
+            },
             target: accepted.facts.relative.clone(),
             details: vec![
                 format!("permission: {}", accepted.decision.message),

@@ -1,0 +1,116 @@
+//! Runs the configured hooks (issue 28): each `{command: [argv...]}` as an argument list, never
+//! through a shell, in its own process group, with the command allow-list's environment, the
+//! workspace root as its working directory, the JSON it is told on standard input and its
+//! standard output captured (capped); past `hooks.timeout_secs` the whole group is killed.
+//! What a hook's answer means is `talos_core::hooks`'s; this module only reports how each
+//! run ended.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use talos_core::hooks::{self, HookRecord, HookRun};
+
+use crate::config::{HookConfig, HooksConfig};
+
+/// Asks each `pre_call` hook about one call: `told` (the core's account of the call) with the
+/// session, the turn and the workspace added.
+pub async fn pre_call(
+    config: &HooksConfig,
+    workspace: &Path,
+    (session_id, turn_id): (&str, &str),
+    mut told: Value,
+) -> Vec<HookRun> {
+    if let Some(object) = told.as_object_mut() {
+        object.insert("sessionId".into(), session_id.into());
+        object.insert("turnId".into(), turn_id.into());
+        object.insert("workspace".into(), workspace.display().to_string().into());
+    }
+    run_all(config, &config.pre_call, workspace, &told).await
+}
+
+/// Runs each hook in turn with `told` on its standard input; one run per hook, in order.
+pub async fn run_all(
+    config: &HooksConfig,
+    hooks: &[HookConfig],
+    workspace: &Path,
+    told: &Value,
+) -> Vec<HookRun> {
+    let input = serde_json::to_vec(told).unwrap_or_default();
+    let limit = Duration::from_secs(config.timeout_secs);
+    let mut runs = Vec::with_capacity(hooks.len());
+    for hook in hooks {
+        let (argv, cwd, input) = (hook.command.clone(), workspace.to_path_buf(), input.clone());
+        let run = tokio::task::spawn_blocking(move || run_one(&argv, &cwd, input, limit))
+            .await
+            .unwrap_or_else(|e| HookRun::Failed(format!("internal: the hook task failed ({e})")));
+        runs.push(run);
+    }
+    runs
+}
+
+/// What a `post_turn` hook is told: the outcome as `turn/start` answers it (the answer's
+/// text included), with the session and workspace.
+pub fn told_outcome(
+    session_id: &str,
+    workspace: &Path,
+    outcome: &talos_protocol::TurnOutcome,
+) -> Value {
+    serde_json::json!({
+        "event": "post_turn",
+        "sessionId": session_id,
+        "workspace": workspace.display().to_string(),
+        "outcome": outcome,
+    })
+}
+
+/// Tells each `post_turn` hook the outcome; what each run did, for the trace.
+pub async fn post_turn(config: &HooksConfig, workspace: &Path, told: &Value) -> Vec<HookRecord> {
+    if config.post_turn.is_empty() {
+        return Vec::new();
+    }
+    run_all(config, &config.post_turn, workspace, told)
+        .await
+        .iter()
+        .enumerate()
+        .map(|(i, run)| hooks::post_turn_record(i, run))
+        .collect()
+}
+
+fn run_one(argv: &[String], cwd: &Path, input: Vec<u8>, limit: Duration) -> HookRun {
+    let Some((program, args)) = argv.split_first() else {
+        return HookRun::Failed("the hook names no program".into());
+    };
+    let program = locate(program, cwd);
+    let started = Instant::now();
+    let cap = hooks::MAX_ANSWER_BYTES as u64 + 1;
+    let env = crate::runner::allowed_env();
+    let ran =
+        crate::runner::run_with_input_in_dir(&program, args, &env, Some(cwd), input, (limit, cap));
+    match ran {
+        Err(e) => HookRun::Failed(format!("cannot start {}: {e}", program.display())),
+        Ok(run) => match run.code {
+            Some(0) => HookRun::Exited(run.stdout),
+            Some(code) => HookRun::Failed(format!("exited with status {code}")),
+            None if started.elapsed() >= limit => HookRun::Failed(format!(
+                "timed out after {} s (hooks.timeout_secs)",
+                limit.as_secs()
+            )),
+            None => HookRun::Failed("was killed by a signal".into()),
+        },
+    }
+}
+
+/// A program named without a folder is looked for on talosd's `PATH`, as a shell would not
+/// be asked to; a relative path is taken from the workspace root.
+fn locate(program: &str, cwd: &Path) -> PathBuf {
+    if program.contains('/') {
+        return cwd.join(program);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| crate::runner::is_executable(candidate))
+        .unwrap_or_else(|| PathBuf::from(program))
+}
