@@ -14,16 +14,14 @@ use crate::workspace::Workspace;
 /// Largest instruction file read at all; the cap on what is sent is `instructions.max_bytes`.
 const MAX_READ_BYTES: u64 = 1 << 20;
 
-/// The files found for one turn of `session`, read off the async workers.
+/// The files found for one turn of a session working from `directory`, read off the async
+/// workers.
 pub fn for_turn(
-    daemon: &crate::server::Daemon,
-    session: &crate::sessions::Session,
+    (config, config_dir): (&InstructionsConfig, Option<&Path>),
+    directory: &str,
     files: &Workspace,
 ) -> Vec<Found> {
-    let directory = session.directory();
-    let config = &daemon.config.instructions;
-    let config_dir = daemon.home.config_file.parent();
-    crate::offload::blocking(|| gather(files, &directory, config, config_dir))
+    crate::offload::blocking(|| gather(files, directory, config, config_dir))
 }
 
 /// The files found for a session whose directory is `directory` (workspace-relative), root

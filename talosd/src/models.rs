@@ -159,6 +159,18 @@ impl ModelEntry {
 }
 
 impl Models {
+    /// The model a session's turn uses: the one it chose, or the default one (also when the
+    /// chosen one is no longer configured).
+    pub fn of_session(&self, chosen: Option<&str>, session: &str) -> &Arc<ModelEntry> {
+        let entry = chosen.and_then(|name| self.get(name));
+        if entry.is_none()
+            && let Some(name) = chosen
+        {
+            tracing::warn!(session = %session, model = %name, "the session's model is no longer configured; using the default");
+        }
+        entry.unwrap_or_else(|| self.default_entry())
+    }
+
     pub fn new(config: &Config, logs: PathBuf) -> Models {
         Models {
             entries: config

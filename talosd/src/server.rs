@@ -83,6 +83,22 @@ impl Daemon {
         })
     }
 
+    /// Writes a session's state after a turn, unless it was closed while the turn ran (a
+    /// closed session is not brought back by a new daemon).
+    pub fn persist(&self, session: &crate::sessions::SessionTurn) {
+        if self.session(session.id.as_str()).is_none() {
+            return;
+        }
+        let snapshot = session.snapshot();
+        let store = crate::session_store::SessionStore::new(self.home.sessions());
+        match crate::offload::blocking(|| store.save(&snapshot, crate::clock::now_ms())) {
+            Ok(()) => session.set_persisted(true),
+            Err(e) => {
+                tracing::error!(session = %session.id, error = %e, "cannot persist the session")
+            }
+        }
+    }
+
     pub fn session(&self, id: &str) -> Option<Arc<Session>> {
         self.sessions.lock().ok()?.get(id).cloned()
     }

@@ -41,3 +41,27 @@ pub fn write(
     }
     Ok(path)
 }
+
+/// Writes a turn's trace (and its turn log when `traces.turn_log` is on), off the async
+/// workers; the trace's path, or `None` when it could not be written (logged).
+pub fn write_turn(
+    (traces, turn_log): (&std::path::Path, bool),
+    trace: &TraceRecord,
+    workspace: &std::path::Path,
+    (request, answer): (&str, &str),
+) -> Option<String> {
+    let workspace = workspace.display().to_string();
+    let turn_log = turn_log.then_some(TurnText {
+        request,
+        answer,
+        workspace: &workspace,
+    });
+    let written = crate::offload::blocking(|| write(traces, trace, turn_log.as_ref()));
+    match written {
+        Ok(path) => Some(path.display().to_string()),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot write trace");
+            None
+        }
+    }
+}

@@ -60,7 +60,11 @@ pub async fn run(
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
     let plan = plan(&daemon, &session, &request, mode, &resolved);
-    let model = daemon.models.lease(model_of(&daemon, &session));
+    let model = daemon.models.lease(
+        daemon
+            .models
+            .of_session(session.selected_model().as_deref(), session.id.as_str()),
+    );
     let trace = to_proto::record::header(&to_proto::record::Header {
         session_id: session.id.as_str(),
         trace_id: request.trace_id.as_str(),
@@ -111,7 +115,7 @@ pub async fn run(
             changed,
         );
     }
-    persist(&sessions, &session);
+    sessions.persist(&session);
     // One sync makes the trace, the turn log, the checkpoint's after-states and the session
     // durable before the outcome is reported (durable.rs).
     let home = sessions.home.root.clone();
@@ -136,22 +140,16 @@ fn core_turn(
     Turn::new(plan, settings(daemon, model, mode), session.grants())
         .with_context(prior, session.conversation())
         .with_instructions(
-            crate::instructions::for_turn(daemon, &session.session(), &request.files),
+            crate::instructions::for_turn(
+                (
+                    &daemon.config.instructions,
+                    daemon.home.config_file.parent(),
+                ),
+                &session.session().directory(),
+                &request.files,
+            ),
             usize::try_from(daemon.config.instructions.max_bytes).unwrap_or(usize::MAX),
         )
-}
-
-/// The model the session chose, or the default one (also when the chosen one is no longer
-/// configured).
-fn model_of<'a>(daemon: &'a Daemon, session: &SessionTurn) -> &'a Arc<crate::models::ModelEntry> {
-    let chosen = session.selected_model();
-    let entry = chosen.as_deref().and_then(|name| daemon.models.get(name));
-    if entry.is_none()
-        && let Some(name) = &chosen
-    {
-        tracing::warn!(session = %session.id, model = %name, "the session's model is no longer configured; using the default");
-    }
-    entry.unwrap_or_else(|| daemon.models.default_entry())
 }
 
 /// The turn's settings from the daemon's configuration and the turn's model.
@@ -226,20 +224,6 @@ async fn perform(ctx: &mut TurnCtx, effect: TurnEffect) -> TurnInput {
     }
 }
 
-/// Writes the session's state after a turn, unless it was closed while the turn ran (a closed
-/// session is not brought back by a new daemon).
-fn persist(daemon: &Daemon, session: &SessionTurn) {
-    if daemon.session(session.id.as_str()).is_none() {
-        return;
-    }
-    let snapshot = session.snapshot();
-    let store = crate::session_store::SessionStore::new(daemon.home.sessions());
-    match crate::offload::blocking(|| store.save(&snapshot, now_ms())) {
-        Ok(()) => session.set_persisted(true),
-        Err(e) => tracing::error!(session = %session.id, error = %e, "cannot persist the session"),
-    }
-}
-
 /// The turn plan: the contract under the mode's posture, with the follow-up's context.
 fn plan(
     daemon: &Daemon,
@@ -296,7 +280,13 @@ async fn finish(ctx: &mut TurnCtx, done: Final, prompt: &str) -> (proto::TurnOut
         .hooks
         .extend(post.await.iter().map(to_proto::record::hook));
     ctx.trace.finished_at_ms = now_ms();
-    outcome.trace_path = write_trace(ctx, prompt, &outcome.final_answer);
+    let traces = ctx.daemon.home.traces();
+    outcome.trace_path = crate::traces::write_turn(
+        (&traces, ctx.daemon.config.traces.turn_log),
+        &ctx.trace,
+        &ctx.session.workspace,
+        (prompt, &outcome.final_answer),
+    );
     tracing::info!(turn = %ctx.turn_id, ?status, ?classification, "turn finished");
     (outcome, ctx.core.take_findings())
 }
@@ -320,29 +310,4 @@ async fn announce(ctx: &mut TurnCtx, outcome: &proto::TurnOutcome) {
         outcome: outcome.clone(),
     })
     .await;
-}
-
-/// Writes the trace (and the turn log when configured); its path, or `None` when it failed.
-fn write_trace(ctx: &TurnCtx, prompt: &str, answer: &str) -> Option<String> {
-    let workspace = ctx.session.workspace.display().to_string();
-    let turn_log = ctx
-        .daemon
-        .config
-        .traces
-        .turn_log
-        .then_some(crate::traces::TurnText {
-            request: prompt,
-            answer,
-            workspace: &workspace,
-        });
-    let written = crate::offload::blocking(|| {
-        crate::traces::write(&ctx.daemon.home.traces(), &ctx.trace, turn_log.as_ref())
-    });
-    match written {
-        Ok(path) => Some(path.display().to_string()),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot write trace");
-            None
-        }
-    }
 }

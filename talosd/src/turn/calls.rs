@@ -54,6 +54,37 @@ async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Inp
         Effect::ReadCurrent { path } => {
             off_worker(move || Input::Current(effects::read_current(&workspace, &path))).await
         }
+        effect @ (Effect::Checkpoint { .. }
+        | Effect::Write { .. }
+        | Effect::CheckOps(_)
+        | Effect::ApplyOps(_)) => change_effect(ctx, call_id, effect).await,
+        Effect::PlanCommand(request) => {
+            let state = ctx.daemon.home.state.clone();
+            off_worker(move || {
+                Input::CommandPlanned(crate::commands::plan(&state, &workspace, &request))
+            })
+            .await
+        }
+        Effect::RunCommand { plan, .. } => {
+            Input::CommandRan(command::run(ctx, call_id, &plan).await)
+        }
+        Effect::PreCall(told) => {
+            let ids = (ctx.session.id.as_str(), ctx.turn_id.as_str());
+            let hooks = &ctx.daemon.config.hooks;
+            Input::Hooked(crate::hooks::pre_call(hooks, &ctx.session.workspace, ids, told).await)
+        }
+        Effect::RememberWrites => {
+            ctx.session.remember_writes();
+            Input::Done
+        }
+        Effect::Finish(_) => Input::Done,
+    }
+}
+
+/// The effects of a change: its checkpoint, its write, its workspace operations.
+async fn change_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Input {
+    let workspace = ctx.files.clone();
+    match effect {
         Effect::Checkpoint { .. } if ctx.cancel.is_cancelled() => Input::Cancelled,
         Effect::Checkpoint {
             tool,
@@ -91,26 +122,7 @@ async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Inp
         Effect::ApplyOps(ops) => {
             off_worker(move || Input::OpsApplied(effects::apply_ops(&workspace, &ops))).await
         }
-        Effect::PlanCommand(request) => {
-            let state = ctx.daemon.home.state.clone();
-            off_worker(move || {
-                Input::CommandPlanned(crate::commands::plan(&state, &workspace, &request))
-            })
-            .await
-        }
-        Effect::RunCommand { plan, .. } => {
-            Input::CommandRan(command::run(ctx, call_id, &plan).await)
-        }
-        Effect::PreCall(told) => {
-            let ids = (ctx.session.id.as_str(), ctx.turn_id.as_str());
-            let hooks = &ctx.daemon.config.hooks;
-            Input::Hooked(crate::hooks::pre_call(hooks, &ctx.session.workspace, ids, told).await)
-        }
-        Effect::RememberWrites => {
-            ctx.session.remember_writes();
-            Input::Done
-        }
-        Effect::Finish(_) => Input::Done,
+        other => Input::Failed(format!("internal: {other:?} is not a change")),
     }
 }
 
