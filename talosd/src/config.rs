@@ -12,9 +12,11 @@ use serde::{Deserialize, Serialize};
 mod checkpoint;
 mod engine;
 mod housekeeping;
+mod mcp;
 mod models;
 mod permissions;
 pub use engine::{EngineChoice, NativeTools};
+pub use mcp::{McpConfig, McpServerConfig, McpSurface, usable_server_name};
 pub use models::{IMPLICIT_MODEL, ModelEntryConfig};
 
 pub use checkpoint::CheckpointConfig;
@@ -37,6 +39,8 @@ pub struct Config {
     pub checkpoint: CheckpointConfig,
     pub traces: TracesConfig,
     pub retention: RetentionConfig,
+    /// MCP servers (issue 28, item 2; docs/extensions.md).
+    pub mcp: McpConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -466,6 +470,9 @@ pub enum Invalid {
     ApprovalTimeoutZero,
     #[error("{0}")]
     Retention(&'static str),
+    /// A server of `mcp.servers`; the message names it and the key.
+    #[error("{0}")]
+    Mcp(String),
 }
 
 impl Config {
@@ -547,6 +554,7 @@ impl Config {
         if let Some(problem) = self.retention.problem() {
             return Err(Invalid::Retention(problem));
         }
+        self.mcp.validate()?;
         Ok(())
     }
 }
@@ -686,7 +694,7 @@ fn check_private(path: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn is_loopback(url: &url::Url) -> bool {
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
