@@ -89,7 +89,7 @@ pub async fn connect(def: &ServerDef, workspace: &std::path::Path) -> Result<Liv
         }
         Transport::Http { url, key, headers } => {
             let key = super::http::key(name, key)?;
-            let transport = super::http::transport(url, key.as_deref(), headers)?;
+            let (transport, key) = super::http::transport(url, key.as_deref(), headers)?;
             let service = match bounded(limit, ().serve(transport)).await {
                 Some(Ok(service)) => service,
                 failed => {

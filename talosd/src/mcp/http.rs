@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
 
 /// Where an HTTP server's key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,15 +32,17 @@ pub fn key(name: &str, source: &KeySource) -> Result<Option<String>, String> {
     }
 }
 
-/// The transport to `url` with `key` as the bearer token and `headers` on every request.
+/// The transport to `url` with `key` (or the editor's `Authorization` header) as the bearer
+/// token and the other `headers` on every request; and the token, to withhold from messages.
 pub fn transport(
     url: &str,
     key: Option<&str>,
     headers: &[(String, String)],
 ) -> Result<
-    StreamableHttpClientTransport<
-        impl rmcp::transport::streamable_http_client::StreamableHttpClient,
-    >,
+    (
+        StreamableHttpClientTransport<impl StreamableHttpClient>,
+        Option<String>,
+    ),
     String,
 > {
     let mut custom = HashMap::new();
@@ -57,11 +61,11 @@ pub fn transport(
         custom.insert(header, value);
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-    if let Some(bearer) = bearer {
-        config = config.auth_header(bearer);
+    if let Some(bearer) = &bearer {
+        config = config.auth_header(bearer.clone());
     }
     if !custom.is_empty() {
         config = config.custom_headers(custom);
     }
-    Ok(StreamableHttpClientTransport::from_config(config))
+    Ok((StreamableHttpClientTransport::from_config(config), bearer))
 }
