@@ -78,6 +78,11 @@ async fn the_reference_server_everything_lists_and_echoes() {
     let listing = hub.tools(&s, "everything").await.unwrap();
     let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"echo"), "{names:?}");
+    eprintln!(
+        "server-everything: {} tools, {} skipped",
+        names.len(),
+        listing.skipped.len()
+    );
     let out = hub
         .call(
             &s,
@@ -203,6 +208,7 @@ async fn hostile_answers_fail_the_call_and_the_server_restarts() {
     for (tool, want) in rows {
         let started = Instant::now();
         let error = call(&hub, &s, tool, json!({})).await.unwrap_err();
+        eprintln!("{tool}: {error} ({:?})", started.elapsed());
         assert!(
             error.contains(want) && error.contains("bad"),
             "{tool}: {error}"
@@ -403,6 +409,7 @@ async fn an_http_server_gets_the_bearer_key_and_errors_never_show_it() {
         "{log}"
     );
     let refused = hub.tools(&s, "wrong").await.unwrap_err();
+    eprintln!("refused: {refused}");
     assert!(
         refused.starts_with("mcp.wrong: cannot connect"),
         "{refused}"

@@ -205,8 +205,15 @@ async fn bounded<F: std::future::Future>(limit: Duration, future: F) -> Option<F
     tokio::time::timeout(limit, future).await.ok()
 }
 
-/// An error text cut to 500 bytes (a server's error message is untrusted and may be huge).
-fn cap(mut text: String) -> String {
+/// An error text without rmcp's type names, cut to 500 bytes (a server's error message is
+/// untrusted and may be huge).
+fn cap(text: String) -> String {
+    let mut text = match (text.find("Transport ["), text.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{}", &text[..start], &text[end + "] error: ".len()..])
+        }
+        _ => text,
+    };
     if super::output::cap_text(&mut text, 500) {
         text.push_str("...");
     }
