@@ -139,10 +139,17 @@ pub struct ServerSpec {
     pub env: Vec<(String, String)>,
 }
 
+/// A started server and its pipes (what [`spawn_server`] returns), named here so that only this
+/// module speaks of processes.
+pub use tokio::process::{
+    Child as ServerChild, ChildStderr as ServerStderr, ChildStdin as ServerStdin,
+    ChildStdout as ServerStdout,
+};
+
 /// Starts `spec` with its standard input, output and error piped, the environment exactly
 /// `spec.env`, in its own process group, killed when the handle is dropped. The caller ends the
 /// group with [`kill_group`] (a server's children share it).
-pub fn spawn_server(spec: &ServerSpec) -> std::io::Result<tokio::process::Child> {
+pub fn spawn_server(spec: &ServerSpec) -> std::io::Result<ServerChild> {
     let mut command = tokio::process::Command::new(&spec.program);
     command
         .args(&spec.args)

@@ -20,7 +20,7 @@ pub struct Live {
     pub listing: Listing,
     broken: Broken,
     pid: Option<u32>,
-    _child: Option<tokio::process::Child>,
+    _child: Option<crate::runner::ServerChild>,
     /// The key sent to an HTTP server, to withhold from every message.
     key: Option<String>,
     /// Containment asked for and not granted (empty: none missing).

@@ -31,10 +31,10 @@ pub fn mark(broken: &Broken, reason: String) {
 
 /// A started server: its process, the ends of the transport, and what containment it got.
 pub struct Started {
-    pub child: tokio::process::Child,
+    pub child: crate::runner::ServerChild,
     pub pid: u32,
     pub read: tokio::io::DuplexStream,
-    pub write: tokio::process::ChildStdin,
+    pub write: crate::runner::ServerStdin,
     /// Containment asked for and not granted, said plainly (empty when none was asked or all
     /// was granted).
     pub uncontained: String,
@@ -107,7 +107,7 @@ pub fn allowed_env(allowed: &[String]) -> Vec<(String, String)> {
 /// line that is too long or not JSON, or at the end of the output.
 async fn pump(
     name: String,
-    stdout: tokio::process::ChildStdout,
+    stdout: crate::runner::ServerStdout,
     mut to_transport: tokio::io::DuplexStream,
     broken: Broken,
 ) {
@@ -151,7 +151,7 @@ async fn pump(
 
 /// Logs the server's standard error, escaped, up to [`STDERR_CAP`] bytes, a chunk at a time (a
 /// flood without newlines never grows memory); reads the rest away.
-async fn drain_stderr(name: String, mut stderr: tokio::process::ChildStderr) {
+async fn drain_stderr(name: String, mut stderr: crate::runner::ServerStderr) {
     use tokio::io::AsyncReadExt;
     let mut buf = vec![0u8; 8192];
     let mut logged = 0usize;
