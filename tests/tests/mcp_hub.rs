@@ -4,6 +4,7 @@
 //! (`hostile-mcp-server`): listing, calls, huge and malformed answers, timeouts, cancellation,
 //! crashes and restarts, the environment a child gets, the bearer key of an HTTP server, and
 //! the editor's servers.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -35,7 +35,7 @@ pub fn checks(config: &Config) -> Vec<Check> {
         session_id: "doctor".into(),
         workspace: std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir()),
     };
-    let checks = runtime.block_on(async {
+    runtime.block_on(async {
         let mut checks = Vec::new();
         for name in config.mcp.servers.keys() {
             let probe = tokio::time::timeout(PROBE_TIME, hub.probe(&scope, name)).await;
@@ -51,8 +51,7 @@ pub fn checks(config: &Config) -> Vec<Check> {
         }
         hub.shutdown().await;
         checks
-    });
-    checks
+    })
 }
 
 /// The verdict on one server's probe: its listing and missing containment, or why it failed.
