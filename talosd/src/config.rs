@@ -13,10 +13,12 @@ mod checkpoint;
 mod engine;
 mod extensions;
 mod housekeeping;
+mod mcp;
 mod models;
 mod permissions;
 pub use engine::{EngineChoice, NativeTools};
 pub use extensions::{HookConfig, HooksConfig, InstructionsConfig};
+pub use mcp::{McpConfig, McpServerConfig, McpSurface, usable_server_name};
 pub use models::{IMPLICIT_MODEL, ModelEntryConfig};
 
 pub use checkpoint::CheckpointConfig;
@@ -43,6 +45,8 @@ pub struct Config {
     pub instructions: InstructionsConfig,
     /// Commands asked about each call, or told each outcome (issue 28).
     pub hooks: HooksConfig,
+    /// MCP servers (issue 28, item 2; docs/extensions.md).
+    pub mcp: McpConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -474,6 +478,9 @@ pub enum Invalid {
     Retention(&'static str),
     #[error("{0}")]
     Extensions(String),
+    /// A server of `mcp.servers`; the message names it and the key.
+    #[error("{0}")]
+    Mcp(String),
 }
 
 impl Config {
@@ -558,6 +565,7 @@ impl Config {
         if let Some(problem) = self.instructions.problem().or_else(|| self.hooks.problem()) {
             return Err(Invalid::Extensions(problem));
         }
+        self.mcp.validate()?;
         Ok(())
     }
 }
@@ -697,7 +705,7 @@ fn check_private(path: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn is_loopback(url: &url::Url) -> bool {
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

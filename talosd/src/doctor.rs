@@ -3,7 +3,7 @@
 //! the llama-server binary (found, runs, its version), the model file (present, size, GGUF,
 //! SHA-256 for the default model), the chat template, the configured port (free, or held by
 //! the server this home's daemon launched), and the home's disk use against the retention
-//! limits; and, for the folder it runs in, the ignore files the index walk would not read
+//! limits, each configured MCP server (`mcp`: starts and lists its tools); and, for the folder it runs in, the ignore files the index walk would not read
 //! (`ignore_files`, through the `Workspace` handle). Facts are gathered in `facts`; each
 //! verdict is a pure `judge_*` rule with rows.
 // std::fs here: the Talos home, the model and the server binary, never workspace files.
@@ -20,6 +20,7 @@ use crate::paths::Home;
 mod facts;
 mod ignore_files;
 mod judge;
+mod mcp;
 #[cfg(test)]
 mod tests;
 
@@ -109,6 +110,7 @@ fn configured(home: &Home, config_file: &Path) -> Vec<Check> {
         }));
     }
     out.push(judge::disk(&facts::disk(&home.state), &config.retention));
+    out.extend(mcp::checks(&config));
     out
 }
 

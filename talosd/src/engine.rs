@@ -8,7 +8,7 @@
 //! server's loopback URL, asks `/health` whether the server has loaded, and probes whether a
 //! loopback port has a listener.
 
-mod auth;
+pub(crate) mod auth;
 mod overflow;
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,7 @@ pub mod instructions;
 pub mod lifecycle;
 pub mod limits;
 pub mod logging;
+pub mod mcp;
 pub mod models;
 pub mod offload;
 pub mod paths;

@@ -4,7 +4,8 @@
 //! cancellation or a client disconnect the whole group is killed. Output is drained
 //! concurrently, capped, and streamed as lines. It also runs the daemon's own helper processes:
 //! the containment probes, the containment shim's final exec, and the headless browser of the
-//! web verifier, each bounded the same way.
+//! web verifier, each bounded the same way; and the MCP servers (`crate::mcp`), long-lived
+//! children on pipes, each in its own process group with exactly the environment it is given.
 // std::fs here: reads /proc and its own pid file, not workspace files.
 #![allow(clippy::disallowed_methods)]
 
@@ -125,6 +126,58 @@ pub async fn run(
     }
     result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(result)
+}
+
+/// A long-lived helper process that talks on its standard input and output (an MCP server):
+/// what to start, fully decided by the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// All of its environment: nothing else is inherited.
+    pub env: Vec<(String, String)>,
+}
+
+/// A started server and its pipes (what [`spawn_server`] returns), named here so that only this
+/// module speaks of processes.
+pub use tokio::process::{
+    Child as ServerChild, ChildStderr as ServerStderr, ChildStdin as ServerStdin,
+    ChildStdout as ServerStdout,
+};
+
+/// Starts `spec` with its standard input, output and error piped, the environment exactly
+/// `spec.env`, in its own process group, killed when the handle is dropped. The caller ends the
+/// group with [`kill_group`] (a server's children share it).
+pub fn spawn_server(spec: &ServerSpec) -> std::io::Result<ServerChild> {
+    let mut command = tokio::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    command.spawn()
+}
+
+/// `name` found on talosd's own `PATH` (as the shell would find it), when it has no slash;
+/// a name with a slash is returned as it is.
+pub fn resolve_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if name.contains('/') {
+        return Some(PathBuf::from(name));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// Where a probe's standard output and error go.

@@ -36,6 +36,8 @@ pub struct Daemon {
     pub socket_path: PathBuf,
     /// The configured models, each with its engine and its managed server.
     pub models: Models,
+    /// The MCP servers (configured, and each session's editor's), connected on first use.
+    pub mcp: crate::mcp::McpHub,
     pub sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     /// The most sessions open at once (`limits::current_session_cap`).
     pub max_sessions: usize,
@@ -65,8 +67,10 @@ impl Daemon {
         };
         let models = Models::new(&config, settings.home.logs());
         let rules = config.permissions.rules();
+        let mcp = crate::mcp::McpHub::new(&config.mcp);
         Arc::new(Daemon {
             models,
+            mcp,
             rules,
             config,
             config_error,
@@ -199,4 +203,5 @@ pub async fn serve<H: Handler>(
         tracing::warn!("some connections did not finish within {DRAIN_TIMEOUT:?}");
     }
     daemon.models.shutdown().await;
+    daemon.mcp.shutdown().await;
 }

@@ -427,9 +427,15 @@ fn normal_closure<'a>(
     while let Some(id) = stack.pop() {
         let Some(node) = nodes.get(id) else { continue };
         for dep in array(node, "deps") {
-            let normal = array(dep, "dep_kinds")
-                .iter()
-                .any(|k| k.get("kind").is_none_or(Value::is_null));
+            // Edges only for wasm32 are not in any build of Talos (Linux and Unix only): rmcp's
+            // `futures` defaults otherwise put futures-io behind chrono's js-sys (issue 28).
+            let normal = array(dep, "dep_kinds").iter().any(|k| {
+                k.get("kind").is_none_or(Value::is_null)
+                    && !k
+                        .get("target")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.contains("target_arch = \"wasm32\""))
+            });
             let pkg = text(dep, "pkg");
             if normal && seen.insert(pkg) {
                 found.push((id, pkg));

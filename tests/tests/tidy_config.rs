@@ -449,9 +449,10 @@ fn every_refusal_is_documented_with_its_message() {
             Invalid::Models(_) => 16,
             Invalid::InEntry { .. } => 17,
             Invalid::Extensions(_) => 18,
+            Invalid::Mcp(_) => 19,
         }
     }
-    const VARIANTS: usize = 19;
+    const VARIANTS: usize = 20;
     let rule =
         |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
     let rows: Vec<String> = [
@@ -491,6 +492,20 @@ fn every_refusal_is_documented_with_its_message() {
         "hooks:\n  timeout_secs: 0\n",
         "hooks:\n  pre_call:\n    - command: []\n",
         "hooks:\n  post_turn:\n    - command: [\"\"]\n",
+        "mcp:\n  servers:\n    Fs:\n      command: [x]\n",
+        "mcp:\n  servers:\n    a: {}\n",
+        "mcp:\n  servers:\n    a:\n      command: [x]\n      timeout_secs: 0\n",
+        "mcp:\n  servers:\n    a:\n      command: [x]\n      max_output_bytes: 0\n",
+        "mcp:\n  servers:\n    a:\n      command: [x, \"\"]\n",
+        "mcp:\n  servers:\n    a:\n      command: [x]\n      api_key_env: K\n",
+        "mcp:\n  servers:\n    a:\n      command: [x]\n      env_allow: [\"A=B\"]\n",
+        "mcp:\n  servers:\n    a:\n      command: [x]\n      isolate: [disk]\n",
+        "mcp:\n  servers:\n    a:\n      url: http://127.0.0.1:1/\n      isolate: [network]\n",
+        "mcp:\n  servers:\n    a:\n      url: nope\n",
+        "mcp:\n  servers:\n    a:\n      url: http://10.0.0.5/mcp\n",
+        "mcp:\n  servers:\n    a:\n      url: https://mcp.example/mcp\n",
+        "mcp:\n  servers:\n    a:\n      url: ftp://127.0.0.1/\n",
+        "mcp:\n  servers:\n    a:\n      command: [x]\n      surface: x\n",
     ]
     .into_iter()
     .map(String::from)

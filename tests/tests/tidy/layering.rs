@@ -34,7 +34,8 @@ const SPAWN_NEEDLES: [&str; 7] = [
 /// it besides engine.rs, and why.
 #[rustfmt::skip]
 const HTTP_NEEDLES: [(&str, &[&str]); 8] = [
-    ("reqwest", &[]),
+    // mcp/http.rs: rmcp's streamable-HTTP client to MCP servers (docs/decisions/0056).
+    ("reqwest", &["talosd/src/mcp/http.rs"]),
     ("hyper", &[]),
     ("ureq", &[]),
     ("TcpStream", &[]),
