@@ -76,7 +76,7 @@ async fn an_edit_turn_sends_the_documented_order() {
         ],
         "{events:#?}"
     );
-    let TurnEvent::Plan { steps } = &events[0] else {
+    let TurnEvent::Plan { steps } = &events[1] else {
         unreachable!()
     };
     assert_eq!(steps[0].text, "Change settings.py (30 → 60)");
