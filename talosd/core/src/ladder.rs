@@ -413,6 +413,7 @@ mod tests {
         let rule = |effect, tools: Vec<ToolId>, paths: Vec<Glob>| Rule {
             effect,
             tools,
+            mcp_tools: Vec::new(),
             risks: vec![],
             phases: vec![],
             paths,
@@ -490,6 +491,7 @@ mod tests {
         let rule = |effect, glob: &str| Rule {
             effect,
             tools: vec![],
+            mcp_tools: Vec::new(),
             risks: vec![],
             phases: vec![],
             paths: vec![Glob::new(glob).unwrap()],

@@ -24,6 +24,7 @@ pub mod hooks;
 pub mod instructions;
 pub mod intent;
 pub mod ladder;
+pub mod mcp;
 pub(crate) mod lexical;
 pub mod modes;
 pub mod ops;

@@ -20,6 +20,9 @@ pub enum Effect {
 pub struct Rule {
     pub effect: Effect,
     pub tools: Vec<ToolId>,
+    /// MCP tools it names (`mcp.fs.read_file`, `mcp.fs.*`): only such rules decide an MCP
+    /// call, and a rule that names only MCP tools never matches one of Talos's own.
+    pub mcp_tools: Vec<String>,
     pub risks: Vec<Risk>,
     pub phases: Vec<Phase>,
     pub paths: Vec<Glob>,
@@ -40,7 +43,8 @@ pub struct RuleQuery<'a> {
 
 impl Rule {
     pub fn matches(&self, q: &RuleQuery<'_>) -> bool {
-        let tool_ok = self.tools.is_empty() || self.tools.contains(&q.tool);
+        let tool_ok = (self.tools.is_empty() && self.mcp_tools.is_empty())
+            || self.tools.contains(&q.tool);
         let risk_ok = self.risks.is_empty() || self.risks.contains(&q.risk);
         let phase_ok = self.phases.is_empty() || self.phases.contains(&q.phase);
         let path_ok = self.paths.is_empty()
@@ -236,6 +240,7 @@ mod tests {
         let rule = Rule {
             effect: Effect::Allow,
             tools: vec![ToolId::WriteFile],
+            mcp_tools: Vec::new(),
             risks: vec![Risk::Write],
             phases: vec![Phase::Apply],
             paths: vec![Glob::new("docs/**").unwrap()],

@@ -35,6 +35,7 @@ fn the_hard_link_rung() {
     let allow_all = [Rule {
         effect: RuleEffect::Allow,
         tools: vec![],
+        mcp_tools: Vec::new(),
         risks: vec![],
         phases: vec![],
         paths: vec![Glob::new("**").unwrap_or_else(|e| panic!("{e}"))],

@@ -49,7 +49,24 @@ impl PermissionsConfig {
             .iter()
             .map(|r| Rule {
                 effect: r.effect.0,
-                tools: r.tools.0.iter().map(|t| t.0).collect(),
+                tools: r
+                    .tools
+                    .0
+                    .iter()
+                    .filter_map(|t| match &t.0 {
+                        ToolChoice::Own(id) => Some(*id),
+                        ToolChoice::Mcp(_) => None,
+                    })
+                    .collect(),
+                mcp_tools: r
+                    .tools
+                    .0
+                    .iter()
+                    .filter_map(|t| match &t.0 {
+                        ToolChoice::Mcp(name) => Some(name.clone()),
+                        ToolChoice::Own(_) => None,
+                    })
+                    .collect(),
                 risks: r.risks.0.iter().map(|t| t.0).collect(),
                 phases: r.phases.0.iter().map(|t| t.0).collect(),
                 paths: r.paths.0.iter().map(|t| t.0.clone()).collect(),
@@ -151,15 +168,42 @@ from_str_newtype!(
     }
 );
 
+/// A rule's tool: one of Talos's own, or an MCP server's by its qualified name
+/// (`mcp.fs.read_file`, or `mcp.fs.*` for every tool of the server).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolChoice {
+    Own(ToolId),
+    Mcp(String),
+}
+
 from_str_newtype!(
     ToolName,
-    ToolId,
-    "a tool name such as talos.write_file",
-    |s| tools::resolve_name(s, false)
-        .tool()
-        .ok_or_else(|| format!("unknown tool `{s}` in a permission rule")),
-    |tool| tool.name()
+    ToolChoice,
+    "a tool name such as talos.write_file or mcp.fs.read_file",
+    |s| match s.strip_prefix("mcp.") {
+        Some(rest) if mcp_pattern(rest) => Ok(ToolChoice::Mcp(s.to_string())),
+        Some(_) => Err(format!(
+            "`{s}` is not an MCP tool name: write mcp.SERVER.TOOL or mcp.SERVER.*"
+        )),
+        None => tools::resolve_name(s, false)
+            .tool()
+            .map(ToolChoice::Own)
+            .ok_or_else(|| format!("unknown tool `{s}` in a permission rule")),
+    },
+    |tool| match tool {
+        ToolChoice::Own(id) => id.name(),
+        ToolChoice::Mcp(name) => name.as_str(),
+    }
 );
+
+/// `SERVER.TOOL` or `SERVER.*` after `mcp.`.
+fn mcp_pattern(rest: &str) -> bool {
+    let Some((server, tool)) = rest.split_once('.') else {
+        return false;
+    };
+    crate::config::usable_server_name(server)
+        && (tool == "*" || talos_core::mcp::usable_tool_name(tool))
+}
 
 from_str_newtype!(
     RiskName,

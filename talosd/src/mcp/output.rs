@@ -48,10 +48,7 @@ pub fn cap_text(text: &mut String, cap: usize) -> bool {
 
 /// Whether a tool name may be offered.
 pub fn usable_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+    talos_core::mcp::usable_tool_name(name)
 }
 
 /// The tools of `server` as Talos offers them, and why the others are not.
