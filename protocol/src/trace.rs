@@ -55,6 +55,12 @@ pub struct TraceRecord {
     /// Each hook's verdict on a call (`pre_call`) and each `post_turn` hook's run, in order.
     #[serde(default)]
     pub hooks: Vec<TraceHook>,
+    /// The MCP tools the turn offered (`mcp.fs.read_text`).
+    #[serde(default)]
+    pub mcp_tools: Vec<String>,
+    /// Each call to an MCP tool: how it was decided, answered and what came back, by hash.
+    #[serde(default)]
+    pub mcp_calls: Vec<TraceMcpCall>,
     /// Phase changes in order, e.g. `APPLY` to `VERIFY` after a change.
     pub phase_transitions: Vec<TracePhaseTransition>,
     /// The tools offered, one entry per model call.
@@ -109,6 +115,38 @@ pub struct TraceModel {
     pub name: String,
     /// `native` or `text`: how tool calls were offered and parsed this turn.
     pub tool_calling: String,
+}
+
+/// One call to an MCP server's tool in a trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceMcpCall {
+    /// The call's id within the turn.
+    pub call_id: String,
+    /// `mcp.SERVER.TOOL`.
+    pub tool: String,
+    /// The arguments sent (JSON text), by digest.
+    pub arguments: TextDigest,
+    /// The ladder's (or a hook's) decision: `allow`, `ask` or `deny`.
+    pub action: String,
+    /// Why (`MCP_DEFAULT_ASK`, `CONFIG_ALLOW`, `HOOK_DENY`, ...).
+    pub reason_code: String,
+    /// The person's answer when asked: `approve` or `deny`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::Decision>,
+    /// The approval request's id, when one was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The server's output, by digest, when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<TextDigest>,
+    /// The server said the call failed (`isError`).
+    pub is_error: bool,
+    /// The output was cut at `max_output_bytes`.
+    pub truncated: bool,
+    /// Why there is no output (crash, timeout, malformed answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One hook's run in a trace.

@@ -186,6 +186,8 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Value],
     /// Offered as native `tools` (empty for calls written as text).
     pub tools: &'a [talos_core::tools::ToolId],
+    /// MCP tools' definitions, offered after Talos's own.
+    pub external_tools: &'a [Value],
     /// The session's llama.cpp slot (managed mode), so its prompt cache is reused.
     pub slot: Option<u32>,
     /// `tool_choice: required`, with the configured prefill as the assistant's first words.
@@ -237,12 +239,13 @@ impl Engine {
                 "json_schema": {"name": "talos_reply", "schema": schema},
             });
         }
-        if !request.tools.is_empty() {
+        if !request.tools.is_empty() || !request.external_tools.is_empty() {
             body["tools"] = Value::Array(
                 request
                     .tools
                     .iter()
                     .map(|t| crate::to_proto::tool_schema(*t))
+                    .chain(request.external_tools.iter().cloned())
                     .collect(),
             );
         }

@@ -16,6 +16,7 @@ use crate::config::{McpConfig, McpServerConfig};
 
 mod connection;
 mod http;
+mod offer;
 pub mod output;
 mod servers;
 mod stdio;

@@ -78,7 +78,7 @@ pub async fn run(
         prompt: &request.prompt,
         plan: &plan,
     });
-    let core = core_turn(&daemon, &session, &request, plan, &model.entry.config);
+    let core = core_turn(&daemon, &session, &request, plan, &model.entry.config).await;
     let mut ctx = TurnCtx::new(
         daemon,
         (session.session(), request.files.clone()),
@@ -128,7 +128,7 @@ pub async fn run(
 
 /// The core's turn: the plan under the settings, with what the session remembers and the
 /// project's instruction files.
-fn core_turn(
+async fn core_turn(
     daemon: &Daemon,
     session: &SessionTurn,
     request: &TurnRequest,
@@ -137,7 +137,14 @@ fn core_turn(
 ) -> Turn {
     let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));
     let mode = to_proto::mode(session.mode);
+    let scope = crate::mcp::Scope {
+        session_id: session.id.to_string(),
+        workspace: session.workspace.clone(),
+    };
+    let read_only = mode.posture().read_only();
+    let (offer, problems) = daemon.mcp.offer(&scope, &request.prompt, read_only).await;
     Turn::new(plan, settings(daemon, model, mode), session.grants())
+        .with_external(offer, problems)
         .with_context(prior, session.conversation())
         .with_instructions(
             crate::instructions::for_turn(

@@ -9,6 +9,7 @@ pub mod fake_llama;
 pub mod harness;
 pub mod load;
 pub mod managed;
+pub mod mcp_servers;
 pub mod process;
 pub mod pty;
 pub mod real_llama;

@@ -7,6 +7,8 @@
 
 #[path = "extensions/hooks.rs"]
 mod hooks;
+#[path = "extensions/mcp.rs"]
+mod mcp;
 
 use std::sync::Arc;
 

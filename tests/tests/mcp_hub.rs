@@ -6,7 +6,7 @@
 //! the editor's servers.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -47,26 +47,10 @@ async fn call(
         .await
 }
 
-/// Where packaging/get-mcp-servers.sh put server-everything, if it did.
-fn everything() -> Option<PathBuf> {
-    let from_env = std::env::var("TALOS_MCP_EVERYTHING")
-        .ok()
-        .map(PathBuf::from);
-    let cache = std::env::var("HOME").ok().map(|h| {
-        Path::new(&h).join(".cache/talos/test-mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-    });
-    from_env.into_iter().chain(cache).find(|p| p.is_file())
-}
-
 /// Proves the hub lists and calls the tools of the reference server from npm (stdio).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_server_everything_lists_and_echoes() {
-    let Some(main) = everything() else {
-        assert!(
-            std::env::var("TALOS_REQUIRE_MCP").as_deref() != Ok("1"),
-            "TALOS_REQUIRE_MCP=1 but server-everything is not installed (packaging/get-mcp-servers.sh)"
-        );
-        eprintln!("skipped: server-everything is not installed; run packaging/get-mcp-servers.sh");
+    let Some(main) = talos_tests::mcp_servers::everything() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -83,8 +83,8 @@ pub fn offered(
         let Some(server) = servers.iter().find(|s| s.name == tool.server) else {
             continue;
         };
-        let named = names(request, &server.name)
-            || names(request, &tool.name)
+        let named = mentions(request, &server.name)
+            || mentions(request, &tool.name)
             || request.contains(&tool.qualified());
         if !(server.always || named) {
             continue;
@@ -109,7 +109,7 @@ pub fn offered(
 }
 
 /// Whether `request` holds `name` as a word (letters, digits, `_` and `-` around it end it).
-fn names(request: &str, name: &str) -> bool {
+pub fn mentions(request: &str, name: &str) -> bool {
     if name.is_empty() {
         return false;
     }
@@ -140,7 +140,9 @@ pub fn decide(qualified: &str, rules: &[crate::rules::Rule]) -> PermissionDecisi
         return PermissionDecision {
             action: Action::Ask,
             reason_code: ReasonCode::McpDefaultAsk,
-            message: format!("{qualified} is a tool of an MCP server: Talos cannot see what it does, so it asks"),
+            message: format!(
+                "{qualified} is a tool of an MCP server: Talos cannot see what it does, so it asks"
+            ),
             remember_eligible: false,
         };
     };
@@ -192,8 +194,9 @@ pub fn arguments(raw: &BTreeMap<String, String>, schema: &Value) -> Map<String, 
         .collect()
 }
 
-/// What the person sees of the arguments in the approval: one line each, every character that
-/// changes what the eye sees escaped, long values cut.
+/// What the person sees of the arguments in the approval: one line each, line breaks shown as
+/// `\n` and long values cut. Characters that change what the eye sees are left for the
+/// approval screen (`Turn::screen_approval`), which warns about each, as for every approval.
 pub fn approval_lines(arguments: &Map<String, Value>) -> Vec<String> {
     arguments
         .iter()
@@ -203,11 +206,15 @@ pub fn approval_lines(arguments: &Map<String, Value>) -> Vec<String> {
                 other => other.to_string(),
             };
             let shown: String = text.chars().take(400).collect();
-            let cut = if text.chars().count() > 400 { " …(cut)" } else { "" };
+            let cut = if text.chars().count() > 400 {
+                " …(cut)"
+            } else {
+                ""
+            };
             format!(
                 "{}: {}{cut}",
                 crate::deceptive::escaped(key),
-                crate::deceptive::escaped(&shown).replace('\n', "\\n")
+                shown.replace('\n', "\\n")
             )
         })
         .collect()

@@ -43,8 +43,8 @@ pub struct RuleQuery<'a> {
 
 impl Rule {
     pub fn matches(&self, q: &RuleQuery<'_>) -> bool {
-        let tool_ok = (self.tools.is_empty() && self.mcp_tools.is_empty())
-            || self.tools.contains(&q.tool);
+        let tool_ok =
+            (self.tools.is_empty() && self.mcp_tools.is_empty()) || self.tools.contains(&q.tool);
         let risk_ok = self.risks.is_empty() || self.risks.contains(&q.risk);
         let phase_ok = self.phases.is_empty() || self.phases.contains(&q.phase);
         let path_ok = self.paths.is_empty()

@@ -138,6 +138,8 @@ pub struct Turn {
     originals: std::collections::BTreeMap<String, Option<String>>,
     /// The project's instructions as the model is shown them ([`Turn::with_instructions`]).
     instructions: Option<String>,
+    /// The MCP tools this turn offers ([`Turn::with_external`]).
+    pub(crate) external: Vec<crate::mcp::ExternalTool>,
 }
 
 impl Turn {
@@ -164,6 +166,7 @@ impl Turn {
             machine: machine::Machine::default(),
             originals: std::collections::BTreeMap::new(),
             instructions: None,
+            external: Vec::new(),
         }
     }
 
@@ -225,7 +228,7 @@ impl Turn {
     ) {
         self.record.permission_decisions.push(PermissionRecord {
             call_id: call_id.to_string(),
-            tool,
+            tool: tool.name().into(),
             action: decision.action,
             reason_code: decision.reason_code.to_string(),
             // A path with hidden characters (allowed by the configuration) is kept escaped.

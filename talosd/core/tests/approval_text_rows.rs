@@ -240,7 +240,7 @@ fn a_path_with_a_hidden_character_is_refused_before_approval() {
 fn the_screen_warns_in_the_details_and_the_record() {
     let mut t = turn("Create a.rs.", SessionMode::Agent, Grants::default());
     let mut ask = ApprovalAsk {
-        tool: ToolId::WriteFile,
+        tool: ToolId::WriteFile.name().into(),
         description: "write operation: talos.write_file".into(),
         target: Some("a.rs".into()),
         details: vec!["target: a.rs (40 bytes, 2 lines)".into()],

@@ -60,6 +60,8 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
         pinned: Vec::new(),
         instructions: Vec::new(),
         hooks: Vec::new(),
+        mcp_tools: Vec::new(),
+        mcp_calls: Vec::new(),
         phase_transitions: Vec::new(),
         tool_surfaces: Vec::new(),
         model_calls: Vec::new(),
@@ -93,6 +95,25 @@ pub fn instruction_file(used: &talos_core::instructions::Used) -> talos_protocol
     }
 }
 
+/// One MCP call as the trace keeps it.
+fn mcp_call(
+    c: &talos_core::turn::record::ExternalCallRecord,
+) -> talos_protocol::trace::TraceMcpCall {
+    talos_protocol::trace::TraceMcpCall {
+        call_id: c.call_id.clone(),
+        tool: c.tool.clone(),
+        arguments: super::digest(c.arguments.clone()),
+        action: c.action.as_str().into(),
+        reason_code: c.reason_code.clone(),
+        approval: c.approval.map(decision),
+        request_id: c.approval_request.clone(),
+        output: c.output.clone().map(super::digest),
+        is_error: c.is_error,
+        truncated: c.truncated,
+        error: c.error.clone(),
+    }
+}
+
 /// One hook's run as the trace keeps it.
 pub fn hook(h: &talos_core::hooks::HookRecord) -> talos_protocol::trace::TraceHook {
     talos_protocol::trace::TraceHook {
@@ -118,6 +139,8 @@ pub fn fill(trace: &mut TraceRecord, record: &TurnRecord) {
         .collect();
     trace.instructions = record.instructions.iter().map(instruction_file).collect();
     trace.hooks = record.hooks.iter().map(hook).collect();
+    trace.mcp_tools = record.external_offered.clone();
+    trace.mcp_calls = record.external_calls.iter().map(mcp_call).collect();
     trace.phase_transitions = record
         .phase_transitions
         .iter()
@@ -160,7 +183,7 @@ pub fn fill(trace: &mut TraceRecord, record: &TurnRecord) {
         .iter()
         .map(|p| TracePermission {
             call_id: p.call_id.clone(),
-            tool: p.tool.name().into(),
+            tool: p.tool.clone(),
             action: p.action.as_str().into(),
             reason_code: p.reason_code.clone(),
             relative_path: p.relative_path.clone(),

@@ -68,16 +68,41 @@ async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Inp
         Effect::RunCommand { plan, .. } => {
             Input::CommandRan(command::run(ctx, call_id, &plan).await)
         }
-        Effect::PreCall(told) => {
-            let ids = (ctx.session.id.as_str(), ctx.turn_id.as_str());
-            let hooks = &ctx.daemon.config.hooks;
-            Input::Hooked(crate::hooks::pre_call(hooks, &ctx.session.workspace, ids, told).await)
+        effect @ (Effect::PreCall(_) | Effect::CallExternal { .. }) => {
+            extension_effect(ctx, effect).await
         }
         Effect::RememberWrites => {
             ctx.session.remember_writes();
             Input::Done
         }
         Effect::Finish(_) => Input::Done,
+    }
+}
+
+/// The effects of issue 28's extensions: the `pre_call` hooks, and a call to an MCP tool.
+async fn extension_effect(ctx: &mut TurnCtx, effect: Effect) -> Input {
+    let scope = crate::mcp::Scope {
+        session_id: ctx.session.id.to_string(),
+        workspace: ctx.session.workspace.clone(),
+    };
+    match effect {
+        Effect::PreCall(told) => {
+            let ids = (ctx.session.id.as_str(), ctx.turn_id.as_str());
+            let hooks = &ctx.daemon.config.hooks;
+            Input::Hooked(crate::hooks::pre_call(hooks, &ctx.session.workspace, ids, told).await)
+        }
+        Effect::CallExternal {
+            server,
+            tool,
+            arguments,
+        } => {
+            let (hub, cancel) = (&ctx.daemon.mcp, ctx.cancel.clone());
+            Input::External(
+                hub.call_for_turn(&scope, (&server, &tool), arguments, cancel)
+                    .await,
+            )
+        }
+        other => Input::Failed(format!("internal: {other:?} is not an extension's")),
     }
 }
 

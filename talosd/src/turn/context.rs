@@ -149,7 +149,7 @@ impl TurnCtx {
             turn_id: self.turn_id.to_string(),
             session_id: self.session.id.to_string(),
             request_id: request.to_string(),
-            tool: ask.tool.name().into(),
+            tool: ask.tool.clone(),
             description: ask.description,
             target: ask.target,
             details: ask.details,

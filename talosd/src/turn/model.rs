@@ -73,6 +73,7 @@ pub async fn request(ctx: &mut TurnCtx, request: &ModelRequest) -> TurnInput {
     let body = ctx.model.entry.engine.chat_body(&ChatRequest {
         messages: &messages,
         tools: &request.tools,
+        external_tools: &request.external_tools,
         slot: ctx.model.entry.slot(ctx.session.slot),
         tool_choice_required: request.tool_choice_required,
         prefill: &daemon.config.tools.tool_call_prefill,

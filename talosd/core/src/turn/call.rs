@@ -6,6 +6,7 @@
 //! on any refusal. The daemon holds no `if` about policy: it performs [`Effect`]s.
 
 mod command;
+mod external;
 mod read;
 mod workspace_ops;
 mod write;
@@ -24,6 +25,7 @@ use crate::outcome::{MutationRecord, MutationResult};
 use crate::tools::{ToolArgs, ToolId};
 
 pub use command::{CommandRun, PlannedCommand};
+pub use external::ExternalOutput;
 pub use write::WriteFailure;
 
 /// A call as the model proposed it.
@@ -49,7 +51,8 @@ pub struct ResolvedPath {
 /// A request for the person's approval, before the daemon gives it an id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalAsk {
-    pub tool: ToolId,
+    /// The tool's name as the person sees it (`talos.edit_file`, `mcp.fs.write_text`).
+    pub tool: String,
     pub description: String,
     pub target: Option<String>,
     pub details: Vec<String>,
@@ -129,6 +132,12 @@ pub enum Effect {
     },
     /// Remember write approvals for the session; answer [`Input::Done`].
     RememberWrites,
+    /// Call `tool` of the MCP server `server`; answer [`Input::External`].
+    CallExternal {
+        server: String,
+        tool: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
     /// Run each `hooks.pre_call` hook with this JSON on its standard input; answer
     /// [`Input::Hooked`] with one run per hook, in order.
     PreCall(serde_json::Value),
@@ -160,6 +169,8 @@ pub enum Input {
     CommandPlanned(Result<PlannedCommand, String>),
     CommandRan(Result<CommandRun, String>),
     Hooked(Vec<crate::hooks::HookRun>),
+    /// The MCP server's answer, or why there is none (crash, timeout, malformed answer).
+    External(Result<ExternalOutput, String>),
     /// The daemon could not perform the effect at all (for example, no unguessable id could be
     /// made for an approval): the call ends with nothing done and is recorded as failed.
     Failed(String),
@@ -194,6 +205,7 @@ pub(crate) enum State {
     Write(write::WriteFlow),
     Ops(workspace_ops::OpsFlow),
     Command(command::CommandFlow),
+    External(external::ExternalFlow),
     /// The daemon answered an effect with an input that does not fit it: the call ended with
     /// nothing done, and is recorded as failed.
     Broken,
@@ -250,6 +262,7 @@ impl Call {
             State::Write(flow) => flow.step(self, turn, input),
             State::Ops(flow) => flow.step(self, turn, input),
             State::Command(flow) => flow.step(self, turn, input),
+            State::External(flow) => flow.step(self, turn, input),
             State::Done | State::Broken => unexpected(&input),
         };
         self.state = match next {
@@ -288,6 +301,9 @@ impl Call {
                 return finish(text, false, stop);
             }
         };
+        if name.starts_with("mcp.") {
+            return external::ExternalFlow::start(self, turn, &raw);
+        }
         let surface = turn.surface();
         let checked = check::check_call(
             &name,
@@ -328,7 +344,7 @@ impl Call {
         }
     }
 
-    fn rejected(
+    pub(crate) fn rejected(
         &mut self,
         turn: &mut Turn,
         raw: &BTreeMap<String, String>,

@@ -99,6 +99,9 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// Offered as native `tools` (empty when calls are written as text).
     pub tools: Vec<ToolId>,
+    /// The MCP tools offered, as native tool definitions (empty when calls are written as
+    /// text: the system text lists them then).
+    pub external_tools: Vec<serde_json::Value>,
     pub tool_choice_required: bool,
     /// The decoding constraint (`crate::constrain`).
     pub schema: Option<serde_json::Value>,

@@ -10,6 +10,8 @@ use crate::tools::ToolId;
 /// `tests/tests/tidy.rs` checks every code is documented in `docs/traces.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum WarningCode {
+    /// An MCP tool that does not say it is read-only ran: Talos cannot see what it did.
+    ExternalEffects,
     CleanVerdictContradicted,
     /// The model server said a request did not fit its context; it was cut and sent again.
     ContextExceeded,
@@ -45,7 +47,8 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, for documentation checks.
-    pub const ALL: [WarningCode; 23] = [
+    pub const ALL: [WarningCode; 24] = [
+        WarningCode::ExternalEffects,
         WarningCode::CleanVerdictContradicted,
         WarningCode::ContextExceeded,
         WarningCode::ContextTooSmall,
@@ -73,6 +76,7 @@ impl WarningCode {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            WarningCode::ExternalEffects => "EXTERNAL_EFFECTS",
             WarningCode::CleanVerdictContradicted => "CLEAN_VERDICT_CONTRADICTED",
             WarningCode::ContextExceeded => "CONTEXT_EXCEEDED",
             WarningCode::ContextTooSmall => "CONTEXT_TOO_SMALL",
@@ -195,11 +199,33 @@ pub struct ToolCallRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermissionRecord {
     pub call_id: String,
-    pub tool: ToolId,
+    /// The tool's name (`talos.edit_file`, `mcp.fs.write_text`).
+    pub tool: String,
     pub action: crate::ladder::Action,
     pub reason_code: String,
     pub relative_path: Option<String>,
     pub remember_eligible: bool,
+}
+
+/// One call to an MCP server's tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalCallRecord {
+    pub call_id: String,
+    /// `mcp.SERVER.TOOL`.
+    pub tool: String,
+    /// The arguments sent, as JSON text, by hash.
+    pub arguments: Digested,
+    pub action: crate::ladder::Action,
+    pub reason_code: String,
+    /// The person's answer, when asked.
+    pub approval: Option<Decision>,
+    pub approval_request: Option<String>,
+    /// The server's output, by hash, when it answered.
+    pub output: Option<Digested>,
+    pub is_error: bool,
+    pub truncated: bool,
+    /// Why the call failed (crash, timeout, malformed answer).
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -342,6 +368,10 @@ pub struct TurnRecord {
     pub instructions: Vec<crate::instructions::Used>,
     /// Each hook's verdict on a call, and each `post_turn` hook's run.
     pub hooks: Vec<crate::hooks::HookRecord>,
+    /// The MCP tools offered this turn (`mcp.fs.read_text`).
+    pub external_offered: Vec<String>,
+    /// Each call to an MCP tool: its decision, approval, and output by hash.
+    pub external_calls: Vec<ExternalCallRecord>,
     pub phase_transitions: Vec<(crate::plan::Phase, crate::plan::Phase, String)>,
     pub tool_surfaces: Vec<SurfaceRecord>,
     pub model_calls: Vec<ModelCallRecord>,

@@ -22,7 +22,7 @@ impl Turn {
             let what = line.strip_prefix("warning: ").unwrap_or(line);
             self.record.warn(
                 WarningCode::DeceptiveTextInApproval,
-                format!("{} approval: {what}", ask.tool.name()),
+                format!("{} approval: {what}", ask.tool),
             );
         }
         let count = found.len();

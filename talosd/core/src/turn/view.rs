@@ -101,7 +101,7 @@ impl View {
 
     fn ask(&self, decision: &PermissionDecision, target: Option<String>) -> ApprovalAsk {
         ApprovalAsk {
-            tool: self.tool,
+            tool: self.tool.name().into(),
             description: format!("protected read: {}", self.tool.name()),
             target,
             details: vec![

@@ -73,6 +73,7 @@ pub fn name(effect: &Effect) -> &'static str {
         Effect::RunCommand { .. } => "run-command",
         Effect::RememberWrites => "remember",
         Effect::PreCall(_) => "pre-call",
+        Effect::CallExternal { .. } => "call-external",
         Effect::Finish(_) => "finish",
     }
 }

@@ -118,7 +118,7 @@ impl CommandFlow {
             details.push("writes: NOT confined - the kernel does not enforce Landlock here; approving runs the command uncontained".into());
         }
         let ask = ApprovalAsk {
-            tool: self.accepted.tool,
+            tool: self.accepted.tool.name().into(),
             description: format!("run command profile: {}", plan.profile_id),
             target: Some(plan.cwd.clone()),
             details,

@@ -31,7 +31,7 @@ impl ReadFlow {
             "the file's content will be sent to the model"
         };
         let ask = ApprovalAsk {
-            tool: accepted.tool,
+            tool: accepted.tool.name().into(),
             description: if accepted.decision.reason_code == crate::ladder::ReasonCode::HookAsk {
                 format!("read a hook asks about: {}", accepted.tool.name())
             } else {

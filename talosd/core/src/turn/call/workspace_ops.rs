@@ -125,7 +125,7 @@ impl OpsFlow {
             "write"
         };
         let ask = ApprovalAsk {
-            tool: self.accepted.tool,
+            tool: self.accepted.tool.name().into(),
             description: format!("{kind} operation: {}", self.accepted.tool.name()),
             target: Some(self.primary()),
             details,

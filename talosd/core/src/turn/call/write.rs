@@ -574,7 +574,7 @@ fn approval(
     }
     details.push("checkpoint: the current file is saved before the write".into());
     ApprovalAsk {
-        tool,
+        tool: tool.name().into(),
         description: format!("write operation: {}", tool.name()),
         target: Some(shown.to_string()),
         details,

@@ -52,7 +52,10 @@ impl Turn {
     pub(super) fn assemble(&mut self) -> TurnEffect {
         let surface = self.round_surface();
         let calling = self.machine.calling.unwrap_or(ToolCalling::Text);
-        let system = prompt::system_prompt(&self.plan, &surface, self.phase, calling);
+        let mut system = prompt::system_prompt(&self.plan, &surface, self.phase, calling);
+        if calling == ToolCalling::Text {
+            system.push_str(&crate::mcp::prompt_section(&self.external));
+        }
         let tools = match calling {
             ToolCalling::Native => surface.tools().to_vec(),
             ToolCalling::Text => Vec::new(),
@@ -97,10 +100,15 @@ impl Turn {
         let calling = self.machine.calling.unwrap_or(ToolCalling::Text);
         let schema = self.schema_for(surface);
         let hold = self.hold_reply(schema.is_some());
+        let external_tools = match calling {
+            ToolCalling::Native => self.external.iter().map(|t| t.native_spec()).collect(),
+            ToolCalling::Text => Vec::new(),
+        };
         let request = ModelRequest {
             index,
             messages,
             tools,
+            external_tools,
             tool_choice_required: self.requires_tool_call(index, calling, surface),
             schema,
             hold,
@@ -176,7 +184,13 @@ impl Turn {
         } else {
             self.machine.counted_tools.as_ref().map_or(0, |c| c.1)
         };
-        scaled(system + tools, self.machine.scale)
+        // MCP tools' definitions are estimated (they are the servers', and few).
+        let external: u64 = self
+            .external
+            .iter()
+            .map(|t| budget::estimate(&t.native_spec().to_string()))
+            .sum();
+        scaled(system + tools, self.machine.scale) + external
     }
 
     pub(super) fn limits(&self) -> Limits {
@@ -236,6 +250,11 @@ impl Turn {
     }
 
     fn schema_for(&mut self, surface: &Surface) -> Option<serde_json::Value> {
+        // The constraint knows Talos's own tools only: with MCP tools offered, calls are
+        // checked after the reply, as on `off`.
+        if !self.external.is_empty() {
+            return None;
+        }
         let known = self.known_files();
         let rules = change_rule::rules(&self.plan);
         let contract = self.plan.contract();
@@ -304,6 +323,19 @@ impl Turn {
     }
 
     fn too_small(&mut self, needed: u64, available: u64) -> TurnEffect {
+        // The MCP tools are the first thing to go: the turn goes on with Talos's own tools.
+        if !self.external.is_empty() {
+            let names = self.record.external_offered.join(", ");
+            let message = format!(
+                "the MCP tools ({names}) were left out: with them the request does not fit the model's context ({needed} tokens, {available} left); name fewer tools, or raise model.ctx"
+            );
+            self.record
+                .warn(WarningCode::ContextTooSmall, message.clone());
+            self.notify(super::super::Notice::Info(message));
+            self.external.clear();
+            self.record.external_offered.clear();
+            return self.assemble();
+        }
         let limits = self.limits();
         let message = format!(
             "the request does not fit the model's context: the system text, the tools and the request take {needed} tokens, and {available} of the {}-token context are left for them once {} are kept for the reply; raise model.ctx (or model.ctx_per_request), or lower model.reply_tokens",

@@ -1,0 +1,100 @@
+//! The MCP hub for a turn: which servers are listed (a server configured `surface: always`,
+//! one the request names, and any whose tools are already known), the tools handed to the
+//! core (which decides what the turn offers, `talos_core::mcp::offered`), and each call's
+//! result as the core reads it. A server nobody named is never started by a turn.
+
+use talos_core::mcp::{self, ExternalTool, Offer, ServerPolicy};
+use talos_core::turn::call::ExternalOutput;
+use tokio_util::sync::CancellationToken;
+
+use super::{Listing, McpHub, McpTool, Scope};
+
+impl McpHub {
+    /// The tools a turn on `scope` with this request may be offered, and why a server that
+    /// should have been listed could not be.
+    pub async fn offer(
+        &self,
+        scope: &Scope,
+        request: &str,
+        read_only: bool,
+    ) -> (Offer, Vec<String>) {
+        let servers: Vec<super::ServerInfo> = self
+            .configured()
+            .into_iter()
+            .chain(self.session_servers(&scope.session_id))
+            .collect();
+        if servers.is_empty() {
+            return (Offer::default(), Vec::new());
+        }
+        let mut tools = Vec::new();
+        let mut problems = Vec::new();
+        for server in &servers {
+            let wanted = server.surface_always || mcp::mentions(request, &server.name);
+            let listing = if wanted {
+                match self.tools(scope, &server.name).await {
+                    Ok(listing) => Some(listing),
+                    Err(e) => {
+                        problems.push(format!(
+                            "MCP server `{}` is not available: {e}",
+                            server.name
+                        ));
+                        None
+                    }
+                }
+            } else {
+                self.known(scope, &server.name)
+            };
+            tools.extend(listing.into_iter().flat_map(|l| l.tools).map(external));
+        }
+        let policies: Vec<ServerPolicy> = servers
+            .iter()
+            .map(|s| ServerPolicy {
+                name: s.name.clone(),
+                always: s.surface_always,
+                trust_read_only_hints: s.trust_read_only_hints,
+            })
+            .collect();
+        (
+            mcp::offered(request, read_only, &policies, &tools),
+            problems,
+        )
+    }
+
+    /// One call as the turn's core reads its result.
+    pub async fn call_for_turn(
+        &self,
+        scope: &Scope,
+        (server, tool): (&str, &str),
+        arguments: serde_json::Map<String, serde_json::Value>,
+        cancel: CancellationToken,
+    ) -> Result<ExternalOutput, String> {
+        let output = self.call(scope, server, tool, arguments, cancel).await?;
+        Ok(ExternalOutput {
+            text: output.text,
+            is_error: output.is_error,
+            truncated: output.truncated,
+        })
+    }
+
+    /// The listing of a connection that is up, without connecting.
+    fn known(&self, scope: &Scope, server: &str) -> Option<Listing> {
+        let def = self.def(scope, server).ok()?;
+        let key = self.key(scope, &def);
+        let slot = self.live.lock().ok()?.get(&key).cloned()?;
+        let guard = slot.try_lock().ok()?;
+        guard
+            .as_ref()
+            .filter(|live| live.alive())
+            .map(|live| live.listing.clone())
+    }
+}
+
+fn external(tool: McpTool) -> ExternalTool {
+    ExternalTool {
+        server: tool.server,
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.input_schema,
+        read_only_hint: tool.read_only_hint,
+    }
+}
