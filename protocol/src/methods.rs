@@ -214,6 +214,35 @@ pub struct SessionNewParams {
     /// it. `-32006` when it is not a folder inside the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
+    /// MCP servers an editor offers for this session (ACP's `mcpServers`): connected on first
+    /// use under the same rules as configured ones (docs/extensions.md), stopped when the
+    /// session closes. `-32602` for a name that is unusable or taken by a configured server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<EditorMcpServer>,
+}
+
+/// One MCP server an editor offers: a program (`command`, `args`, `env`: all of the
+/// environment it gets) or a streamable-HTTP endpoint (`url`, `headers`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EditorMcpServer {
+    /// `a-z`, `0-9`, `_` and `-`, at most 32: its tools are `mcp.NAME.TOOL`.
+    pub name: String,
+    /// The program to start (stdio); absent for an HTTP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The program's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Its whole environment, as `[name, value]` pairs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
+    /// The endpoint (HTTP); absent for a program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Headers sent with each HTTP request, as `[name, value]` pairs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
 }
 
 /// The result of `session/new`.

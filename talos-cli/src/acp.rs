@@ -12,6 +12,7 @@
 
 mod links;
 mod map;
+mod mcp;
 mod prompt;
 mod session;
 mod wire;
@@ -22,7 +23,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, PromptCapabilities,
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, McpCapabilities,
+    PromptCapabilities,
 };
 use serde_json::Value;
 use talos_protocol::Mode;
@@ -41,6 +43,8 @@ struct Session {
     talos_id: String,
     /// Set while a prompt runs: whether `session/cancel` asked to stop it.
     running: Option<Arc<AtomicBool>>,
+    /// The editor's MCP servers, handed to each Talos session of this editor session.
+    mcp: Vec<talos_protocol::EditorMcpServer>,
 }
 
 /// The bridge's state, shared by the request threads.
@@ -247,6 +251,7 @@ fn initialize(request: InitializeRequest) -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
+                .mcp_capabilities(McpCapabilities::new().http(true))
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
         )
         .auth_methods(Vec::new())

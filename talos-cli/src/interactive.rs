@@ -48,10 +48,13 @@ pub fn run(target: &SocketTarget, start: Start, output: &Output) -> Result<u8, F
     let mut client = connect(target)?;
     let session_id = crate::sessions::open_in(
         &mut client,
-        &start.workspace,
-        crate::sessions::here(&start.workspace).as_deref(),
+        (
+            &start.workspace,
+            crate::sessions::here(&start.workspace).as_deref(),
+        ),
         start.mode,
         false,
+        &[],
     )?;
     let mut repl = Repl {
         target,
@@ -163,7 +166,7 @@ impl Repl<'_> {
             Slash::Exit => return Ok(true),
             Slash::Mode(mode) => {
                 self.session_id =
-                    crate::sessions::continue_in(client, workspace, mode, &self.session_id)?;
+                    crate::sessions::continue_in(client, workspace, mode, &self.session_id, &[])?;
                 self.mode = mode;
                 output.err_line(&format!(
                     "mode {} (session {})",
@@ -174,10 +177,10 @@ impl Repl<'_> {
             Slash::New => {
                 self.session_id = crate::sessions::open_in(
                     client,
-                    workspace,
-                    crate::sessions::here(workspace).as_deref(),
+                    (workspace, crate::sessions::here(workspace).as_deref()),
                     self.mode,
                     true,
+                    &[],
                 )?;
                 if let Some(name) = &self.model {
                     crate::sessions::select_model(client, &self.session_id, name)?;
@@ -252,10 +255,13 @@ impl Repl<'_> {
             self.client = connect(self.target)?;
             self.session_id = crate::sessions::open_in(
                 &mut self.client,
-                &self.workspace,
-                crate::sessions::here(&self.workspace).as_deref(),
+                (
+                    &self.workspace,
+                    crate::sessions::here(&self.workspace).as_deref(),
+                ),
                 self.mode,
                 false,
+                &[],
             )?;
         }
         Ok(())

@@ -3,9 +3,9 @@
 //! between runs), and `talos grants` lists or revokes what those sessions remember.
 
 use talos_protocol::{
-    GRANTS_LIST, GRANTS_REVOKE, GrantsListResult, GrantsParams, GrantsRevokeResult, MODEL_SELECT,
-    Mode, ModelSelectParams, ModelSelectResult, SESSION_LIST, SESSION_NEW, SessionInfo,
-    SessionListResult, SessionNewParams, SessionNewResult,
+    EditorMcpServer, GRANTS_LIST, GRANTS_REVOKE, GrantsListResult, GrantsParams,
+    GrantsRevokeResult, MODEL_SELECT, Mode, ModelSelectParams, ModelSelectResult, SESSION_LIST,
+    SESSION_NEW, SessionInfo, SessionListResult, SessionNewParams, SessionNewResult,
 };
 
 use crate::client::{Client, ignore_messages, params};
@@ -35,24 +35,14 @@ pub fn on_workspace(
         .collect())
 }
 
-/// An idle session for the workspace and mode, or a new one (working from the root).
-pub fn open(
-    client: &mut Client,
-    workspace: &str,
-    mode: Mode,
-    fresh: bool,
-) -> Result<String, Failure> {
-    open_in(client, workspace, None, mode, fresh)
-}
-
 /// An idle session for the workspace, mode and directory (absolute, inside the workspace;
 /// `None`: the root), or a new one.
 pub fn open_in(
     client: &mut Client,
-    workspace: &str,
-    directory: Option<&str>,
+    (workspace, directory): (&str, Option<&str>),
     mode: Mode,
     fresh: bool,
+    mcp_servers: &[EditorMcpServer],
 ) -> Result<String, Failure> {
     let relative = directory.map_or(String::new(), |d| relative_to(workspace, d));
     if !fresh
@@ -62,7 +52,7 @@ pub fn open_in(
     {
         return Ok(idle.session_id);
     }
-    new_session(client, workspace, mode, None, directory)
+    new_session(client, workspace, mode, (None, directory), mcp_servers)
 }
 
 /// The current directory when it is a folder strictly inside `workspace` (both canonical):
@@ -95,8 +85,15 @@ pub fn continue_in(
     workspace: &str,
     mode: Mode,
     from: &str,
+    mcp_servers: &[EditorMcpServer],
 ) -> Result<String, Failure> {
-    new_session(client, workspace, mode, Some(from.to_string()), None)
+    new_session(
+        client,
+        workspace,
+        mode,
+        (Some(from.to_string()), None),
+        mcp_servers,
+    )
 }
 
 /// Chooses the model of the session's next turns (`model/select`).
@@ -121,14 +118,15 @@ fn new_session(
     client: &mut Client,
     workspace: &str,
     mode: Mode,
-    continue_from: Option<String>,
-    directory: Option<&str>,
+    (continue_from, directory): (Option<String>, Option<&str>),
+    mcp_servers: &[EditorMcpServer],
 ) -> Result<String, Failure> {
     let new = SessionNewParams {
         workspace: workspace.to_string(),
         mode,
         continue_from,
         directory: directory.map(str::to_string),
+        mcp_servers: mcp_servers.to_vec(),
     };
     let created: SessionNewResult = serde_json::from_value(client.call(
         SESSION_NEW,

@@ -80,10 +80,10 @@ pub fn run(
     let here = crate::sessions::here(&request.workspace);
     let session_id = crate::sessions::open_in(
         client,
-        &request.workspace,
-        here.as_deref(),
+        (&request.workspace, here.as_deref()),
         request.mode,
         request.new_session,
+        &[],
     )?;
     if let Some(name) = &request.model {
         crate::sessions::select_model(client, &session_id, name)?;

@@ -369,6 +369,8 @@ fn session_new(daemon: &Daemon, p: proto::SessionNewParams) -> Result<Value, Rpc
     if let Some(directory) = &p.directory {
         session.set_directory(session_directory(&root, directory).map_err(invalid)?);
     }
+    crate::mcp::editor_servers(&daemon.mcp, id.as_str(), &p.mcp_servers)
+        .map_err(|m| RpcError::new(ErrorCode::InvalidParams, m))?;
     let session = Arc::new(session);
     let mut sessions = daemon.sessions.lock().map_err(internal)?;
     if sessions.len() >= daemon.max_sessions {

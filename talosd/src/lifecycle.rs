@@ -124,6 +124,10 @@ pub fn restore_at_start(daemon: &Daemon) -> Restored {
 
 /// `session/resume`: the session if it is open, else reopened from its file.
 pub fn session_resume(daemon: &Daemon, p: proto::SessionResumeParams) -> Result<Value, RpcError> {
+    if !p.mcp_servers.is_empty() {
+        crate::mcp::editor_servers(&daemon.mcp, &p.session_id, &p.mcp_servers)
+            .map_err(|m| RpcError::new(ErrorCode::InvalidParams, m))?;
+    }
     if let Some(open) = daemon.session(&p.session_id) {
         return to_value(proto::SessionResumeResult {
             session: open.info(daemon.default_model()),
@@ -157,6 +161,7 @@ pub fn session_close(daemon: &Daemon, p: proto::SessionCloseParams) -> Result<Va
         .lock()
         .map_err(internal)?
         .remove(p.session_id.as_str());
+    daemon.mcp.forget_session(&p.session_id);
     let store = SessionStore::new(daemon.home.sessions());
     let deleted = match store.remove(&p.session_id) {
         Ok(deleted) => deleted,

@@ -17,6 +17,7 @@ use crate::config::{McpConfig, McpServerConfig};
 mod connection;
 mod http;
 mod offer;
+pub use offer::editor_servers;
 pub mod output;
 mod servers;
 mod stdio;

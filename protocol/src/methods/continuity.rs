@@ -29,6 +29,9 @@ pub struct TurnCancelResult {
 pub struct SessionResumeParams {
     /// The persisted session to reopen.
     pub session_id: String,
+    /// MCP servers the editor offers for it (as in `session/new`), replacing any it had.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<crate::EditorMcpServer>,
 }
 
 /// The result of `session/resume`.

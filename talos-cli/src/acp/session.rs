@@ -7,7 +7,7 @@ use agent_client_protocol_schema::v1::{
     NewSessionResponse, SessionNotification, SessionUpdate, SetSessionModeRequest,
     SetSessionModeResponse,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use talos_protocol::{
     Mode, SESSION_RESUME, SessionResumeParams, SessionResumeResult, TRACE_GET, TRACE_LIST,
     TraceGetParams, TraceGetResult, TraceListParams, TraceListResult,
@@ -15,20 +15,6 @@ use talos_protocol::{
 
 use super::{Bridge, Refused, Session, map};
 use crate::client::{ignore_messages, params};
-
-/// What the bridge says about the MCP servers an editor offers: it does not connect them.
-fn mcp_meta(offered: usize) -> serde_json::Map<String, Value> {
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "talos".into(),
-        json!({
-            "mcpServers": format!(
-                "not connected: Talos runs only its own governed tools ({offered} offered by the editor)"
-            )
-        }),
-    );
-    meta
-}
 
 /// The editor's `cwd` as Talos's workspace: absolute, existing, canonical.
 fn workspace(cwd: &std::path::Path) -> Result<String, Refused> {
@@ -47,8 +33,10 @@ impl Bridge {
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse, Refused> {
         let workspace = workspace(&request.cwd)?;
+        let (mcp, notes) = super::mcp::editor_servers(&request.mcp_servers);
         let mut client = self.connect()?;
-        let talos_id = crate::sessions::open(&mut client, &workspace, Mode::Agent, true)?;
+        let talos_id =
+            crate::sessions::open_in(&mut client, (&workspace, None), Mode::Agent, true, &mcp)?;
         self.lock().insert(
             talos_id.clone(),
             Session {
@@ -56,11 +44,12 @@ impl Bridge {
                 mode: Mode::Agent,
                 talos_id: talos_id.clone(),
                 running: None,
+                mcp: mcp.clone(),
             },
         );
         Ok(NewSessionResponse::new(talos_id)
             .modes(map::modes(Mode::Agent))
-            .meta(mcp_meta(request.mcp_servers.len())))
+            .meta(super::mcp::meta(&mcp, &notes)))
     }
 
     /// Reopens a session the daemon persisted (or still holds) and replays each earlier turn
@@ -73,6 +62,7 @@ impl Bridge {
         request: LoadSessionRequest,
     ) -> Result<LoadSessionResponse, Refused> {
         let workspace = workspace(&request.cwd)?;
+        let (mcp, notes) = super::mcp::editor_servers(&request.mcp_servers);
         let acp_id = request.session_id.0.to_string();
         let mut client = self.connect()?;
         let chain = self.links(&mut client)?.chain(&acp_id);
@@ -81,6 +71,7 @@ impl Bridge {
             SESSION_RESUME,
             params(serde_json::to_value(SessionResumeParams {
                 session_id: last.clone(),
+                mcp_servers: mcp.clone(),
             })),
             &mut ignore_messages,
         )?)
@@ -104,12 +95,13 @@ impl Bridge {
                 mode,
                 talos_id: last,
                 running,
+                mcp: mcp.clone(),
             },
         );
         drop(sessions);
         Ok(LoadSessionResponse::new()
             .modes(map::modes(mode))
-            .meta(mcp_meta(request.mcp_servers.len())))
+            .meta(super::mcp::meta(&mcp, &notes)))
     }
 
     /// The turns of the Talos session `talos_id`, oldest first, as `user_message_chunk` and
@@ -190,6 +182,7 @@ impl Bridge {
                 &session.workspace,
                 mode,
                 &session.talos_id,
+                &session.mcp,
             )?;
             // Written before the editor hears the mode changed, so a reload finds it.
             self.links(&mut client)?

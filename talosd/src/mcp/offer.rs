@@ -89,6 +89,38 @@ impl McpHub {
     }
 }
 
+/// Registers the editor's servers for a session (`session/new`'s and `session/resume`'s
+/// `mcpServers`).
+pub fn editor_servers(
+    hub: &McpHub,
+    session_id: &str,
+    servers: &[talos_protocol::EditorMcpServer],
+) -> Result<(), String> {
+    let mut defs = Vec::with_capacity(servers.len());
+    for s in servers {
+        defs.push(match (&s.command, &s.url) {
+            (Some(command), None) => super::EditorServer::Stdio {
+                name: s.name.clone(),
+                command: command.clone(),
+                args: s.args.clone(),
+                env: s.env.clone(),
+            },
+            (None, Some(url)) => super::EditorServer::Http {
+                name: s.name.clone(),
+                url: url.clone(),
+                headers: s.headers.clone(),
+            },
+            _ => {
+                return Err(format!(
+                    "the editor's MCP server `{}` needs exactly one of command and url",
+                    s.name.escape_default()
+                ));
+            }
+        });
+    }
+    hub.add_editor_servers(session_id, defs)
+}
+
 fn external(tool: McpTool) -> ExternalTool {
     ExternalTool {
         server: tool.server,

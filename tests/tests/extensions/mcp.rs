@@ -302,3 +302,54 @@ async fn mcp_tools_that_do_not_fit_are_left_out_and_the_turn_goes_on() {
         trace.warnings
     );
 }
+
+/// An editor's server (ACP `mcpServers`, given to `session/new`) is used under the same rules:
+/// offered when named, asked about, and given exactly the environment the editor sent; a name
+/// a configured server has is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editors_server_runs_under_the_same_rules_with_only_its_environment() {
+    let llama = FakeLlama::start_with(
+        roomy(),
+        scripted(vec![
+            mcp_call("mcp.ed.env", json!({})),
+            Reply::Text("done".into()),
+        ]),
+    )
+    .await;
+    let daemon = daemon(&llama, &hostile_server("")).await;
+    let ws = tempfile::tempdir().unwrap();
+    let mut client = daemon.client().await;
+    client
+        .call("initialize", json!({"clientName": "e2e"}))
+        .await;
+    let clash = json!({"workspace": ws.path(), "mcpServers": [{"name": "bad", "command": HOSTILE, "args": ["stdio"]}]});
+    let (refused, _) = client
+        .call_with("session/new", clash, |_| {
+            talos_tests::harness::Answer::Ignore
+        })
+        .await
+        .unwrap();
+    let error = refused
+        .error
+        .expect("a configured server's name is refused");
+    assert_eq!(error.code, -32602, "{error:?}");
+    let editor = json!({"workspace": ws.path(), "mcpServers": [
+        {"name": "ed", "command": HOSTILE, "args": ["stdio"], "env": [["ONLY", "this"]]}
+    ]});
+    let created: Value = client.call("session/new", editor).await;
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let (_, seen) = client
+        .turn_with(
+            &session,
+            "Use the ed server to show its environment.",
+            approve_all("approve"),
+        )
+        .await;
+    assert_eq!(approvals(&seen).len(), 1, "the editor's server asks too");
+    let shown = llama.requests()[1]["messages"].to_string();
+    assert!(shown.contains("ONLY=this"), "{shown}");
+    assert!(!shown.contains("PATH="), "nothing but what the editor gave");
+    client
+        .call("session/close", json!({"sessionId": session}))
+        .await;
+}
