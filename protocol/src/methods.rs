@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod checkpoint;
+mod commands;
 mod continuity;
 mod handshake;
 mod housekeeping;
@@ -14,6 +15,7 @@ mod index;
 mod models;
 
 pub use checkpoint::*;
+pub use commands::*;
 pub use continuity::*;
 pub use handshake::*;
 pub use housekeeping::*;
@@ -70,9 +72,13 @@ pub const INDEX_SEARCH: &str = "index/search";
 pub const INDEX_PROGRESS: &str = "index/progress";
 /// Chooses the model a session's next turns use (`models:` in config.yaml).
 pub const MODEL_SELECT: &str = "model/select";
+/// A session's custom commands (`.talos/commands/NAME.md` and the user's).
+pub const COMMAND_LIST: &str = "command/list";
+/// The request one custom command makes with its arguments.
+pub const COMMAND_EXPAND: &str = "command/expand";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 29] = [
+pub const ALL_METHODS: [&str; 31] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -102,6 +108,8 @@ pub const ALL_METHODS: [&str; 29] = [
     INDEX_SEARCH,
     INDEX_PROGRESS,
     MODEL_SELECT,
+    COMMAND_LIST,
+    COMMAND_EXPAND,
 ];
 
 /// The model endpoint in `daemon/status`.

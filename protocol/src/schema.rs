@@ -191,6 +191,8 @@ pub fn method_schemas() -> Vec<MethodSchema> {
             result: Side::Absent,
         },
         call::<m::ModelSelectParams, m::ModelSelectResult>(m::MODEL_SELECT),
+        call::<m::CommandListParams, m::CommandListResult>(m::COMMAND_LIST),
+        call::<m::CommandExpandParams, m::CommandExpandResult>(m::COMMAND_EXPAND),
     ]
 }
 

@@ -116,6 +116,14 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::ModelSelectParams>,
             round_trip::<m::ModelSelectResult>,
         ),
+        m::COMMAND_LIST => typed_pair(
+            round_trip::<m::CommandListParams>,
+            round_trip::<m::CommandListResult>,
+        ),
+        m::COMMAND_EXPAND => typed_pair(
+            round_trip::<m::CommandExpandParams>,
+            round_trip::<m::CommandExpandResult>,
+        ),
         m::TURN_CANCEL => typed_pair(
             round_trip::<m::TurnCancelParams>,
             round_trip::<m::TurnCancelResult>,

@@ -10,6 +10,7 @@
 //! the turn and answers its approvals. Writes stay Talos's own (checkpoint, boundary, read-back):
 //! the editor's `fs/write_text_file` is never used (docs/decisions/0027-acp-bridge.md).
 
+mod commands;
 mod links;
 mod map;
 mod mcp;
@@ -139,9 +140,24 @@ impl Bridge {
             }
             Incoming::Request { id, method, params } => {
                 let bridge = self.clone();
-                std::thread::spawn(move || match bridge.on_request(&method, params) {
-                    Ok(result) => bridge.wire.respond(&id, result),
-                    Err(refused) => bridge.wire.fail(&id, refused.code, &refused.message),
+                std::thread::spawn(move || {
+                    let loaded = params["sessionId"].as_str().map(str::to_string);
+                    match bridge.on_request(&method, params) {
+                        Ok(result) => {
+                            // The editor hears of the session's commands once it knows the
+                            // session.
+                            let opened = match method.as_str() {
+                                "session/new" => result["sessionId"].as_str().map(str::to_string),
+                                "session/load" => loaded,
+                                _ => None,
+                            };
+                            bridge.wire.respond(&id, result);
+                            if let Some(acp_id) = opened {
+                                bridge.announce_commands(&acp_id);
+                            }
+                        }
+                        Err(refused) => bridge.wire.fail(&id, refused.code, &refused.message),
+                    }
                 });
             }
         }

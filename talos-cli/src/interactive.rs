@@ -151,6 +151,36 @@ impl Repl<'_> {
         finished.map(|finished| finished.status)
     }
 
+    /// Runs a custom command: the daemon expands it, and the request runs as if typed. An
+    /// unknown name is told with the session's own command it is nearest to.
+    fn custom(&mut self, name: &str, arguments: &str) -> Result<bool, Failure> {
+        let expanded =
+            match crate::custom::expand(&mut self.client, &self.session_id, name, arguments) {
+                Ok(expanded) => expanded,
+                Err(Failure::Rpc(error))
+                    if error.code == talos_protocol::ErrorCode::InvalidParams as i64 =>
+                {
+                    let line = match slash::closest(&format!("/{name}")) {
+                        Some(_) => slash::unknown_message(&format!("/{name}")),
+                        None => format!("{} (/help lists the commands)", error.message),
+                    };
+                    self.output.err_line(&printable(&line));
+                    return Ok(false);
+                }
+                Err(other) => return Err(other),
+            };
+        let from = if expanded.source == "workspace" {
+            "a workspace command"
+        } else {
+            "your command"
+        };
+        self.output.err_line(&self.output.stderr_palette.paint(
+            Style::Dim,
+            &format!("/{name} ({from}) asks: {}", printable(&expanded.request)),
+        ));
+        self.turn(&expanded.request).map(|_| false)
+    }
+
     /// Runs a slash line; `Ok(true)` when the session ends.
     fn slash(&mut self, line: &str) -> Result<bool, Failure> {
         let command = match slash::parse(line) {
@@ -162,7 +192,24 @@ impl Repl<'_> {
         };
         let (client, output, workspace) = (&mut self.client, self.output, self.workspace.as_str());
         match command {
-            Slash::Help => output.out(&slash::help())?,
+            Slash::Help => {
+                output.out(&slash::help())?;
+                if let Ok(listed) = crate::custom::list(client, &self.session_id)
+                    && !listed.commands.is_empty()
+                {
+                    output.out(&format!("{}\n", crate::custom::lines(&listed).join("\n")))?;
+                }
+            }
+            Slash::Commands => {
+                let listed = crate::custom::list(client, &self.session_id)?;
+                let lines = crate::custom::lines(&listed);
+                if lines.is_empty() {
+                    output.out("no custom commands: add .talos/commands/NAME.md (or commands/NAME.md in the Talos config dir)\n")?;
+                } else {
+                    output.out(&format!("{}\n", lines.join("\n")))?;
+                }
+            }
+            Slash::Custom { name, arguments } => return self.custom(&name, &arguments),
             Slash::Exit => return Ok(true),
             Slash::Mode(mode) => {
                 self.session_id =

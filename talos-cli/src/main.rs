@@ -12,6 +12,7 @@ mod checkpoints;
 mod client;
 mod config_cmd;
 mod control;
+mod custom;
 mod doctor;
 mod failure;
 mod generate;

@@ -145,6 +145,14 @@ pub async fn handle(
             crate::offload::blocking(|| profile_trust(daemon, p))
         }
         proto::MODEL_STATUS => to_value(daemon.models.status()),
+        proto::COMMAND_LIST => {
+            let p = parse(params)?;
+            crate::offload::blocking(|| crate::custom_commands::list(daemon, p))
+        }
+        proto::COMMAND_EXPAND => {
+            let p = parse(params)?;
+            crate::offload::blocking(|| crate::custom_commands::expand(daemon, p))
+        }
         proto::MODEL_SELECT => {
             let p: proto::ModelSelectParams = parse(params)?;
             crate::offload::blocking(|| crate::lifecycle::model_select(daemon, p))

@@ -12,6 +12,26 @@ use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Component, Path};
 
+/// The names of the regular files in the folder `dir` (not following links), sorted; none
+/// when it is not a real folder.
+pub fn regular_names(dir: &Path) -> Vec<String> {
+    let real = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    let entries = if real {
+        std::fs::read_dir(dir).ok()
+    } else {
+        None
+    };
+    let mut names: Vec<String> = entries
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}
+
 /// The bytes of the regular file at `path`, at most `max` of them; an error for anything
 /// else (a link, a FIFO, a device, a folder, a larger file), without waiting on it.
 pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod contain;
+pub mod custom_commands;
 pub mod dispatch;
 pub mod doctor;
 pub mod documents;

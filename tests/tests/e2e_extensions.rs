@@ -1,10 +1,14 @@
-//! Governed extensions (issue 28), through the real daemon against the fake model: project
+//! Governed extensions (issue 28), through the real daemon against the fake model: custom
+//! commands (`extensions/commands.rs`), hooks (`extensions/hooks.rs`), MCP servers
+//! (`extensions/mcp.rs`), and here project
 //! instructions (`AGENTS.md`) reach the model framed as untrusted reference, root first and
 //! the user's last, capped, recorded by hash and told as the turn's first event; files that
 //! escape, are hard-linked or protected are not read; and an instruction file that orders a
 //! write changes nothing about what the turn may do.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
+#[path = "extensions/commands.rs"]
+mod commands;
 #[path = "extensions/hooks.rs"]
 mod hooks;
 #[path = "extensions/mcp.rs"]

@@ -171,9 +171,13 @@ impl Turn<'_> {
                 agent_client_protocol_schema::v1::StopReason::Cancelled,
             ));
         }
+        let (prompt, note) = super::commands::request_of(&mut client, &self.talos_id, &parts.text)?;
+        if let Some(note) = note {
+            self.say(note);
+        }
         let start = TurnStartParams {
             session_id: self.talos_id.clone(),
-            prompt: parts.text,
+            prompt,
             pins: parts.pins,
         };
         let raw = client.call(

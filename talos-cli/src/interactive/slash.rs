@@ -23,11 +23,18 @@ pub enum Slash {
     Restore(String),
     Undo,
     Trace(Option<String>),
+    /// The custom commands (`.talos/commands/`, and the user's).
+    Commands,
+    /// `/NAME [args]` for a name that is none of the session's own: a custom command.
+    Custom {
+        name: String,
+        arguments: String,
+    },
     Exit,
 }
 
 /// Every command with its arguments and what it does, as `/help` shows them.
-pub const COMMANDS: [(&str, &str, &str); 15] = [
+pub const COMMANDS: [(&str, &str, &str); 16] = [
     ("/help", "", "this list"),
     (
         "/mode",
@@ -76,6 +83,11 @@ pub const COMMANDS: [(&str, &str, &str); 15] = [
         "restore everything this session's last changing turn wrote",
     ),
     ("/trace", "[id]", "recent turns, or one turn's record"),
+    (
+        "/commands",
+        "",
+        "the custom commands (.talos/commands/NAME.md, and yours), run as /NAME [args]",
+    ),
     ("/exit", "", "leave (Ctrl-D does too)"),
     ("/quit", "", "the same as /exit"),
     ("/?", "", "the same as /help"),
@@ -109,6 +121,7 @@ pub fn parse(line: &str) -> Result<Slash, SlashError> {
             _ => Err(usage("/model")),
         },
         "/checkpoints" => none(Slash::Checkpoints),
+        "/commands" => none(Slash::Commands),
         "/undo" => none(Slash::Undo),
         "/exit" | "/quit" => none(Slash::Exit),
         "/mode" => match args.as_slice() {
@@ -138,12 +151,22 @@ pub fn parse(line: &str) -> Result<Slash, SlashError> {
             [id] => Ok(Slash::Trace(Some((*id).to_string()))),
             _ => Err(usage("/trace")),
         },
-        unknown => Err(SlashError(match closest(unknown) {
-            Some(near) => {
-                format!("unknown command {unknown}; did you mean {near}? (/help lists them)")
-            }
-            None => format!("unknown command {unknown}; /help lists the commands"),
-        })),
+        _ if crate::custom::split(line).is_some() => {
+            let (name, arguments) = crate::custom::split(line).unwrap_or_default();
+            Ok(Slash::Custom {
+                name: name.to_string(),
+                arguments: arguments.to_string(),
+            })
+        }
+        unknown => Err(SlashError(unknown_message(unknown))),
+    }
+}
+
+/// What an unknown command is answered with: the session's own command it is nearest to.
+pub fn unknown_message(unknown: &str) -> String {
+    match closest(unknown) {
+        Some(near) => format!("unknown command {unknown}; did you mean {near}? (/help lists them)"),
+        None => format!("unknown command {unknown}; /help lists the commands"),
     }
 }
 
@@ -289,10 +312,23 @@ mod tests {
             ),
         ];
         for (line, want) in rows {
-            let got = parse(line).unwrap_err().0;
+            // A name a custom command could have is the daemon's to answer first.
+            let name = line.trim_start_matches('/').to_string();
+            assert_eq!(
+                parse(line),
+                Ok(Slash::Custom {
+                    name,
+                    arguments: String::new()
+                })
+            );
+            let got = unknown_message(line);
             assert_eq!(got, *want, "{line}");
             assert!(!got.contains('\n'));
         }
+        assert_eq!(
+            parse("/Frob").map_err(|e| e.0),
+            Err("unknown command /Frob; /help lists the commands".into())
+        );
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
     }

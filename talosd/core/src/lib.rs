@@ -13,6 +13,7 @@ pub mod check;
 pub mod command;
 pub mod constrain;
 pub mod contract;
+pub mod custom_command;
 pub mod deceptive;
 pub mod diff;
 pub mod digest;
