@@ -158,7 +158,7 @@ impl Repl<'_> {
             match crate::custom::expand(&mut self.client, &self.session_id, name, arguments) {
                 Ok(expanded) => expanded,
                 Err(Failure::Rpc(error))
-                    if error.code == talos_protocol::ErrorCode::InvalidParams as i64 =>
+                    if error.code == talos_protocol::ErrorCode::InvalidParams.code() =>
                 {
                     let line = match slash::closest(&format!("/{name}")) {
                         Some(_) => slash::unknown_message(&format!("/{name}")),

@@ -15,13 +15,17 @@ use crate::workspace::Workspace;
 const MAX_READ_BYTES: u64 = 1 << 20;
 
 /// The files found for one turn of a session working from `directory`, read off the async
-/// workers.
+/// workers, and the cap on what is sent (`instructions.max_bytes`).
 pub fn for_turn(
     (config, config_dir): (&InstructionsConfig, Option<&Path>),
     directory: &str,
     files: &Workspace,
-) -> Vec<Found> {
-    crate::offload::blocking(|| gather(files, directory, config, config_dir))
+) -> (Vec<Found>, usize) {
+    let found = crate::offload::blocking(|| gather(files, directory, config, config_dir));
+    (
+        found,
+        usize::try_from(config.max_bytes).unwrap_or(usize::MAX),
+    )
 }
 
 /// The files found for a session whose directory is `directory` (workspace-relative), root

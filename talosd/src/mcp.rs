@@ -59,6 +59,15 @@ pub struct Scope {
     pub workspace: PathBuf,
 }
 
+impl Scope {
+    pub fn of(session_id: &str, workspace: &std::path::Path) -> Scope {
+        Scope {
+            session_id: session_id.to_string(),
+            workspace: workspace.to_path_buf(),
+        }
+    }
+}
+
 /// A server as `configured` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerInfo {

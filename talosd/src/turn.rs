@@ -137,26 +137,19 @@ async fn core_turn(
 ) -> Turn {
     let prior = session.last_outcome().map(|o| to_proto::record::prior(&o));
     let mode = to_proto::mode(session.mode);
-    let scope = crate::mcp::Scope {
-        session_id: session.id.to_string(),
-        workspace: session.workspace.clone(),
-    };
+    let scope = crate::mcp::Scope::of(session.id.as_str(), &session.workspace);
     let read_only = mode.posture().read_only();
     let (offer, problems) = daemon.mcp.offer(&scope, &request.prompt, read_only).await;
+    let config = (
+        &daemon.config.instructions,
+        daemon.home.config_file.parent(),
+    );
+    let directory = session.session().directory();
+    let (found, max) = crate::instructions::for_turn(config, &directory, &request.files);
     Turn::new(plan, settings(daemon, model, mode), session.grants())
         .with_external(offer, problems)
         .with_context(prior, session.conversation())
-        .with_instructions(
-            crate::instructions::for_turn(
-                (
-                    &daemon.config.instructions,
-                    daemon.home.config_file.parent(),
-                ),
-                &session.session().directory(),
-                &request.files,
-            ),
-            usize::try_from(daemon.config.instructions.max_bytes).unwrap_or(usize::MAX),
-        )
+        .with_instructions(found, max)
 }
 
 /// The turn's settings from the daemon's configuration and the turn's model.

@@ -124,7 +124,7 @@ async def main():
         check(modes == ["agent", "ask", "plan", "auto", "private"], f"modes {modes}")
         check(new.modes.current_mode_id == "agent", "starts in agent mode")
         meta = json.dumps(new.field_meta or {})
-        check("not connected" in meta, f"MCP servers are said not to be connected: {meta}")
+        check('"used": ["mcp.fs.*"]' in meta, f"the editor's MCP server is handed to the session: {meta}")
         print("session/new: ok", sid)
 
         # A governed edit, approved: diff content in the permission, the file changed.

@@ -6,6 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 #![allow(clippy::print_stdout)] // a skipped test says so, and a run shows what the model did
 
+#[path = "real/extensions.rs"]
+mod extensions;
+
 use std::time::Duration;
 
 use talos_protocol::TurnOutcome;
@@ -32,14 +35,20 @@ fn parts() -> Option<RealParts> {
 
 /// Starts a daemon managing the real server and waits until it is ready and owned.
 async fn start(parts: &RealParts) -> (TestDaemon, Client, u32) {
+    start_with(parts, "").await
+}
+
+/// [`start`] with more of `config.yaml` after the managed model's settings.
+async fn start_with(parts: &RealParts, more: &str) -> (TestDaemon, Client, u32) {
     let mut config = ManagedConfig::new(&parts.server, &parts.model, free_port());
     config.ctx = 8192;
     config.slots = 2;
     config.threads = threads();
     config.chat_template_file = Some(parts.template.clone());
     config.start_timeout_secs = 120;
-    config.extra =
-        "  max_tokens: 128\nturn:\n  max_model_calls: 3\napproval:\n  timeout_secs: 30\n".into();
+    config.extra = format!(
+        "  max_tokens: 128\nturn:\n  max_model_calls: 3\napproval:\n  timeout_secs: 30\n{more}"
+    );
     let daemon = TestDaemon::start(&config.to_yaml()).await;
     let mut client = daemon.client().await;
     // A real model on two cores can think for a while between two messages.

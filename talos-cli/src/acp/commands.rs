@@ -68,7 +68,7 @@ pub(super) fn request_of(
             let note = format!("[/{name} is {from}; it asks: {}]\n\n", expanded.request);
             Ok((expanded.request, Some(note)))
         }
-        Err(Failure::Rpc(e)) if e.code == talos_protocol::ErrorCode::InvalidParams as i64 => {
+        Err(Failure::Rpc(e)) if e.code == talos_protocol::ErrorCode::InvalidParams.code() => {
             Ok((text.to_string(), None))
         }
         Err(other) => Err(other),

@@ -81,10 +81,7 @@ async fn perform_effect(ctx: &mut TurnCtx, call_id: &str, effect: Effect) -> Inp
 
 /// The effects of issue 28's extensions: the `pre_call` hooks, and a call to an MCP tool.
 async fn extension_effect(ctx: &mut TurnCtx, effect: Effect) -> Input {
-    let scope = crate::mcp::Scope {
-        session_id: ctx.session.id.to_string(),
-        workspace: ctx.session.workspace.clone(),
-    };
+    let scope = crate::mcp::Scope::of(ctx.session.id.as_str(), &ctx.session.workspace);
     match effect {
         Effect::PreCall(told) => {
             let ids = (ctx.session.id.as_str(), ctx.turn_id.as_str());

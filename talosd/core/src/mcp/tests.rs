@@ -1,3 +1,5 @@
+//! Table rows for which MCP tools join a turn, the MCP ladder, arguments and approvals.
+
 use super::*;
 use crate::rules::{Effect, Rule};
 
