@@ -23,6 +23,7 @@ pub mod index;
 pub mod lifecycle;
 pub mod limits;
 pub mod logging;
+pub mod man_page;
 pub mod models;
 pub mod offload;
 pub mod paths;
