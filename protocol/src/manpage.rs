@@ -119,7 +119,7 @@ fn section_lines(sections: &[Section]) -> Vec<String> {
 }
 
 /// The tidying alone: ASCII only, blank lines as `.sp`, no `.br` beside `.sp`, text lines wrapped at
-/// [`LINE_LIMIT`] bytes (never the line that is a `.TP` tag, nor inside `.nf`), no trailing
+/// [`LINE_LIMIT`] bytes (never the NAME line, nor the line that is a `.TP` tag, nor inside `.nf`), no trailing
 /// blanks; the page ends with one newline.
 pub fn tidy(page: &str) -> String {
     // A blank text line is a paragraph break (`.sp`), written as one.
@@ -151,7 +151,9 @@ pub fn tidy(page: &str) -> String {
             _ => {}
         }
         let is_text = !line.starts_with('.') && !line.starts_with('\'');
-        if !is_text || no_fill || before == Some(".TP") || line.len() <= LINE_LIMIT {
+        // The NAME line stays one line (whatis and apropos read it so), however long.
+        let keep = before == Some(".TP") || before == Some(".SH NAME");
+        if !is_text || no_fill || keep || line.len() <= LINE_LIMIT {
             out.push(line.to_string());
             continue;
         }
@@ -266,7 +268,7 @@ mod tests {
         let long = "word ".repeat(30);
         let tag = format!("\\fB\\-\\-x\\fR {}", "y".repeat(90));
         let page = format!(
-            ".TP\n{tag}\n{long}\n.br\n\n.nf\n{long}\n.fi\nend…  \n.{}\n",
+            ".TP\n{tag}\n{long}\n.br\n\n.nf\n{long}\n.fi\nend…  \n.{}\n.SH NAME\n{long}\n",
             "z".repeat(90)
         );
         let tidied = tidy(&page);

@@ -378,7 +378,10 @@ fn a_call_that_waits_for_approval_is_pending_until_approved() {
     let waiting = serde_json::to_value(pending_tool_call("/ws", &call)).unwrap();
     let read: ToolCall = serde_json::from_value(waiting.clone()).unwrap();
     assert_eq!(read.status, ToolCallStatus::Pending, "{waiting}");
-    assert!(waiting.get("status").is_none_or(|s| s == "pending"), "{waiting}");
+    assert!(
+        waiting.get("status").is_none_or(|s| s == "pending"),
+        "{waiting}"
+    );
     assert_eq!(waiting["kind"], "edit");
     assert_eq!(waiting["locations"][0]["path"], "/ws/settings.py");
     let running = serde_json::to_value(tool_call("/ws", &call)).unwrap();
