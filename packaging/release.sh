@@ -121,8 +121,12 @@ build_tree() {
   local rustflags="--remap-path-prefix=$src=/talos --remap-path-prefix=$CARGO_HOME_DIR=/cargo --remap-path-prefix=$RUSTUP_HOME_DIR=/rustup"
   mkdir -p "$out"
   # Line tables in the build; cargo-deb moves them (and the symbols) into the -dbgsym package.
+  # The C code some crates build (ring) gets the same remapping through CFLAGS, or its line
+  # tables would name the registry and the checkout.
+  local cflags="-ffile-prefix-map=$src=/talos -ffile-prefix-map=$CARGO_HOME_DIR=/cargo"
   step "cargo build --release ($src)" \
     env -C "$src" CARGO_TARGET_DIR="$target_dir" CARGO_INCREMENTAL=0 RUSTFLAGS="$rustflags" \
+      CFLAGS="$cflags" CXXFLAGS="$cflags" \
       CARGO_PROFILE_RELEASE_DEBUG=line-tables-only CARGO_PROFILE_RELEASE_STRIP=none \
       cargo build --release --locked --quiet -p talos-cli -p talosd --bins
   # No path of the checkout, the registry or the toolchain may remain in a binary.
