@@ -164,6 +164,8 @@ build_tree() {
     env -C "$src" CARGO_TARGET_DIR="$target_dir" \
       cargo deb --no-build --dbgsym -p talos-cli --output "$out" --quiet
 
+  step "the -dbgsym package as Debian's are ($src)" fix_dbgsym "$(ls "$out"/talos-dbgsym_*.ddeb)"
+
   # The tarball: the .deb's stripped binaries; fixed names, order, owners, modes and times;
   # gzip without name or time.
   local stage=$target_dir/stage
@@ -182,6 +184,23 @@ build_tree() {
     --format=gnu -cf - "$NAME" | gzip -9n >"$out/$NAME.tar.gz"
   say "tarball: $out/$NAME.tar.gz"
   step "SBOM (cargo cyclonedx, $src)" make_sbom "$src" "$out"
+}
+
+# fix_dbgsym DDEB: makes cargo-deb's -dbgsym package what dh_strip makes (and lintian checks):
+# Priority optional (not the retired "extra"), Depends (not Recommends) on the exact talos it
+# belongs to, and /usr/share/doc/talos-dbgsym a link to talos's folder (its copyright and
+# changelog). Repacked with fixed times and owners, so it stays reproducible.
+fix_dbgsym() {
+  local ddeb=$1 work
+  work=$(mktemp -d)
+  dpkg-deb -R "$ddeb" "$work/pkg"
+  sed -i -e 's/^Priority: extra$/Priority: optional/' -e 's/^Recommends: talos (/Depends: talos (/' \
+    "$work/pkg/DEBIAN/control"
+  mkdir -p "$work/pkg/usr/share/doc"
+  ln -s talos "$work/pkg/usr/share/doc/talos-dbgsym"
+  find "$work/pkg" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  dpkg-deb --root-owner-group -Zxz --build "$work/pkg" "$ddeb" >/dev/null
+  rm -rf "$work"
 }
 
 # make_sbom SRC OUT: the CycloneDX SBOM of talos-cli's and talosd's Rust dependencies, merged.
