@@ -37,6 +37,10 @@ apt_tool() {
 apt_tool lintian lintian
 apt_tool mandoc mandoc
 apt_tool groff groff
+# release.sh needs binutils (objcopy, strip) for the -dbgsym package; systemd-analyze checks the
+# units below.
+apt_tool objcopy binutils
+apt_tool systemd-analyze systemd
 
 step "packaging/release.sh $*" packaging/release.sh "$@"
 DIST=${TALOS_DIST:-$ROOT/dist}
