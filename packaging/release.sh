@@ -8,10 +8,11 @@
 #          TALOS_DIST    output folder (default dist/)
 #
 # dist/ then holds:
-#   talos-<version>-x86_64-unknown-linux-gnu.tar.gz   talos, talosd, complete/, man/, systemd/,
-#                                                     get-llama.sh, README.md, LICENSE-MIT,
-#                                                     LICENSE-APACHE
-#   talos_<version>-1_amd64.deb                        (cargo-deb, the same binaries)
+#   talos-<version>-x86_64-unknown-linux-gnu.tar.gz   talos, talosd (stripped), complete/, man/,
+#                                                     systemd/, get-llama.sh, README.md, docs/,
+#                                                     protocol/schema/, LICENSE-MIT, LICENSE-APACHE
+#   talos_<version>-1_amd64.deb                        (cargo-deb, the same stripped binaries)
+#   talos-dbgsym_<version>-1_amd64.ddeb                their debug symbols (.build-id/*.debug)
 #   talos-<version>.cdx.json                           CycloneDX SBOM of the Rust dependencies
 #   SHA256SUMS                                         `sha256sum -c SHA256SUMS` inside dist/
 #
@@ -35,7 +36,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-repro-check) REPRO_CHECK=0 ;;
     --allow-dirty) ALLOW_DIRTY=1 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "release.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -54,6 +55,9 @@ step() {
 
 # --- What is being released ------------------------------------------------------------------
 command -v git >/dev/null || die "git is required"
+command -v dpkg-deb >/dev/null || die "dpkg-deb is required (Debian's dpkg)"
+command -v objcopy >/dev/null && command -v strip >/dev/null \
+  || die "objcopy and strip are required for the -dbgsym package (Debian's binutils)"
 git rev-parse --git-dir >/dev/null 2>&1 || die "$ROOT is not a git checkout"
 HOST=$(rustc -vV | sed -n 's/^host: //p')
 [ "$HOST" = "$TARGET" ] || die "this script builds for $TARGET on a $TARGET host; this host is $HOST"
@@ -108,16 +112,22 @@ export PATH="$TOOLS/bin:$PATH"
 
 # --- One reproducible build of a source tree ------------------------------------------------------
 # build_tree SRC OUT: release-builds talos and talosd in SRC (target directory SRC/target/dist),
-# generates completions and man pages, and writes the tarball, the .deb and the SBOM into OUT.
+# generates completions, man pages and the documentation tree, and writes the .deb with its
+# -dbgsym .ddeb, the tarball (the .deb's stripped binaries) and the SBOM into OUT.
 build_tree() {
   local src=$1 out=$2
   local target_dir=$src/target/dist
   local rel=$target_dir/release
   local rustflags="--remap-path-prefix=$src=/talos --remap-path-prefix=$CARGO_HOME_DIR=/cargo --remap-path-prefix=$RUSTUP_HOME_DIR=/rustup"
   mkdir -p "$out"
+  # Line tables in the build; cargo-deb moves them (and the symbols) into the -dbgsym package.
+  # The C code some crates build (ring) gets the same remapping through CFLAGS, or its line
+  # tables would name the registry and the checkout.
+  local cflags="-ffile-prefix-map=$src=/talos -ffile-prefix-map=$CARGO_HOME_DIR=/cargo"
   step "cargo build --release ($src)" \
     env -C "$src" CARGO_TARGET_DIR="$target_dir" CARGO_INCREMENTAL=0 RUSTFLAGS="$rustflags" \
-      CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=debuginfo \
+      CFLAGS="$cflags" CXXFLAGS="$cflags" \
+      CARGO_PROFILE_RELEASE_DEBUG=line-tables-only CARGO_PROFILE_RELEASE_STRIP=none \
       cargo build --release --locked --quiet -p talos-cli -p talosd --bins
   # No path of the checkout, the registry or the toolchain may remain in a binary.
   local bin leaked
@@ -128,10 +138,11 @@ build_tree() {
   say "strings: no build path in talos or talosd"
 
   local gen=$rel/generated
-  rm -rf "$gen" && mkdir -p "$gen/complete" "$gen/man" "$gen/man-gz"
+  rm -rf "$gen" && mkdir -p "$gen/complete" "$gen/man" "$gen/man-gz" "$gen/doc"
   "$rel/talos" generate completions bash >"$gen/complete/talos.bash"
   "$rel/talos" generate completions zsh >"$gen/complete/_talos"
   "$rel/talos" generate completions fish >"$gen/complete/talos.fish"
+  # The pages are dated SOURCE_DATE_EPOCH (exported above): the commit's day.
   "$rel/talos" generate man "$gen/man" >/dev/null
   "$rel/talosd" --generate-man "$gen/man" >/dev/null
   # Debian ships man pages gzipped (no name, no time in the header); cargo-deb does not do it.
@@ -140,26 +151,56 @@ build_tree() {
     gzip -9n -c "$page" >"$gen/man-gz/$(basename "$page").gz"
   done
 
-  # The tarball: fixed names, order, owners, modes and times; gzip without name or time.
+  # The documentation the README points to, laid out as its links expect: README.md with docs/
+  # and protocol/schema/ beside it (/usr/share/doc/talos/ in the .deb, the tarball's top).
+  install -m 0644 "$src/README.md" "$gen/doc/"
+  cp -R "$src/docs" "$gen/doc/docs"
+  mkdir -p "$gen/doc/protocol" && cp -R "$src/protocol/schema" "$gen/doc/protocol/schema"
+  find "$gen/doc" -type d -exec chmod 0755 {} + && find "$gen/doc" -type f -exec chmod 0644 {} +
+
+  # The .deb and its -dbgsym .ddeb (no second build): cargo-deb strips the binaries and keeps
+  # their debug symbols apart, named by build id.
+  step "cargo deb --no-build --dbgsym ($src)" \
+    env -C "$src" CARGO_TARGET_DIR="$target_dir" \
+      cargo deb --no-build --dbgsym -p talos-cli --output "$out" --quiet
+
+  step "the -dbgsym package as Debian's are ($src)" fix_dbgsym "$(ls "$out"/talos-dbgsym_*.ddeb)"
+
+  # The tarball: the .deb's stripped binaries; fixed names, order, owners, modes and times;
+  # gzip without name or time.
   local stage=$target_dir/stage
   local top=$stage/$NAME
-  rm -rf "$stage" && mkdir -p "$top/complete" "$top/man" "$top/systemd"
-  install -m 0755 "$rel/talos" "$rel/talosd" "$top/"
+  rm -rf "$stage" && mkdir -p "$top/complete" "$top/man" "$top/systemd" "$stage/deb"
+  dpkg-deb -x "$(ls "$out"/talos_*.deb)" "$stage/deb"
+  install -m 0755 "$stage/deb/usr/bin/talos" "$stage/deb/usr/bin/talosd" "$top/"
   install -m 0644 "$gen/complete/"* "$top/complete/"
   install -m 0644 "$gen/man/"*.1 "$top/man/"
   install -m 0644 "$src/packaging/systemd/talosd.socket" "$src/packaging/systemd/talosd.service" "$top/systemd/"
-  install -m 0644 "$src/README.md" "$src/LICENSE-MIT" "$src/LICENSE-APACHE" "$top/"
+  install -m 0644 "$src/LICENSE-MIT" "$src/LICENSE-APACHE" "$top/"
+  cp -R "$gen/doc/." "$top/"
   install -m 0755 "$src/packaging/get-llama.sh" "$top/"
   find "$top" -type d -exec chmod 0755 {} +
   tar -C "$stage" --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
     --format=gnu -cf - "$NAME" | gzip -9n >"$out/$NAME.tar.gz"
   say "tarball: $out/$NAME.tar.gz"
-
-  # The .deb from the same binaries (no second build).
-  step "cargo deb --no-build ($src)" \
-    env -C "$src" CARGO_TARGET_DIR="$target_dir" \
-      cargo deb --no-build --no-strip -p talos-cli --output "$out" --quiet
   step "SBOM (cargo cyclonedx, $src)" make_sbom "$src" "$out"
+}
+
+# fix_dbgsym DDEB: makes cargo-deb's -dbgsym package what dh_strip makes (and lintian checks):
+# Priority optional (not the retired "extra"), Depends (not Recommends) on the exact talos it
+# belongs to, and /usr/share/doc/talos-dbgsym a link to talos's folder (its copyright and
+# changelog). Repacked with fixed times and owners, so it stays reproducible.
+fix_dbgsym() {
+  local ddeb=$1 work
+  work=$(mktemp -d)
+  dpkg-deb -R "$ddeb" "$work/pkg"
+  sed -i -e 's/^Priority: extra$/Priority: optional/' -e 's/^Recommends: talos (/Depends: talos (/' \
+    "$work/pkg/DEBIAN/control"
+  mkdir -p "$work/pkg/usr/share/doc"
+  ln -s talos "$work/pkg/usr/share/doc/talos-dbgsym"
+  find "$work/pkg" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  dpkg-deb --root-owner-group -Zxz --build "$work/pkg" "$ddeb" >/dev/null
+  rm -rf "$work"
 }
 
 # make_sbom SRC OUT: the CycloneDX SBOM of talos-cli's and talosd's Rust dependencies, merged.
@@ -179,10 +220,10 @@ make_sbom() {
 }
 
 mkdir -p "$DIST"
-rm -f "$DIST"/talos-*.tar.gz "$DIST"/talos_*.deb "$DIST"/talos-*.cdx.json "$DIST"/SHA256SUMS
+rm -f "$DIST"/talos-*.tar.gz "$DIST"/talos_*.deb "$DIST"/talos-dbgsym_*.ddeb "$DIST"/talos-*.cdx.json "$DIST"/SHA256SUMS
 build_tree "$ROOT" "$DIST"
 
-(cd "$DIST" && sha256sum "$NAME.tar.gz" talos_*.deb "talos-$VERSION.cdx.json" >SHA256SUMS)
+(cd "$DIST" && sha256sum "$NAME.tar.gz" talos_*.deb talos-dbgsym_*.ddeb "talos-$VERSION.cdx.json" >SHA256SUMS)
 say "SHA256SUMS:"
 sed 's/^/  /' "$DIST/SHA256SUMS"
 
@@ -196,6 +237,7 @@ if [ "$REPRO_CHECK" = 1 ]; then
   first_rel=$ROOT/target/dist/release
   second_rel=$REPRO/src/target/dist/release
   deb=$(cd "$DIST" && ls talos_*.deb)
+  ddeb=$(cd "$DIST" && ls talos-dbgsym_*.ddeb)
   mismatch=0
   compare() {
     local label=$1 a=$2 b=$3 sa sb
@@ -212,9 +254,10 @@ if [ "$REPRO_CHECK" = 1 ]; then
   compare talosd "$first_rel/talosd" "$second_rel/talosd"
   compare "$NAME.tar.gz" "$DIST/$NAME.tar.gz" "$REPRO/dist/$NAME.tar.gz"
   compare "$deb" "$DIST/$deb" "$REPRO/dist/$deb"
+  compare "$ddeb" "$DIST/$ddeb" "$REPRO/dist/$ddeb"
   compare "talos-$VERSION.cdx.json" "$DIST/talos-$VERSION.cdx.json" "$REPRO/dist/talos-$VERSION.cdx.json"
   [ "$mismatch" = 0 ] || die "two builds of commit $COMMIT differ (see above): the release is not reproducible"
-  say "reproducible: two builds of $COMMIT gave identical binaries, tarball, .deb and SBOM"
+  say "reproducible: two builds of $COMMIT gave identical binaries, tarball, .deb, .ddeb and SBOM"
 else
   say "reproducibility check skipped"
 fi

@@ -64,28 +64,64 @@ struct Bridge {
 struct Refused {
     code: i64,
     message: String,
+    /// The error's `data`, when ACP defines one (the `sessionId` of a session not found).
+    data: Option<Value>,
 }
 
 impl Refused {
-    fn params(message: impl Into<String>) -> Refused {
+    fn new(code: i64, message: impl Into<String>) -> Refused {
         Refused {
-            code: wire::INVALID_PARAMS,
+            code,
             message: message.into(),
+            data: None,
+        }
+    }
+
+    fn params(message: impl Into<String>) -> Refused {
+        Refused::new(wire::INVALID_PARAMS, message)
+    }
+
+    /// ACP's "Resource not found" for a session the bridge does not know, with the
+    /// `sessionId` in `data` as ACP's error section asks.
+    fn session_not_found(acp_id: &str) -> Refused {
+        Refused {
+            code: wire::RESOURCE_NOT_FOUND,
+            message: format!("session not found: {acp_id}"),
+            data: Some(serde_json::json!({ "sessionId": acp_id })),
         }
     }
 }
 
+impl Refused {
+    /// A daemon error about the session `acp_id`: a session not found gets its `sessionId`.
+    fn about_session(self, acp_id: &str) -> Refused {
+        if self.code == wire::RESOURCE_NOT_FOUND {
+            return Refused::session_not_found(acp_id);
+        }
+        self
+    }
+}
+
 impl From<Failure> for Refused {
+    /// The daemon's errors as ACP errors. Its codes in JSON-RPC's server range are Talos's own;
+    /// the two ACP gives a meaning of its own are translated: the daemon's "no such session"
+    /// (`-32001`) is ACP's "Resource not found" (`-32002`), and the daemon's "shutting down"
+    /// (its `-32002`) is an internal error, so an editor never reads it as a missing session.
     fn from(failure: Failure) -> Refused {
         match failure {
-            Failure::Rpc(error) => Refused {
-                code: error.code,
-                message: error.message,
-            },
-            other => Refused {
-                code: wire::INTERNAL_ERROR,
-                message: other.to_string(),
-            },
+            Failure::Rpc(error) => {
+                let code = match error.code {
+                    c if c == talos_protocol::rpc::ErrorCode::SessionNotFound.code() => {
+                        wire::RESOURCE_NOT_FOUND
+                    }
+                    c if c == talos_protocol::rpc::ErrorCode::ShuttingDown.code() => {
+                        wire::INTERNAL_ERROR
+                    }
+                    c => c,
+                };
+                Refused::new(code, error.message)
+            }
+            other => Refused::new(wire::INTERNAL_ERROR, other.to_string()),
         }
     }
 }
@@ -135,7 +171,7 @@ impl Bridge {
             Incoming::Request { id, method, params } if answers_at_once(&method) => {
                 match self.on_request(&method, params) {
                     Ok(result) => self.wire.respond(&id, result),
-                    Err(refused) => self.wire.fail(&id, refused.code, &refused.message),
+                    Err(refused) => self.wire.refuse(&id, refused),
                 }
             }
             Incoming::Request { id, method, params } => {
@@ -156,7 +192,7 @@ impl Bridge {
                                 bridge.announce_commands(&acp_id);
                             }
                         }
-                        Err(refused) => bridge.wire.fail(&id, refused.code, &refused.message),
+                        Err(refused) => bridge.wire.refuse(&id, refused),
                     }
                 });
             }
@@ -183,10 +219,10 @@ impl Bridge {
             "session/load" => to_value(self.load_session(typed(method, params)?)?),
             "session/set_mode" => to_value(self.set_mode(typed(method, params)?)?),
             "session/prompt" => to_value(self.prompt(typed(method, params)?)?),
-            _ => Err(Refused {
-                code: wire::METHOD_NOT_FOUND,
-                message: format!("method not found: {method}"),
-            }),
+            _ => Err(Refused::new(
+                wire::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            )),
         }?;
         Ok(result)
     }
@@ -252,9 +288,11 @@ fn answers_at_once(method: &str) -> bool {
 }
 
 fn to_value<T: serde::Serialize>(value: T) -> Result<Value, Refused> {
-    serde_json::to_value(value).map_err(|e| Refused {
-        code: wire::INTERNAL_ERROR,
-        message: format!("cannot encode the result: {e}"),
+    serde_json::to_value(value).map_err(|e| {
+        Refused::new(
+            wire::INTERNAL_ERROR,
+            format!("cannot encode the result: {e}"),
+        )
     })
 }
 

@@ -14,11 +14,18 @@ use crate::render::{Output, printable};
 /// How long `talos stop` waits for the daemon to hang up after agreeing to stop.
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
-/// `talos status`: the daemon's status, readable or as one JSON line.
+/// What `talos status --json` prints when no daemon answers.
+pub const NOT_RUNNING_JSON: &str = r#"{"running":false}"#;
+
+/// `talos status`: the daemon's status, readable or as one JSON line (`running` set to true
+/// beside the daemon's own fields).
 pub fn status(client: &mut Client, json: bool, output: &Output) -> Result<(), Failure> {
     client.initialize()?;
-    let raw = client.call(DAEMON_STATUS, serde_json::json!({}), &mut ignore_messages)?;
+    let mut raw = client.call(DAEMON_STATUS, serde_json::json!({}), &mut ignore_messages)?;
     if json {
+        if let Some(fields) = raw.as_object_mut() {
+            fields.insert("running".into(), serde_json::Value::Bool(true));
+        }
         return output.out(&format!("{raw}\n"));
     }
     let status: DaemonStatusResult = serde_json::from_value(raw)

@@ -1,14 +1,19 @@
 //! `talos generate completions <SHELL>` and `talos generate man <DIR>`: shell completion scripts
 //! and man pages made from the clap definitions, for the release tarball and the .deb
-//! (`packaging/release.sh`). The output carries no date, so two builds of one commit give the
-//! same bytes.
+//! (`packaging/release.sh`). Hidden commands (`generate` itself) are in neither. A page's date
+//! is `SOURCE_DATE_EPOCH`'s (the release's commit time), so two builds of one commit give the
+//! same bytes; pages are finished by `talos_protocol::manpage` (one-line NAME, EXIT STATUS,
+//! ENVIRONMENT, FILES, SEE ALSO).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Subcommand, ValueEnum};
+use talos_protocol::manpage::{self, Section};
 
 use crate::failure::Failure;
+
+mod sections;
 
 /// What `talos generate` writes.
 #[derive(Debug, Subcommand)]
@@ -60,8 +65,10 @@ pub fn run(action: GenerateAction, command: clap::Command) -> Result<u8, Failure
 }
 
 /// The completion script for `shell`, as bytes (rendered in memory so a closed stdout is a quiet
-/// stop, not a panic inside the generator).
-pub fn completions(shell: ShellArg, mut command: clap::Command) -> Vec<u8> {
+/// stop, not a panic inside the generator). Hidden subcommands are left out: clap_complete
+/// offers them otherwise.
+pub fn completions(shell: ShellArg, command: clap::Command) -> Vec<u8> {
+    let mut command = without_hidden(&command);
     let shell = match shell {
         ShellArg::Bash => clap_complete::Shell::Bash,
         ShellArg::Zsh => clap_complete::Shell::Zsh,
@@ -70,6 +77,27 @@ pub fn completions(shell: ShellArg, mut command: clap::Command) -> Vec<u8> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "talos", &mut script);
     script
+}
+
+/// `command` without its hidden subcommands, at every level: a copy of its name, about,
+/// version, arguments and visible subcommands (clap has no way to remove one), enough for the
+/// completion generators, which read nothing else.
+fn without_hidden(command: &clap::Command) -> clap::Command {
+    let mut kept = clap::Command::new(command.get_name().to_string())
+        .args(command.get_arguments().cloned())
+        .subcommands(
+            command
+                .get_subcommands()
+                .filter(|sub| !sub.is_hide_set())
+                .map(without_hidden),
+        );
+    if let Some(about) = command.get_about() {
+        kept = kept.about(about.clone());
+    }
+    if let Some(version) = command.get_version() {
+        kept = kept.version(version.to_string());
+    }
+    kept
 }
 
 /// Writes `talos.1` and a page for every visible subcommand, nested ones included
@@ -86,36 +114,60 @@ pub fn man_pages(command: clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Fai
         command.get_name(),
         command.get_version().unwrap_or_default()
     );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(0));
+    let epoch = std::env::var("SOURCE_DATE_EPOCH").ok();
+    let page = Page {
+        source,
+        date: manpage::page_date(epoch.as_deref(), now),
+    };
     let mut written = Vec::new();
-    write_pages(command, &source, dir, &mut written)?;
+    write_pages(command, &page, dir, &mut written)?;
     written.sort();
     Ok(written)
 }
 
+/// What every page shares: its `.TH` source and date.
+struct Page {
+    source: String,
+    date: String,
+}
+
 fn write_pages(
     command: clap::Command,
-    source: &str,
+    page: &Page,
     dir: &Path,
     written: &mut Vec<PathBuf>,
 ) -> Result<(), Failure> {
     for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
-        write_pages(sub.clone(), source, dir, written)?;
+        write_pages(sub.clone(), page, dir, written)?;
     }
-    let page = clap_mangen::Man::new(command).manual(MANUAL).source(source);
-    let path = dir.join(page.get_filename());
+    let about = command
+        .get_about()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let man = clap_mangen::Man::new(command)
+        .manual(MANUAL)
+        .source(page.source.clone())
+        .date(page.date.clone());
+    let file = man.get_filename();
+    let name = file.trim_end_matches(".1").to_string();
+    let path = dir.join(&file);
     let mut bytes = Vec::new();
-    page.render(&mut bytes)
-        .and_then(|()| std::fs::write(&path, with_empty_date(&bytes)))
+    man.title(name.to_uppercase())
+        .render(&mut bytes)
+        .and_then(|()| {
+            let text = String::from_utf8_lossy(&bytes);
+            let sections: Vec<Section> = sections::for_page(&name);
+            std::fs::write(
+                &path,
+                manpage::finish(&text, &name, &manpage::summary(&about), &sections),
+            )
+        })
         .map_err(|error| Failure::Usage(format!("cannot write {}: {error}", path.display())))?;
     written.push(path);
     Ok(())
-}
-
-/// clap_mangen writes an empty date as nothing at all in the `.TH` line (`.TH talos 1  "talos
-/// 0.1.0"`), which moves the source into the date's place; this writes it as `""`. No date keeps
-/// the page reproducible.
-pub fn with_empty_date(page: &[u8]) -> String {
-    String::from_utf8_lossy(page).replacen(" 1  \"", " 1 \"\" \"", 1)
 }
 
 #[cfg(test)]
@@ -123,11 +175,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_empty_date_stays_in_its_place() {
-        let page = b".ie x\n.TH talos 1  \"talos 0.1.0\" \"Talos Manual\"\n.SH NAME\n";
-        assert_eq!(
-            with_empty_date(page),
-            ".ie x\n.TH talos 1 \"\" \"talos 0.1.0\" \"Talos Manual\"\n.SH NAME\n"
-        );
+    fn completions_leave_hidden_subcommands_out_at_every_level() {
+        let command = clap::Command::new("t")
+            .arg(clap::Arg::new("socket").long("socket").global(true))
+            .subcommand(clap::Command::new("run"))
+            .subcommand(clap::Command::new("secret").hide(true))
+            .subcommand(
+                clap::Command::new("model")
+                    .subcommand(clap::Command::new("status"))
+                    .subcommand(clap::Command::new("inner").hide(true)),
+            );
+        let kept = without_hidden(&command);
+        let names = |c: &clap::Command| {
+            c.get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&kept), ["run", "model"]);
+        assert_eq!(names(kept.find_subcommand("model").unwrap()), ["status"]);
+        assert!(kept.get_arguments().any(|a| a.get_id() == "socket"));
     }
 }

@@ -88,15 +88,17 @@ enum Command {
     /// Run one request in a workspace.
     Run(RunArgs),
     /// Serve the Agent Client Protocol on stdin and stdout, for ACP editors (Zed, JetBrains,
-    /// Neovim, Emacs); starts the daemon on demand. See docs/editors.md.
+    /// Neovim, Emacs); starts the daemon on demand. The settings for each editor are in
+    /// /usr/share/doc/talos/docs/editors.md (docs/editors.md in the tarball and the source).
     Acp,
     /// Show what the running daemon reports about itself.
     Status {
-        /// Print the raw status as one JSON line.
+        /// Print the raw status as one JSON line, with `"running": true`; `{"running": false}`
+        /// when no daemon answers.
         #[arg(long)]
         json: bool,
     },
-    /// Ask the running daemon to shut down.
+    /// Ask the running daemon to shut down (exit status 0 when none is running).
     Stop,
     /// The model server: `talos model status`.
     Model {
@@ -385,11 +387,18 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             let status = turn::run(&mut client, &request, output, Some(&target))?;
             Ok(turn_exit_code(status))
         }
-        Command::Status { json } => {
-            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
-            control::status(&mut client, json, output)?;
-            Ok(0)
-        }
+        Command::Status { json } => match socket::connect(&target, AutoStart::Never) {
+            // A machine asking gets a JSON value either way (issue 29, item 4).
+            Err(Failure::NotRunning(_)) if json => {
+                output.out(&format!("{}\n", control::NOT_RUNNING_JSON))?;
+                Ok(0)
+            }
+            connected => {
+                let mut client = Client::new(connected?)?;
+                control::status(&mut client, json, output)?;
+                Ok(0)
+            }
+        },
         Command::Grants {
             workspace,
             mode,
@@ -544,11 +553,21 @@ fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
             client.initialize()?;
             checkpoints::undo(&mut client, &workspace, overwrite_conflicts, json, output)
         }
-        Command::Stop => {
-            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
-            control::stop(&mut client, output)?;
-            Ok(0)
-        }
+        Command::Stop => match socket::connect(&target, AutoStart::Never) {
+            // Nothing to stop is not a failure: the daemon is not running, as asked.
+            Err(Failure::NotRunning(socket)) => {
+                output.out(&format!(
+                    "talosd is not running (socket: {}); nothing to stop\n",
+                    socket.display()
+                ))?;
+                Ok(0)
+            }
+            connected => {
+                let mut client = Client::new(connected?)?;
+                control::stop(&mut client, output)?;
+                Ok(0)
+            }
+        },
     }
 }
 

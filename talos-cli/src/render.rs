@@ -1,4 +1,5 @@
-//! Terminal output: when to colour (a terminal, and `NO_COLOR` unset or empty), writing to
+//! Terminal output: when to colour (a terminal that is not `TERM=dumb`, and `NO_COLOR` unset or
+//! empty), writing to
 //! stdout (a broken pipe stops quietly) and stderr (best effort), and the pure formatting of
 //! diffs, tables, per-file results, the status line and the context footer. Text that came from
 //! the daemon is passed through [`printable`] before it reaches stderr, so it cannot move the
@@ -83,11 +84,12 @@ impl Palette {
     #[cfg(test)]
     pub const COLOUR: Palette = Palette { colour: true };
 
-    /// Colour only on a terminal, and only when `NO_COLOR` is unset or empty.
-    pub fn decide(is_terminal: bool, no_color: Option<&str>) -> Palette {
+    /// Colour only on a terminal that is not `TERM=dumb` (a terminal that says it cannot
+    /// draw colour), and only when `NO_COLOR` is unset or empty.
+    pub fn decide(is_terminal: bool, no_color: Option<&str>, term: Option<&str>) -> Palette {
         let no_color = no_color.is_some_and(|value| !value.is_empty());
         Palette {
-            colour: is_terminal && !no_color,
+            colour: is_terminal && !no_color && term != Some("dumb"),
         }
     }
 
@@ -114,8 +116,8 @@ impl Output {
         let (stdout_terminal, stderr_terminal) =
             (io::stdout().is_terminal(), io::stderr().is_terminal());
         Output {
-            stdout_palette: Palette::decide(stdout_terminal, no_color.as_deref()),
-            stderr_palette: Palette::decide(stderr_terminal, no_color.as_deref()),
+            stdout_palette: Palette::decide(stdout_terminal, no_color.as_deref(), term.as_deref()),
+            stderr_palette: Palette::decide(stderr_terminal, no_color.as_deref(), term.as_deref()),
             live: live_allowed(stdout_terminal, stderr_terminal, term.as_deref()),
         }
     }
@@ -489,18 +491,20 @@ mod tests {
     }
 
     #[test]
-    fn colour_needs_a_terminal_and_no_no_color() {
-        for (is_terminal, no_color, expected) in [
-            (true, None, true),
-            (true, Some(""), true),
-            (true, Some("1"), false),
-            (false, None, false),
-            (false, Some("1"), false),
+    fn colour_needs_a_terminal_no_no_color_and_a_term_that_is_not_dumb() {
+        for (is_terminal, no_color, term, expected) in [
+            (true, None, Some("xterm"), true),
+            (true, None, None, true),
+            (true, Some(""), Some("xterm"), true),
+            (true, Some("1"), Some("xterm"), false),
+            (true, None, Some("dumb"), false),
+            (false, None, Some("xterm"), false),
+            (false, Some("1"), None, false),
         ] {
             assert_eq!(
-                Palette::decide(is_terminal, no_color).colour(),
+                Palette::decide(is_terminal, no_color, term).colour(),
                 expected,
-                "{is_terminal} {no_color:?}"
+                "{is_terminal} {no_color:?} {term:?}"
             );
         }
     }

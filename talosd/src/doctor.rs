@@ -109,7 +109,7 @@ fn configured(home: &Home, config_file: &Path) -> Vec<Check> {
             check
         }));
     }
-    out.push(judge::disk(&facts::disk(&home.state), &config.retention));
+    out.push(judge::disk(&facts::disk(home), &config.retention));
     out.extend(mcp::checks(&config));
     out
 }

@@ -26,6 +26,7 @@ pub mod instructions;
 pub mod lifecycle;
 pub mod limits;
 pub mod logging;
+pub mod man_page;
 pub mod mcp;
 pub mod models;
 pub mod offload;

@@ -121,23 +121,17 @@ fn config_command(home: &Home, path: bool, check: Option<PathBuf>) -> ExitCode {
     }
 }
 
-/// `--generate-man DIR`: talosd.1 from these definitions, with no date (reproducible).
+/// `--generate-man DIR`: talosd.1 from these definitions, dated `SOURCE_DATE_EPOCH` (the
+/// release's commit time, so the page is reproducible).
 fn generate_man(dir: &std::path::Path) -> ExitCode {
     let path = dir.join("talosd.1");
-    let mut page = Vec::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(0));
+    let epoch = std::env::var("SOURCE_DATE_EPOCH").ok();
     let written = std::fs::create_dir_all(dir)
-        .and_then(|()| {
-            clap_mangen::Man::new(Args::command())
-                .manual("Talos Manual")
-                .render(&mut page)
-        })
-        // An empty date is left out of `.TH` by clap_mangen; `""` keeps the fields in place.
-        .and_then(|()| {
-            std::fs::write(
-                &path,
-                String::from_utf8_lossy(&page).replacen(" 1  \"", " 1 \"\" \"", 1),
-            )
-        });
+        .and_then(|()| talosd::man_page::render(Args::command(), epoch.as_deref(), now))
+        .and_then(|page| std::fs::write(&path, page));
     match written {
         Ok(()) => {
             let _ = writeln!(std::io::stdout(), "{}", path.display());
@@ -156,6 +150,9 @@ fn generate_man(dir: &std::path::Path) -> ExitCode {
 
 fn serve(home: Home, socket: PathBuf) -> anyhow::Result<()> {
     talosd::logging::init();
+    for place in home.move_old_places() {
+        tracing::info!("{place}");
+    }
     let open_files = talosd::limits::raise_open_files();
     tracing::debug!(?open_files, "open-file limit");
     let config = Config::load(&home.config_file);
@@ -218,14 +215,19 @@ fn detach(home: &Home, socket: &PathBuf, explicit_socket: bool) -> anyhow::Resul
         );
         return Ok(());
     }
+    // Before the log folder is made, or the old one would never move.
+    let moved = home.move_old_places();
     let logs = home.logs();
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
     let log_path = logs.join("talosd.log");
-    let log = std::fs::OpenOptions::new()
+    let mut log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log_path)
         .with_context(|| format!("cannot open {}", log_path.display()))?;
+    for place in moved {
+        let _ = writeln!(log, "talosd: {place}");
+    }
     let exe = std::env::current_exe().context("cannot find the talosd executable")?;
     let mut command = Command::new(exe);
     command.arg("--foreground");

@@ -1,10 +1,13 @@
 //! Where Talos keeps things: the home (config and state) and the daemon's socket.
 //!
 //! `TALOS_HOME=DIR` puts everything under one folder: `DIR/config.yaml`, state folders, and
-//! the socket at `DIR/run/talosd.sock`. Without it, config and data follow the platform's
-//! per-user folders and the socket lives in `$XDG_RUNTIME_DIR/talos/`, else in a private
-//! `talos-$UID` folder in the temp dir (that rule is `talos_protocol::socket::default_socket_path`,
-//! shared with the CLI).
+//! the socket at `DIR/run/talosd.sock`. Without it, config and data follow the XDG base
+//! directories: config in `$XDG_CONFIG_HOME/talos/`, traces, checkpoints and sessions in
+//! `$XDG_DATA_HOME/talos/`, the logs in `$XDG_STATE_HOME/talos/logs/` and the workspace indexes
+//! (a cache: rebuilt when missing) in `$XDG_CACHE_HOME/talos/index/`. Logs and indexes found in
+//! their old place under the data folder are moved once ([`Home::move_old_places`]). The
+//! socket lives in `$XDG_RUNTIME_DIR/talos/`, else in a private `talos-$UID` folder in the temp
+//! dir (that rule is `talos_protocol::socket::default_socket_path`, shared with the CLI).
 // std::fs here: creates the Talos home's state folders, not workspace files.
 #![allow(clippy::disallowed_methods)]
 
@@ -16,42 +19,112 @@ pub struct Home {
     pub root: PathBuf,
     pub config_file: PathBuf,
     pub state: PathBuf,
+    /// The daemon's and llama-server's logs (`$XDG_STATE_HOME/talos/logs`).
+    logs_dir: PathBuf,
+    /// The workspace indexes (`$XDG_CACHE_HOME/talos/index`).
+    index_dir: PathBuf,
+}
+
+/// One folder [`Home::move_old_places`] dealt with: moved, or (an index on another
+/// filesystem, which is a cache) removed to be rebuilt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OldPlace {
+    Moved { from: PathBuf, to: PathBuf },
+    Removed { from: PathBuf, why: String },
+    Kept { from: PathBuf, why: String },
+}
+
+impl std::fmt::Display for OldPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OldPlace::Moved { from, to } => {
+                write!(f, "moved {} to {}", from.display(), to.display())
+            }
+            OldPlace::Removed { from, why } => write!(f, "removed {}: {why}", from.display()),
+            OldPlace::Kept { from, why } => write!(f, "left {} in place: {why}", from.display()),
+        }
+    }
 }
 
 impl Home {
     /// Resolves the home from the environment values given (so tests can pass their own).
     pub fn resolve(talos_home: Option<&str>) -> Home {
         if let Some(dir) = talos_home.filter(|d| !d.is_empty()) {
-            let root = PathBuf::from(dir);
-            return Home {
-                config_file: root.join("config.yaml"),
-                state: root.clone(),
-                root,
-            };
+            return Home::from_root(Path::new(dir));
         }
         match directories::ProjectDirs::from("dev", "talos", "talos") {
-            Some(dirs) => Home {
-                root: dirs.data_dir().to_path_buf(),
-                config_file: dirs.config_dir().join("config.yaml"),
-                state: dirs.data_dir().to_path_buf(),
-            },
-            None => {
-                let root = std::env::temp_dir().join("talos-home");
+            Some(dirs) => {
+                let data = dirs.data_dir().to_path_buf();
                 Home {
-                    config_file: root.join("config.yaml"),
-                    state: root.clone(),
-                    root,
+                    config_file: dirs.config_dir().join("config.yaml"),
+                    logs_dir: dirs.state_dir().unwrap_or(&data).join("logs"),
+                    index_dir: dirs.cache_dir().join("index"),
+                    state: data.clone(),
+                    root: data,
                 }
             }
+            None => Home::from_root(&std::env::temp_dir().join("talos-home")),
         }
     }
 
+    /// Everything under one folder (`TALOS_HOME`).
     pub fn from_root(root: &Path) -> Home {
         Home {
             root: root.to_path_buf(),
             config_file: root.join("config.yaml"),
             state: root.to_path_buf(),
+            logs_dir: root.join("logs"),
+            index_dir: root.join("index"),
         }
+    }
+
+    /// Moves the logs and the indexes from where earlier versions kept them (`logs/` and
+    /// `index/` in the data folder) to their XDG places, once: a folder is moved only when the
+    /// new place does not exist yet, so a second start finds nothing to do. An index that
+    /// cannot be renamed (another filesystem) is removed, since it is rebuilt on demand; logs
+    /// that cannot be renamed stay where they are. Nothing happens under `TALOS_HOME`.
+    pub fn move_old_places(&self) -> Vec<OldPlace> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut done = Vec::new();
+        for (old, new, cache) in [
+            (self.state.join("logs"), &self.logs_dir, false),
+            (self.state.join("index"), &self.index_dir, true),
+        ] {
+            let is_dir = std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir());
+            if old == *new || !is_dir || std::fs::symlink_metadata(new).is_ok() {
+                continue;
+            }
+            let parent_made = new.parent().map_or(Ok(()), |parent| {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(parent)
+            });
+            match parent_made.and_then(|()| std::fs::rename(&old, new)) {
+                Ok(()) => done.push(OldPlace::Moved {
+                    from: old,
+                    to: new.clone(),
+                }),
+                Err(error) if cache => match std::fs::remove_dir_all(&old) {
+                    Ok(()) => done.push(OldPlace::Removed {
+                        from: old,
+                        why: format!(
+                            "cannot move it to {} ({error}); it is rebuilt",
+                            new.display()
+                        ),
+                    }),
+                    Err(removing) => done.push(OldPlace::Kept {
+                        from: old,
+                        why: format!("cannot move it ({error}) or remove it ({removing})"),
+                    }),
+                },
+                Err(error) => done.push(OldPlace::Kept {
+                    from: old,
+                    why: format!("cannot move it to {} ({error})", new.display()),
+                }),
+            }
+        }
+        done
     }
 
     /// Creates the state folders private to this user (0700): traces and checkpoints hold
@@ -92,9 +165,9 @@ impl Home {
     }
     /// The workspace indexes (`crate::index`), one folder per workspace.
     pub fn index(&self) -> PathBuf {
-        self.state.join("index")
+        self.index_dir.clone()
     }
     pub fn logs(&self) -> PathBuf {
-        self.state.join("logs")
+        self.logs_dir.clone()
     }
 }

@@ -5,6 +5,7 @@
 //! `unwrap`/`expect` are allowed here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod acp_bridge;
 pub mod fake_llama;
 pub mod harness;
 pub mod load;

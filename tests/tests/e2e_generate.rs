@@ -1,6 +1,8 @@
 //! `talos generate completions|man` and `talosd --generate-man`: the release's completion
-//! scripts and man pages come from the clap definitions, name every subcommand, render, carry
-//! no date (two runs give the same bytes), and a shell Talos does not know is a usage error.
+//! scripts and man pages come from the clap definitions, name every visible subcommand and
+//! never the hidden `generate`, render with a one-line NAME and the sections a reader looks
+//! for, carry `SOURCE_DATE_EPOCH`'s date (two runs give the same bytes), pass `mandoc -T lint`
+//! and groff without a warning, and a shell Talos does not know is a usage error.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::path::Path;
@@ -9,10 +11,14 @@ use std::process::{Command, Output};
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
 const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
 
+/// The release's time for these tests: 2026-12-01.
+const EPOCH: &str = "1796156659";
+
 fn talos(args: &[&str]) -> Output {
     Command::new(TALOS)
         .args(args)
         .env("NO_COLOR", "1")
+        .env("SOURCE_DATE_EPOCH", EPOCH)
         .output()
         .unwrap()
 }
@@ -62,6 +68,10 @@ fn completions_name_every_subcommand_for_each_shell() {
         assert_eq!(out.status.code(), Some(0), "{shell}: {}", text(&out.stderr));
         let script = text(&out.stdout);
         assert!(script.contains(marker), "{shell}: no `{marker}`");
+        assert!(
+            !script.contains("generate"),
+            "{shell}: the hidden generate is offered"
+        );
         for sub in &subcommands {
             assert!(script.contains(sub.as_str()), "{shell}: `{sub}` missing");
         }
@@ -82,7 +92,7 @@ fn completions_name_every_subcommand_for_each_shell() {
 }
 
 #[test]
-fn man_pages_render_with_no_date_and_the_same_bytes_twice() {
+fn man_pages_render_with_the_release_date_the_same_bytes_twice_and_no_lint_warning() {
     let first = tempfile::tempdir().unwrap();
     let second = tempfile::tempdir().unwrap();
     generate_man(first.path());
@@ -91,6 +101,7 @@ fn man_pages_render_with_no_date_and_the_same_bytes_twice() {
         let out = Command::new(TALOSD)
             .arg("--generate-man")
             .arg(dir)
+            .env("SOURCE_DATE_EPOCH", EPOCH)
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -106,16 +117,37 @@ fn man_pages_render_with_no_date_and_the_same_bytes_twice() {
         let b = std::fs::read(second.path().join(page)).unwrap();
         assert_eq!(a, b, "{page:?} differs between two runs");
     }
-    for (page, title) in [
-        ("talos.1", ".TH talos 1 \"\" \"talos "),
-        ("talos-run.1", ".TH talos-run 1 \"\" \"talos "),
-        ("talosd.1", ".TH talosd 1 \"\" \"talosd "),
+    for (page, title, name) in [
+        (
+            "talos.1",
+            ".TH TALOS 1 2026-12-01 \"talos ",
+            "talos \\- Talos: a local coding assistant",
+        ),
+        (
+            "talos-run.1",
+            ".TH TALOS-RUN 1 2026-12-01 \"talos ",
+            "talos\\-run \\- run one request in a workspace",
+        ),
+        (
+            "talosd.1",
+            ".TH TALOSD 1 2026-12-01 \"talosd ",
+            "talosd \\- the Talos daemon: sessions, policy, model engine, checkpoints and traces",
+        ),
     ] {
         let roff = std::fs::read_to_string(first.path().join(page)).unwrap();
         let th = roff.lines().find(|l| l.starts_with(".TH ")).unwrap();
         assert!(th.starts_with(title), "{page}: {th}");
         assert!(th.ends_with("\"Talos Manual\""), "{page}: {th}");
-        assert!(roff.contains("\n.SH NAME\n") && roff.contains("\n.SH SYNOPSIS\n"));
+        assert!(
+            roff.contains(&format!("\n.SH NAME\n{name}\n.SH SYNOPSIS\n")),
+            "{page}: one NAME line:\n{roff}"
+        );
+        for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"] {
+            assert!(
+                roff.contains(&format!("\n.SH {section}\n")),
+                "{page}: no {section}"
+            );
+        }
         // Rendered by man when it is installed (CI installs man-db for the release check).
         let Ok(out) = Command::new("man")
             .arg("-l")
@@ -134,6 +166,40 @@ fn man_pages_render_with_no_date_and_the_same_bytes_twice() {
             .join(" ");
         let name = page.trim_end_matches(".1");
         assert!(shown.contains(&format!("NAME {name} - ")), "{shown}");
+    }
+    lint_clean(first.path(), &pages);
+}
+
+/// Every page passes `mandoc -T lint` at the warning level and `groff -ww` with nothing to say,
+/// when they are installed (CI installs both; without them it says so).
+fn lint_clean(dir: &Path, pages: &[std::ffi::OsString]) {
+    let paths: Vec<_> = pages.iter().map(|p| dir.join(p)).collect();
+    match Command::new("mandoc")
+        .args(["-T", "lint", "-W", "warning"])
+        .args(&paths)
+        .output()
+    {
+        Ok(out) => {
+            let report = format!("{}{}", text(&out.stdout), text(&out.stderr));
+            assert!(report.trim().is_empty(), "mandoc -T lint: {report}");
+        }
+        Err(_) => eprintln!("mandoc is not installed: the pages were not linted"),
+    }
+    for path in &paths {
+        let Ok(out) = Command::new("groff")
+            .args(["-man", "-ww", "-z"])
+            .arg(path)
+            .output()
+        else {
+            eprintln!("groff is not installed: the pages were not checked with it");
+            return;
+        };
+        assert!(
+            out.stderr.is_empty(),
+            "groff {}: {}",
+            path.display(),
+            text(&out.stderr)
+        );
     }
 }
 

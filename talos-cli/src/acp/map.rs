@@ -103,6 +103,20 @@ pub fn tool_call(workspace: &str, call: &CallEvent<'_>) -> ToolCall {
         .content(content)
 }
 
+/// The first ACP message for a call that waits for the person's approval: a `tool_call` with
+/// status `pending` (ACP: not started, "awaiting approval from the user").
+pub fn pending_tool_call(workspace: &str, call: &CallEvent<'_>) -> ToolCall {
+    tool_call(workspace, call).status(ToolCallStatus::Pending)
+}
+
+/// An approved call starts: its `tool_call_update` to `in_progress`.
+pub fn approved_call(call_id: &str) -> ToolCallUpdate {
+    ToolCallUpdate::new(
+        call_id.to_string(),
+        ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+    )
+}
+
 /// A later state of a call already shown: a `tool_call_update`.
 pub fn tool_call_update(call: &CallEvent<'_>) -> ToolCallUpdate {
     let mut fields = ToolCallUpdateFields::new().status(acp_status(call.status));
@@ -193,6 +207,46 @@ pub enum StepState {
     Pending,
     InProgress,
     Completed,
+    /// The step will not be done in this turn, and why ("denied", "cancelled"). ACP's plan
+    /// has no status for it: it is shown `pending` (not done) with the reason after the step's
+    /// text, never left `in_progress` (docs/decisions/0060-packages-and-acp-conformance.md).
+    Ended(&'static str),
+}
+
+/// Where a call in `status` puts the step it works on.
+pub fn step_state(status: CallStatus) -> StepState {
+    match status {
+        CallStatus::Running => StepState::InProgress,
+        CallStatus::Completed => StepState::Completed,
+        CallStatus::Denied => StepState::Ended("denied"),
+        CallStatus::Rejected => StepState::Ended("refused by a check"),
+        CallStatus::Failed => StepState::Ended("failed"),
+    }
+}
+
+/// The plan's states once the turn has ended with `status`: a complete turn completes every
+/// step; otherwise every step not completed and not already ended ends with the turn's reason.
+pub fn ended_states(
+    states: &[StepState],
+    status: CompletionStatus,
+    cancelled: bool,
+) -> Vec<StepState> {
+    let reason = match status {
+        _ if cancelled => "cancelled",
+        CompletionStatus::Complete => return vec![StepState::Completed; states.len()],
+        CompletionStatus::Cancelled => "cancelled",
+        CompletionStatus::Blocked => "blocked",
+        CompletionStatus::Failed => "failed",
+        CompletionStatus::Partial => "not done",
+        CompletionStatus::AdvisoryOnly => "not done: advisory only",
+    };
+    states
+        .iter()
+        .map(|state| match state {
+            StepState::Pending | StepState::InProgress => StepState::Ended(reason),
+            StepState::Completed | StepState::Ended(_) => *state,
+        })
+        .collect()
 }
 
 /// The plan as ACP's `plan` update.
@@ -202,12 +256,15 @@ pub fn plan(steps: &[PlanStep], states: &[StepState]) -> Plan {
             .iter()
             .enumerate()
             .map(|(i, step)| {
-                let status = match states.get(i).copied().unwrap_or(StepState::Pending) {
-                    StepState::Pending => PlanEntryStatus::Pending,
-                    StepState::InProgress => PlanEntryStatus::InProgress,
-                    StepState::Completed => PlanEntryStatus::Completed,
+                let (status, content) = match states.get(i).copied().unwrap_or(StepState::Pending) {
+                    StepState::Pending => (PlanEntryStatus::Pending, step.text.clone()),
+                    StepState::InProgress => (PlanEntryStatus::InProgress, step.text.clone()),
+                    StepState::Completed => (PlanEntryStatus::Completed, step.text.clone()),
+                    StepState::Ended(why) => {
+                        (PlanEntryStatus::Pending, format!("{} ({why})", step.text))
+                    }
                 };
-                PlanEntry::new(step.text.clone(), PlanEntryPriority::Medium, status)
+                PlanEntry::new(content, PlanEntryPriority::Medium, status)
             })
             .collect(),
     )

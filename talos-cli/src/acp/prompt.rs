@@ -115,6 +115,16 @@ struct Turn<'b> {
     cancel_resent: bool,
     /// Which `progress` events become thoughts.
     progress: ProgressGate,
+    /// A call that has started but is not shown yet: the daemon's next message says whether it
+    /// waits for an approval (then it is shown `pending`) or runs (`in_progress`).
+    held: Option<HeldCall>,
+}
+
+/// A `call` event with status running, kept until the next message of the daemon.
+struct HeldCall {
+    call_id: String,
+    tool: String,
+    target: Option<String>,
 }
 
 impl Bridge {
@@ -122,14 +132,14 @@ impl Bridge {
         let acp_id = request.session_id.0.to_string();
         let session = self
             .session(&acp_id)
-            .ok_or_else(|| Refused::params(format!("unknown session {acp_id}")))?;
+            .ok_or_else(|| Refused::session_not_found(&acp_id))?;
         let parts = parts(&session.workspace, &request.prompt).map_err(Refused::params)?;
         let cancel = Arc::new(AtomicBool::new(false));
         {
             let mut sessions = self.lock();
             let held = sessions
                 .get_mut(&acp_id)
-                .ok_or_else(|| Refused::params(format!("unknown session {acp_id}")))?;
+                .ok_or_else(|| Refused::session_not_found(&acp_id))?;
             if held.running.is_some() {
                 return Err(Refused::params(
                     "a prompt is already running in this session",
@@ -149,6 +159,7 @@ impl Bridge {
             talos_id: session.talos_id.clone(),
             cancel_resent: false,
             progress: ProgressGate::default(),
+            held: None,
         };
         let result = turn.run(parts);
         if let Some(held) = self.lock().get_mut(&acp_id) {
@@ -185,6 +196,7 @@ impl Turn<'_> {
             params(serde_json::to_value(&start)),
             &mut |message| self.on_message(message),
         )?;
+        self.show_held();
         let outcome: TurnOutcome = serde_json::from_value(raw)
             .map_err(|e| Refused::from(Failure::Connection(format!("invalid outcome: {e}"))))?;
         if let Some(answer) = map::answer_to_send(&self.streamed, &outcome.final_answer) {
@@ -192,10 +204,10 @@ impl Turn<'_> {
         }
         self.say(map::outcome_message(&outcome));
         let cancelled = self.cancel.load(Ordering::SeqCst);
-        if !self.steps.is_empty() && outcome.status == talos_protocol::CompletionStatus::Complete {
-            self.states
-                .iter_mut()
-                .for_each(|s| *s = StepState::Completed);
+        // The plan shows how the turn ended: nothing is left `in_progress`.
+        let ended = map::ended_states(&self.states, outcome.status, cancelled);
+        if !self.steps.is_empty() && ended != self.states {
+            self.states = ended;
             self.show_plan();
         }
         Ok(PromptResponse::new(map::stop_reason(&outcome, cancelled)))
@@ -216,6 +228,11 @@ impl Turn<'_> {
                     .params
                     .and_then(|p| serde_json::from_value::<TurnEventParams>(p).ok());
                 if let Some(event) = event {
+                    // The daemon announces an approval just before it asks: the held call
+                    // stays held until the request itself names it.
+                    if !matches!(event.event, TurnEvent::ApprovalRequested { .. }) {
+                        self.show_held();
+                    }
                     self.on_event(event.event);
                 }
                 Ok(None)
@@ -225,8 +242,25 @@ impl Turn<'_> {
                     .params
                     .and_then(|p| serde_json::from_value::<ApprovalRequestParams>(p).ok())
                 {
-                    Some(request) => self.ask(&request),
-                    None => Some(Decision::Deny),
+                    Some(request) => {
+                        let waiting = self.show_held_waiting(request.call_id.as_deref());
+                        let decision = self.ask(&request);
+                        if let (
+                            Some(call_id),
+                            Some(Decision::Approve | Decision::ApproveForSession),
+                        ) = (waiting, decision)
+                        {
+                            self.bridge.update(
+                                &self.acp_id,
+                                SessionUpdate::ToolCallUpdate(map::approved_call(&call_id)),
+                            );
+                        }
+                        decision
+                    }
+                    None => {
+                        self.show_held();
+                        Some(Decision::Deny)
+                    }
                 };
                 // A cancelled turn's approval is left to the daemon, which ends it as
                 // cancelled (`turn/cancel` went on a connection of its own): the bridge never
@@ -267,6 +301,17 @@ impl Turn<'_> {
                     target: target.as_deref(),
                     reason: reason.as_deref(),
                 };
+                if status == talos_protocol::CallStatus::Running
+                    && !self.shown_calls.contains(&call_id)
+                {
+                    self.advance_plan(&call);
+                    self.held = Some(HeldCall {
+                        call_id: call_id.clone(),
+                        tool: tool.clone(),
+                        target: target.clone(),
+                    });
+                    return;
+                }
                 let update = if self.shown_calls.insert(call_id.clone()) {
                     SessionUpdate::ToolCall(map::tool_call(&self.workspace, &call))
                 } else {
@@ -319,16 +364,53 @@ impl Turn<'_> {
         }
     }
 
-    /// A call that starts or completes moves its plan step.
+    /// Shows the held call as running (`in_progress`), if there is one.
+    fn show_held(&mut self) {
+        if let Some(held) = self.held.take() {
+            self.show_call(&held, false);
+        }
+    }
+
+    /// Shows the held call as waiting for approval (`pending`) when the approval request is
+    /// about it, and returns its id; any other held call is shown running first.
+    fn show_held_waiting(&mut self, call_id: Option<&str>) -> Option<String> {
+        match self.held.take() {
+            Some(held) if Some(held.call_id.as_str()) == call_id => {
+                self.show_call(&held, true);
+                Some(held.call_id)
+            }
+            Some(held) => {
+                self.show_call(&held, false);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn show_call(&mut self, held: &HeldCall, waiting: bool) {
+        let call = CallEvent {
+            call_id: &held.call_id,
+            tool: &held.tool,
+            status: talos_protocol::CallStatus::Running,
+            target: held.target.as_deref(),
+            reason: None,
+        };
+        self.shown_calls.insert(held.call_id.clone());
+        let shown = if waiting {
+            map::pending_tool_call(&self.workspace, &call)
+        } else {
+            map::tool_call(&self.workspace, &call)
+        };
+        self.bridge
+            .update(&self.acp_id, SessionUpdate::ToolCall(shown));
+    }
+
+    /// A call that starts or ends moves its plan step; a completed step stays completed.
     fn advance_plan(&mut self, call: &CallEvent<'_>) {
         let Some(i) = map::step_of(&self.steps, call.tool, call.target) else {
             return;
         };
-        let next = match call.status {
-            talos_protocol::CallStatus::Running => StepState::InProgress,
-            talos_protocol::CallStatus::Completed => StepState::Completed,
-            _ => return,
-        };
+        let next = map::step_state(call.status);
         if self.states[i] != next && self.states[i] != StepState::Completed {
             self.states[i] = next;
             self.show_plan();

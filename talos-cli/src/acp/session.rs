@@ -67,14 +67,18 @@ impl Bridge {
         let mut client = self.connect()?;
         let chain = self.links(&mut client)?.chain(&acp_id);
         let last = chain.last().cloned().unwrap_or_else(|| acp_id.clone());
-        let resumed: SessionResumeResult = serde_json::from_value(client.call(
-            SESSION_RESUME,
-            params(serde_json::to_value(SessionResumeParams {
-                session_id: last.clone(),
-                mcp_servers: mcp.clone(),
-            })),
-            &mut ignore_messages,
-        )?)
+        let resumed: SessionResumeResult = serde_json::from_value(
+            client
+                .call(
+                    SESSION_RESUME,
+                    params(serde_json::to_value(SessionResumeParams {
+                        session_id: last.clone(),
+                        mcp_servers: mcp.clone(),
+                    })),
+                    &mut ignore_messages,
+                )
+                .map_err(|failure| Refused::from(failure).about_session(&acp_id))?,
+        )
         .map_err(|e| Refused::from(crate::failure::Failure::Connection(e.to_string())))?;
         if resumed.session.workspace != workspace {
             return Err(Refused::params(format!(
@@ -169,7 +173,7 @@ impl Bridge {
         })?;
         let session = self
             .session(&acp_id)
-            .ok_or_else(|| Refused::params(format!("unknown session {acp_id}")))?;
+            .ok_or_else(|| Refused::session_not_found(&acp_id))?;
         if session.running.is_some() {
             return Err(Refused::params(
                 "a prompt is running in this session; change the mode when it has ended",
@@ -187,9 +191,11 @@ impl Bridge {
             // Written before the editor hears the mode changed, so a reload finds it.
             self.links(&mut client)?
                 .extend(&acp_id, &talos_id)
-                .map_err(|e| Refused {
-                    code: super::wire::INTERNAL_ERROR,
-                    message: format!("cannot record the session's new mode: {e}"),
+                .map_err(|e| {
+                    Refused::new(
+                        super::wire::INTERNAL_ERROR,
+                        format!("cannot record the session's new mode: {e}"),
+                    )
                 })?;
             if let Some(s) = self.lock().get_mut(&acp_id) {
                 s.mode = mode;

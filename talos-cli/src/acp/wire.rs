@@ -17,6 +17,9 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// ACP's "Resource not found", which is also its answer to a session it does not know
+/// (`Error::session_not_found` in `agent-client-protocol-schema`).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// What an outstanding request of the bridge gets back.
 pub enum Reply {
@@ -67,6 +70,15 @@ impl Wire {
             "id": id,
             "error": {"code": code, "message": message}
         }));
+    }
+
+    /// Answers `id` with a refused request's error, its `data` included when it has one.
+    pub fn refuse(&self, id: &Value, refused: super::Refused) {
+        let mut error = json!({"code": refused.code, "message": refused.message});
+        if let Some(data) = refused.data {
+            error["data"] = data;
+        }
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
     }
 
     pub fn notify(&self, method: &str, params: Value) {

@@ -108,15 +108,29 @@ pub fn port(port: u16, record: &Path) -> PortHolder {
     PortHolder::Other { pid, program }
 }
 
-/// The home's parts and the free space on its filesystem. Symlinks are counted as links,
+/// The home's parts (the index and the logs where they are, which may be outside the data
+/// folder) and the free space on the data folder's filesystem. Symlinks are counted as links,
 /// never followed.
-pub fn disk(state: &Path) -> Disk {
-    const PARTS: [&str; 5] = ["traces", "checkpoints", "sessions", "index", "logs"];
-    let mut parts: Vec<(&'static str, u64)> = PARTS
+pub fn disk(home: &crate::paths::Home) -> Disk {
+    let state = home.state.as_path();
+    let places = [
+        ("traces", home.traces()),
+        ("checkpoints", home.checkpoints()),
+        ("sessions", home.sessions()),
+        ("index", home.index()),
+        ("logs", home.logs()),
+    ];
+    let mut parts: Vec<(&'static str, u64)> = places
         .iter()
-        .map(|part| (*part, tree_bytes(&state.join(part))))
+        .map(|(part, dir)| (*part, tree_bytes(dir)))
         .collect();
-    let other = tree_bytes(state).saturating_sub(parts.iter().map(|(_, n)| n).sum());
+    let inside: u64 = places
+        .iter()
+        .zip(&parts)
+        .filter(|((_, dir), _)| dir.starts_with(state))
+        .map(|(_, (_, n))| n)
+        .sum();
+    let other = tree_bytes(state).saturating_sub(inside);
     parts.push(("other", other));
     let free = state
         .ancestors()

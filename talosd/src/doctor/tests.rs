@@ -305,7 +305,7 @@ fn facts_from_real_files_a_process_and_a_port() {
     std::fs::write(home.join("traces/t.json"), vec![0u8; 3000]).unwrap();
     std::fs::write(home.join("stray"), vec![0u8; 10]).unwrap();
     std::os::unix::fs::symlink("/usr", home.join("checkpoints")).unwrap();
-    let disk = facts::disk(&home);
+    let disk = facts::disk(&crate::paths::Home::from_root(&home));
     assert_eq!(
         disk.parts,
         vec![

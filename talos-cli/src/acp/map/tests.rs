@@ -362,3 +362,102 @@ fn usage_becomes_a_usage_update() {
         json!({"sessionUpdate": "usage_update", "used": 3_120, "size": 4_096})
     );
 }
+
+/// Proves a call waiting for approval is announced `pending` and turns `in_progress` once
+/// approved, as ACP's ToolCallStatus defines them.
+#[test]
+fn a_call_that_waits_for_approval_is_pending_until_approved() {
+    let call = CallEvent {
+        call_id: "c1",
+        tool: "talos.edit_file",
+        status: CallStatus::Running,
+        target: Some("settings.py"),
+        reason: None,
+    };
+    // ACP's types leave `pending`, the default status, out of the JSON: read back, it is pending.
+    let waiting = serde_json::to_value(pending_tool_call("/ws", &call)).unwrap();
+    let read: ToolCall = serde_json::from_value(waiting.clone()).unwrap();
+    assert_eq!(read.status, ToolCallStatus::Pending, "{waiting}");
+    assert!(
+        waiting.get("status").is_none_or(|s| s == "pending"),
+        "{waiting}"
+    );
+    assert_eq!(waiting["kind"], "edit");
+    assert_eq!(waiting["locations"][0]["path"], "/ws/settings.py");
+    let running = serde_json::to_value(tool_call("/ws", &call)).unwrap();
+    assert_eq!(running["status"], "in_progress");
+    let approved = serde_json::to_value(approved_call("c1")).unwrap();
+    assert_eq!(
+        approved,
+        json!({"toolCallId": "c1", "status": "in_progress"})
+    );
+}
+
+/// Proves no plan step is left `in_progress` when a turn ends: a complete turn completes
+/// every step; a denied, cancelled or blocked one ends each unfinished step with its reason.
+#[test]
+fn the_plan_ends_as_the_turn_ended() {
+    use StepState::{Completed, Ended, InProgress, Pending};
+    assert_eq!(step_state(CallStatus::Denied), Ended("denied"));
+    assert_eq!(
+        step_state(CallStatus::Rejected),
+        Ended("refused by a check")
+    );
+    assert_eq!(step_state(CallStatus::Failed), Ended("failed"));
+    assert_eq!(step_state(CallStatus::Running), InProgress);
+    let states = [Completed, InProgress, Pending, Ended("denied")];
+    let rows = [
+        (CompletionStatus::Complete, false, [Completed; 4]),
+        (
+            CompletionStatus::Blocked,
+            false,
+            [
+                Completed,
+                Ended("blocked"),
+                Ended("blocked"),
+                Ended("denied"),
+            ],
+        ),
+        (
+            CompletionStatus::Partial,
+            true,
+            [
+                Completed,
+                Ended("cancelled"),
+                Ended("cancelled"),
+                Ended("denied"),
+            ],
+        ),
+        (
+            CompletionStatus::Cancelled,
+            false,
+            [
+                Completed,
+                Ended("cancelled"),
+                Ended("cancelled"),
+                Ended("denied"),
+            ],
+        ),
+        (
+            CompletionStatus::Failed,
+            false,
+            [Completed, Ended("failed"), Ended("failed"), Ended("denied")],
+        ),
+    ];
+    for (status, cancelled, expected) in rows {
+        assert_eq!(
+            ended_states(&states, status, cancelled),
+            expected,
+            "{status:?}"
+        );
+    }
+    let steps = [PlanStep {
+        text: "Change b.py".into(),
+        kind: "change".into(),
+        target: Some("b.py".into()),
+    }];
+    assert_eq!(
+        serde_json::to_value(plan(&steps, &[Ended("denied")])).unwrap()["entries"],
+        json!([{"content": "Change b.py (denied)", "priority": "medium", "status": "pending"}])
+    );
+}
