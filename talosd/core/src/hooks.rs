@@ -129,6 +129,15 @@ pub fn verdict(hook: usize, run: &HookRun) -> HookVerdict {
     }
 }
 
+/// The verdicts of the `expected` hooks from the runs the daemon reported: a hook it did not
+/// report on is a hook that did not allow.
+pub fn verdicts(runs: &[HookRun], expected: usize) -> Vec<HookVerdict> {
+    let missing = HookRun::Failed("no answer was reported".into());
+    (0..expected)
+        .map(|i| verdict(i, runs.get(i).unwrap_or(&missing)))
+        .collect()
+}
+
 /// The ladder's decision narrowed by the hooks' verdicts: any deny denies, else any ask on an
 /// allowed call asks (never remembered); `allow` changes nothing.
 pub fn narrow(ladder: PermissionDecision, verdicts: &[HookVerdict]) -> PermissionDecision {

@@ -449,22 +449,7 @@ impl Call {
         mut accepted: Accepted,
         runs: &[crate::hooks::HookRun],
     ) -> (State, Effect) {
-        let mut verdicts: Vec<crate::hooks::HookVerdict> = runs
-            .iter()
-            .enumerate()
-            .map(|(i, run)| crate::hooks::verdict(i, run))
-            .collect();
-        // A hook the daemon did not report on is a hook that did not allow.
-        for missing in runs.len()..turn.settings.pre_call_hooks {
-            verdicts.push(crate::hooks::verdict(
-                missing,
-                &crate::hooks::HookRun::Failed("no answer was reported".into()),
-            ));
-        }
-        for v in &verdicts {
-            turn.record.hooks.push(v.record(&self.id));
-        }
-        accepted.decision = crate::hooks::narrow(accepted.decision, &verdicts);
+        accepted.decision = turn.narrowed_by_hooks(&self.id, accepted.decision, runs);
         self.decided(turn, accepted)
     }
 
@@ -672,6 +657,23 @@ impl Call {
             (_, false) => turn.guard.should_stop(),
         };
         finish(text, end == CallEnd::Succeeded, stop)
+    }
+}
+
+impl Turn {
+    /// `decision` narrowed by the `pre_call` hooks' runs for call `call_id`, each verdict
+    /// recorded.
+    pub(crate) fn narrowed_by_hooks(
+        &mut self,
+        call_id: &str,
+        decision: PermissionDecision,
+        runs: &[crate::hooks::HookRun],
+    ) -> PermissionDecision {
+        let verdicts = crate::hooks::verdicts(runs, self.settings.pre_call_hooks);
+        for v in &verdicts {
+            self.record.hooks.push(v.record(call_id));
+        }
+        crate::hooks::narrow(decision, &verdicts)
     }
 }
 

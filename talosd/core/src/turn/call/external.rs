@@ -85,16 +85,7 @@ impl ExternalFlow {
     pub(crate) fn step(mut self, call: &Call, turn: &mut Turn, input: Input) -> (State, Effect) {
         match (self.stage, input) {
             (Stage::Hooking, Input::Hooked(runs)) => {
-                let verdicts: Vec<_> = (0..turn.settings.pre_call_hooks)
-                    .map(|i| {
-                        let failed = crate::hooks::HookRun::Failed("no answer was reported".into());
-                        crate::hooks::verdict(i, runs.get(i).unwrap_or(&failed))
-                    })
-                    .collect();
-                for v in &verdicts {
-                    turn.record.hooks.push(v.record(&call.id));
-                }
-                self.decision = crate::hooks::narrow(self.decision, &verdicts);
+                self.decision = turn.narrowed_by_hooks(&call.id, self.decision, &runs);
                 self.decided(call, turn)
             }
             (Stage::Asking, Input::Answered { request_id, answer }) => {
