@@ -119,7 +119,10 @@ pub async fn handle(
             let p: proto::GrantsParams = parse(params)?;
             let session = find_session(daemon, &p.session_id)?;
             let grants = if session.grants().remember_writes {
-                vec![proto::GrantInfo { kind: "writes".into(), description: "file writes inside the workspace, except under .github, are approved without asking".into() }]
+                vec![proto::GrantInfo {
+                    kind: "writes".into(),
+                    description: talos_core::ladder::remembered_writes_description(),
+                }]
             } else {
                 Vec::new()
             };

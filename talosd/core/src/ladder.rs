@@ -82,7 +82,8 @@ pub struct PermissionDecision {
     pub remember_eligible: bool,
 }
 
-/// The session's remembered approval: file writes inside the workspace, outside `.github`.
+/// The session's remembered approval: file writes inside the workspace, outside the
+/// [`NEVER_REMEMBERED_FOLDERS`] and `.env` files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Grants {
     pub remember_writes: bool,
@@ -245,11 +246,29 @@ pub fn decide(input: &LadderInput<'_>, path: &PathFacts) -> PermissionDecision {
     )
 }
 
-/// Paths a remembered approval never covers, even though writing them may be approved.
+/// Folders a remembered approval never covers, even though writing in them may be approved.
+pub const NEVER_REMEMBERED_FOLDERS: [&str; 4] = [".git", ".github", ".ssh", ".gnupg"];
+
+/// Paths a remembered approval never covers: anything in [`NEVER_REMEMBERED_FOLDERS`], and
+/// `.env` files (`.env`, `.env.local`, ...).
 fn is_sensitive(relative: &str) -> bool {
-    relative.to_lowercase().split('/').any(|s| {
-        matches!(s, ".git" | ".github" | ".ssh" | ".gnupg") || s == ".env" || s.starts_with(".env.")
-    })
+    relative
+        .to_lowercase()
+        .split('/')
+        .any(|s| NEVER_REMEMBERED_FOLDERS.contains(&s) || s == ".env" || s.starts_with(".env."))
+}
+
+/// What a session's remembered write approval covers, as clients are told it (`grants/list`),
+/// from the same table the ladder uses.
+pub fn remembered_writes_description() -> String {
+    let folders: Vec<String> = NEVER_REMEMBERED_FOLDERS
+        .iter()
+        .map(|f| format!("{f}/"))
+        .collect();
+    format!(
+        "file writes inside the workspace are approved without asking, except under {} and to .env files",
+        folders.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -351,6 +370,41 @@ mod tests {
             Action::Ask,
             "DEFAULT_WRITE_ASK",
         );
+    }
+
+    /// Proves what clients are told a remembered write covers is the ladder's own table: each
+    /// folder it names is one the grant does not answer, and `.env` files are named too.
+    #[test]
+    fn the_grant_description_is_the_ladders_table() {
+        let told = remembered_writes_description();
+        let remember = Grants {
+            remember_writes: true,
+        };
+        for folder in NEVER_REMEMBERED_FOLDERS {
+            assert!(told.contains(&format!("{folder}/")), "{told}");
+            let inside = decide(
+                &LadderInput::plain(ToolId::EditFile, Risk::Write, remember),
+                &facts(&format!("{folder}/x"), false),
+            );
+            assert_ne!(
+                inside.reason_code,
+                ReasonCode::SessionRememberAllow,
+                "{folder}"
+            );
+        }
+        assert!(told.contains(".env files"), "{told}");
+        for env in [".env", "app/.env.local"] {
+            let d = decide(
+                &LadderInput::plain(ToolId::WriteFile, Risk::Write, remember),
+                &facts(env, false),
+            );
+            assert_ne!(d.reason_code, ReasonCode::SessionRememberAllow, "{env}");
+        }
+        let plain = decide(
+            &LadderInput::plain(ToolId::EditFile, Risk::Write, remember),
+            &facts("src/a.py", false),
+        );
+        assert_eq!(plain.reason_code, ReasonCode::SessionRememberAllow);
     }
 
     #[test]
