@@ -467,3 +467,56 @@ async fn a_cancel_after_loading_a_running_session_still_cancels() {
         "TIMEOUT = 30\nRETRIES = 3\n"
     );
 }
+
+/// Proves an editor is told the session's custom commands once it has the session (a
+/// workspace one says so), and that a prompt `/NAME args` asks the model the request the
+/// command makes, not the slash line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_sees_custom_commands_and_a_slash_prompt_runs_one() {
+    let llama = FakeLlama::start(true, editing_model()).await;
+    let home = home_with(&TestDaemon::config_reading_first(&llama.url, true));
+    let ws = timeout_workspace();
+    let commands = ws.path().join(".talos/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("explain.md"),
+        "---\ndescription: Explain a file\n---\nWhat does $ARGUMENTS configure?\n",
+    )
+    .unwrap();
+    let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
+    tokio::task::spawn_blocking(move || {
+        let mut bridge = Bridge::start(&home_path);
+        bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+        let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
+        let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
+        let update = bridge.until(|m| {
+            m["method"] == "session/update"
+                && m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+        });
+        let offered = &update["params"]["update"]["availableCommands"];
+        assert_eq!(offered[0]["name"], "explain", "{update}");
+        assert!(
+            offered[0]["description"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("Explain a file") && d.contains("workspace")),
+            "{update}"
+        );
+        let done = bridge.call(
+            3,
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "/explain settings.py"}]}),
+        );
+        assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    })
+    .await
+    .unwrap();
+    stop(home.path());
+    let asked: Vec<String> = llama.requests().iter().map(request_text).collect();
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("What does settings.py configure?")),
+        "{asked:?}"
+    );
+    assert!(!asked.iter().any(|t| t.contains("/explain")), "{asked:?}");
+}
