@@ -19,6 +19,16 @@ pub struct Section {
     pub body: String,
 }
 
+impl Section {
+    /// A section of `heading` whose roff is `body`.
+    pub fn new(heading: &str, body: &str) -> Section {
+        Section {
+            heading: heading.to_string(),
+            body: body.to_string(),
+        }
+    }
+}
+
 /// The date of a Unix time as `YYYY-MM-DD` (UTC), the form `.TH` takes.
 pub fn date_of(unix_seconds: i64) -> String {
     // Days to a civil date (Howard Hinnant's algorithm, proleptic Gregorian calendar).

@@ -29,10 +29,7 @@ pub fn render(
 }
 
 fn sections() -> Vec<Section> {
-    let section = |heading: &str, body: &str| Section {
-        heading: heading.to_string(),
-        body: body.to_string(),
-    };
+    let section = Section::new;
     vec![
         section("EXIT STATUS", EXIT_STATUS),
         section("ENVIRONMENT", ENVIRONMENT),

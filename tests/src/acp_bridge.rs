@@ -9,6 +9,29 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+/// A Talos home in `/tmp` (short, for the socket path) whose `config.yaml` is `config` (with
+/// [`crate::harness::offline`] applied).
+pub fn home_with(config: &str) -> tempfile::TempDir {
+    let home = tempfile::Builder::new()
+        .prefix("ta")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        crate::harness::offline(config),
+    )
+    .unwrap();
+    home
+}
+
+/// `talos stop` on `home` (the daemon a bridge started).
+pub fn stop(talos: &str, home: &Path) {
+    let _ = Command::new(talos)
+        .arg("stop")
+        .env("TALOS_HOME", home)
+        .output();
+}
+
 /// A running `talos acp` with its own `TALOS_HOME`.
 pub struct Bridge {
     pub child: Child,

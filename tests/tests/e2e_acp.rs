@@ -7,34 +7,18 @@
 //! in the middle of a permission request writes nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use talos_tests::acp_bridge::{Bridge, home_with, stop};
 use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result, read_call};
-use talos_tests::harness::{TestDaemon, offline, timeout_workspace};
+use talos_tests::harness::{TestDaemon, timeout_workspace};
 
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
 const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
-
-fn home_with(config: &str) -> tempfile::TempDir {
-    let home = tempfile::Builder::new()
-        .prefix("ta")
-        .tempdir_in("/tmp")
-        .unwrap();
-    std::fs::write(home.path().join("config.yaml"), offline(config)).unwrap();
-    home
-}
-
-fn stop(home: &Path) {
-    let _ = Command::new(TALOS)
-        .arg("stop")
-        .env("TALOS_HOME", home)
-        .output();
-}
 
 /// The text of the request's last user message that is the person's (not a runtime note).
 fn request_text(request: &Value) -> String {
@@ -124,7 +108,7 @@ async fn an_sdk_client_drives_talos_acp() {
     })
     .await
     .unwrap();
-    stop(home.path());
+    stop(TALOS, home.path());
     let said = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -150,67 +134,6 @@ async fn an_sdk_client_drives_talos_acp() {
     );
 }
 
-/// `talos acp` with its stdin and stdout as pipes, read line by line.
-struct Bridge {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<Value>,
-}
-
-impl Bridge {
-    fn start(home: &Path) -> Bridge {
-        let mut child = Command::new(TALOS)
-            .arg("acp")
-            .env("TALOS_HOME", home)
-            .env("TALOS_DAEMON", TALOSD)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let value: Value = serde_json::from_str(&line).expect("every stdout line is JSON");
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        Bridge {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The next message that `pick` accepts; others are skipped.
-    fn until(&self, pick: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let message = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .expect("talos acp answered within 30 s");
-            if pick(&message) {
-                return message;
-            }
-        }
-    }
-
-    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.until(|m| m["id"] == id && m.get("method").is_none())
-    }
-}
-
 /// Proves an editor that goes away while a permission request is open denies it: the bridge
 /// ends with its stdin, the daemon's approval sees the connection close, and nothing is
 /// written; a second bridge still works with the same daemon.
@@ -221,7 +144,7 @@ async fn an_editor_that_leaves_mid_permission_writes_nothing() {
     let ws = timeout_workspace();
     let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
     tokio::task::spawn_blocking(move || {
-        let mut bridge = Bridge::start(&home_path);
+        let mut bridge = Bridge::start(TALOS, TALOSD, &home_path);
         let init = bridge.call(1, "initialize", json!({"protocolVersion": 1}));
         assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
         let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
@@ -235,14 +158,14 @@ async fn an_editor_that_leaves_mid_permission_writes_nothing() {
             ask["params"]["toolCall"]["content"][0]["type"], "diff",
             "{ask}"
         );
-        drop(bridge.stdin);
+        drop(bridge.stdin.take());
         let status = bridge.child.wait().unwrap();
         assert!(
             status.success(),
             "the bridge ends quietly with its stdin: {status}"
         );
         // The daemon sees the turn's connection close and denies; a new bridge works.
-        let mut again = Bridge::start(&home_path);
+        let mut again = Bridge::start(TALOS, TALOSD, &home_path);
         let init = again.call(1, "initialize", json!({"protocolVersion": 7}));
         assert_eq!(
             init["result"]["protocolVersion"], 1,
@@ -254,7 +177,7 @@ async fn an_editor_that_leaves_mid_permission_writes_nothing() {
     .await
     .unwrap();
     // Stopping the daemon ends whatever still waits; either way nothing was approved.
-    stop(home.path());
+    stop(TALOS, home.path());
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 30\nRETRIES = 3\n",
@@ -288,7 +211,7 @@ async fn a_cancel_during_a_permission_is_a_cancel_not_a_deny() {
     let ws = timeout_workspace();
     let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
     tokio::task::spawn_blocking(move || {
-        let mut bridge = Bridge::start(&home_path);
+        let mut bridge = Bridge::start(TALOS, TALOSD, &home_path);
         bridge.call(1, "initialize", json!({"protocolVersion": 1}));
         let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
         let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
@@ -302,12 +225,12 @@ async fn a_cancel_during_a_permission_is_a_cancel_not_a_deny() {
         );
         let done = bridge.until(|m| m["id"] == 3);
         assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
-        drop(bridge.stdin);
+        drop(bridge.stdin.take());
         let _ = bridge.child.wait();
     })
     .await
     .unwrap();
-    stop(home.path());
+    stop(TALOS, home.path());
     let traces = traces_in(home.path());
     let trace = traces
         .iter()
@@ -350,7 +273,7 @@ async fn a_reloaded_session_keeps_its_mode_and_every_turn() {
                 }),
             )
         };
-        let mut first = Bridge::start(&home_path);
+        let mut first = Bridge::start(TALOS, TALOSD, &home_path);
         first.call(1, "initialize", json!({"protocolVersion": 1}));
         let new = first.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
         let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
@@ -372,10 +295,10 @@ async fn a_reloaded_session_keeps_its_mode_and_every_turn() {
             &sid,
             "What does settings.py configure? (ask)",
         );
-        drop(first.stdin);
+        drop(first.stdin.take());
         let _ = first.child.wait();
 
-        let mut second = Bridge::start(&home_path);
+        let mut second = Bridge::start(TALOS, TALOSD, &home_path);
         second.call(1, "initialize", json!({"protocolVersion": 1}));
         second.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/load",
             "params": {"sessionId": sid, "cwd": ws_path, "mcpServers": []}}));
@@ -408,12 +331,12 @@ async fn a_reloaded_session_keeps_its_mode_and_every_turn() {
             "In settings.py, change TIMEOUT from 30 to 60.",
         );
         assert!(refused.get("error").is_none(), "{refused}");
-        drop(second.stdin);
+        drop(second.stdin.take());
         let _ = second.child.wait();
     })
     .await
     .unwrap();
-    stop(home.path());
+    stop(TALOS, home.path());
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 30\nRETRIES = 3\n",
@@ -431,7 +354,7 @@ async fn a_cancel_after_loading_a_running_session_still_cancels() {
     let ws = timeout_workspace();
     let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
     tokio::task::spawn_blocking(move || {
-        let mut bridge = Bridge::start(&home_path);
+        let mut bridge = Bridge::start(TALOS, TALOSD, &home_path);
         bridge.call(1, "initialize", json!({"protocolVersion": 1}));
         let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
         let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
@@ -456,12 +379,12 @@ async fn a_cancel_after_loading_a_running_session_still_cancels() {
             "outcome": {"outcome": "selected", "optionId": "allow_once"}
         }}));
         std::thread::sleep(Duration::from_millis(200));
-        drop(bridge.stdin);
+        drop(bridge.stdin.take());
         let _ = bridge.child.wait();
     })
     .await
     .unwrap();
-    stop(home.path());
+    stop(TALOS, home.path());
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 30\nRETRIES = 3\n"
@@ -485,7 +408,7 @@ async fn an_editor_sees_custom_commands_and_a_slash_prompt_runs_one() {
     .unwrap();
     let (home_path, ws_path) = (home.path().to_path_buf(), ws.path().canonicalize().unwrap());
     tokio::task::spawn_blocking(move || {
-        let mut bridge = Bridge::start(&home_path);
+        let mut bridge = Bridge::start(TALOS, TALOSD, &home_path);
         bridge.call(1, "initialize", json!({"protocolVersion": 1}));
         let new = bridge.call(2, "session/new", json!({"cwd": ws_path, "mcpServers": []}));
         let sid = new["result"]["sessionId"].as_str().unwrap().to_string();
@@ -510,7 +433,7 @@ async fn an_editor_sees_custom_commands_and_a_slash_prompt_runs_one() {
     })
     .await
     .unwrap();
-    stop(home.path());
+    stop(TALOS, home.path());
     let asked: Vec<String> = llama.requests().iter().map(request_text).collect();
     assert!(
         asked

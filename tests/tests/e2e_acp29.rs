@@ -7,33 +7,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use talos_tests::acp_bridge::Bridge;
+use talos_tests::acp_bridge::{Bridge, home_with, stop};
 use talos_tests::fake_llama::{FakeLlama, Reply, after_tool_result, read_call};
-use talos_tests::harness::{TestDaemon, offline, timeout_workspace};
+use talos_tests::harness::{TestDaemon, timeout_workspace};
 
 const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
 const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
 const EDIT: &str = "In settings.py, change TIMEOUT from 30 to 60.";
-
-fn home_with(config: &str) -> tempfile::TempDir {
-    let home = tempfile::Builder::new()
-        .prefix("tq")
-        .tempdir_in("/tmp")
-        .unwrap();
-    std::fs::write(home.path().join("config.yaml"), offline(config)).unwrap();
-    home
-}
-
-fn stop(home: &Path) {
-    let _ = Command::new(TALOS)
-        .arg("stop")
-        .env("TALOS_HOME", home)
-        .output();
-}
 
 /// Reads settings.py, then proposes the edit; "wait forever" hangs the stream.
 fn editing_model() -> talos_tests::fake_llama::Script {
@@ -137,7 +120,7 @@ async fn an_unknown_session_is_resource_not_found_with_its_id() {
     })
     .await
     .unwrap();
-    stop(home.path());
+    stop(TALOS, home.path());
 }
 
 /// Proves the edit that waits for approval reaches the editor as a `pending` tool call before
@@ -188,7 +171,7 @@ async fn a_call_waiting_for_approval_is_pending_until_it_is_allowed() {
     let plan = last_plan(&bridge.updates()).expect("the turn sent a plan");
     assert!(plan.iter().all(|s| s == "completed"), "{plan:?}");
     bridge.finish();
-    stop(home.path());
+    stop(TALOS, home.path());
     assert_eq!(
         std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
         "TIMEOUT = 60\nRETRIES = 3\n"
@@ -236,7 +219,7 @@ async fn the_plan_is_marked_as_it_ended_after_a_deny_and_a_cancel() {
     })
     .await
     .unwrap();
-    stop(home.path());
+    stop(TALOS, home.path());
     for (what, updates) in [("denied", &denied), ("cancelled", &cancelled)] {
         let plan = last_plan(updates).unwrap_or_else(|| panic!("{what}: no plan sent"));
         assert!(!plan.iter().any(|s| s == "in_progress"), "{what}: {plan:?}");

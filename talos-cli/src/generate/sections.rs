@@ -27,10 +27,7 @@ pub fn for_page(name: &str) -> Vec<Section> {
 }
 
 fn section(heading: &str, body: &str) -> Section {
-    Section {
-        heading: heading.to_string(),
-        body: body.to_string(),
-    }
+    Section::new(heading, body)
 }
 
 const EXIT_STATUS: &str = "\
