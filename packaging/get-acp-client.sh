@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # get-acp-client.sh: installs the official ACP Python SDK (PyPI `agent-client-protocol`, pinned
 # in tests/acp/requirements.txt) into a virtual environment, for the end-to-end test in which an
-# SDK-built client drives `talos acp` (tests/tests/e2e_acp.rs). A second run finds it in place.
+# SDK-built client drives `talos acp` (tests/tests/editors/acp.rs). A second run finds it in place.
 #
 #   usage: packaging/get-acp-client.sh      prints the environment's python on its last line
 #   env:   TALOS_ACP_VENV  default ${XDG_DATA_HOME:-$HOME/.local/share}/talos/acp-client

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # get-mcp-servers.sh: installs the reference MCP server that nobody here wrote,
 # `@modelcontextprotocol/server-everything` from npm (pinned below), for the hub's tests against
-# a real server (tests/tests/mcp_hub.rs). Outside the repository; a second run finds it in place.
+# a real server (tests/tests/extensions/mcp_hub.rs). Outside the repository; a second run finds it in place.
 #
 #   usage: packaging/get-mcp-servers.sh      prints the server's entry point (a .js file) last
 #   env:   TALOS_MCP_SERVERS  default ${XDG_CACHE_HOME:-$HOME/.cache}/talos/test-mcp

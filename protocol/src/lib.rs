@@ -7,9 +7,9 @@
 //! finished ([`manpage`], text only), and generates the JSON
 //! Schema of all of it ([`schema`], committed under `protocol/schema/`).
 //! It depends on serde, serde_json and schemars only and does no IO, so any client can reuse it
-//! without pulling in the daemon. `tests/wire_examples.rs` round-trips a JSON fixture of every
+//! without pulling in the daemon. `tests/wire/examples.rs` round-trips a JSON fixture of every
 //! method, event kind and trace record, and decodes every example in `docs/protocol.md`;
-//! `tests/schema.rs` checks the committed schema is current and validates every fixture with it.
+//! `tests/wire/schema.rs` checks the committed schema is current and validates every fixture with it.
 
 #![warn(missing_docs)]
 

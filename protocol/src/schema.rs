@@ -4,7 +4,7 @@
 //! (`methods/<method with '/' as '-'>.params.json` and `.result.json`), `event.json` for the
 //! `turn/event` notification, `trace-record.json` for the record `trace/get` returns, and
 //! `index.json` naming every method with its files. The committed copy under `protocol/schema/`
-//! is compared with this output by `tests/schema.rs` (which also validates every wire fixture
+//! is compared with this output by `tests/wire/schema.rs` (which also validates every wire fixture
 //! against its schema); `docs/decisions/0026-protocol-schema.md` says why it is laid out so.
 //!
 //! Each side is described as its reader sees it: what the daemon reads (a client's params, the
@@ -23,7 +23,7 @@ use crate::methods::{self as m};
 use crate::trace::{TRACE_SCHEMA_VERSION, TraceRecord};
 
 /// The command that rewrites the committed schema; printed when it is stale.
-pub const BLESS_COMMAND: &str = "TALOS_BLESS=1 cargo test -p talos-protocol --test schema";
+pub const BLESS_COMMAND: &str = "TALOS_BLESS=1 cargo test -p talos-protocol --test wire schema";
 
 /// The file `turn/event`'s params are published in.
 pub const EVENT_FILE: &str = "event.json";
@@ -144,7 +144,7 @@ fn query<R: JsonSchema>(method: &'static str) -> MethodSchema {
 }
 
 /// Every method of `methods::ALL_METHODS`, in that order, with its schema. A method missing
-/// here is caught by `tests/schema.rs`.
+/// here is caught by `tests/wire/schema.rs`.
 pub fn method_schemas() -> Vec<MethodSchema> {
     vec![
         call::<m::InitializeParams, m::InitializeResult>(m::INITIALIZE),

@@ -1,5 +1,5 @@
 """An ACP client written on the official Python SDK (PyPI `agent-client-protocol`), driving
-`talos acp` over stdio as an editor would. Called by tests/tests/e2e_acp.rs against the fake
+`talos acp` over stdio as an editor would. Called by tests/tests/editors/acp.rs against the fake
 llama server; every step is asserted here and the script exits non-zero on the first failure.
 
 Environment: TALOS_BIN (the talos binary), TALOS_HOME and TALOS_DAEMON (passed on to it),

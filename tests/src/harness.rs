@@ -117,7 +117,7 @@ impl TestDaemon {
     /// 0`): for tests whose scripted model reads a small named file itself before changing it,
     /// to hold rules that apply when the runtime has not read the file (read-first answers,
     /// the ladder on the model's own read). The pre-read itself, on by default at every level,
-    /// is held by `e2e_constrain15.rs` and `e2e_preread24.rs`.
+    /// is held by `turns/constrain.rs` and `turns/preread.rs`.
     pub fn config_reading_first(url: &str, native_calling: bool) -> String {
         format!(
             "{}turn:\n  preread_max_bytes: 0\n",

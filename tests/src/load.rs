@@ -1,4 +1,4 @@
-//! The load driver shared by the load case (`tests/tests/e2e_load.rs`) and `talos-bench load`:
+//! The load driver shared by the load case (`tests/tests/daemon/load.rs`) and `talos-bench load`:
 //! many sessions spread over one or many connections to a running daemon, each running governed
 //! edit turns one after another whose approvals the client answers at once, against a fake model
 //! that reads, edits and answers. It checks, as it reads them, what the protocol promises for

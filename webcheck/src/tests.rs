@@ -1,7 +1,7 @@
 //! Table tests of the static-web verifier: a clean site, one row per finding code with the
 //! smallest files that trigger it, negative rows that must stay quiet, and what the files say
 //! about a named interaction. Requests are given as their facts (the task contract computes
-//! them from the text; talosd/core/tests/web_rows.rs holds those rows).
+//! them from the text; talosd/core/tests/tables/web.rs holds those rows).
 
 use std::collections::BTreeMap;
 

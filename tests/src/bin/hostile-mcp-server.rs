@@ -1,4 +1,4 @@
-//! A hostile MCP server of the project's own, for the hub's tests (tests/tests/mcp_hub.rs):
+//! A hostile MCP server of the project's own, for the hub's tests (tests/tests/extensions/mcp_hub.rs):
 //! hand-written JSON-RPC, so that it can break the protocol on purpose.
 //!
 //! `hostile-mcp-server stdio`: newline-delimited JSON-RPC on stdin/stdout, offering

@@ -1,4 +1,4 @@
-//! Starts a program the way systemd's socket activation does, for `tests/e2e_activation.rs`:
+//! Starts a program the way systemd's socket activation does, for `tests/daemon/activation.rs`:
 //! binds a Unix stream socket at a path (its directory created with the given mode), leaves it
 //! at descriptor 3 without close-on-exec, sets `LISTEN_FDS=1` and `LISTEN_PID` to its own pid,
 //! and execs the program in its place (so the pid it named is the program's).

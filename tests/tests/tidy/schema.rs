@@ -2,7 +2,7 @@
 //! the methods and their docs: every method in the committed `index.json` has its section in
 //! docs/protocol.md and exists in `ALL_METHODS`, every method of `ALL_METHODS` is in the index
 //! (the daemon-to-client ones included), and every file the index names is committed.
-//! Whether the files are what the types generate is `protocol/tests/schema.rs`'s check.
+//! Whether the files are what the types generate is `protocol/tests/wire/schema.rs`'s check.
 
 use serde_json::Value;
 use talos_protocol::methods::ALL_METHODS;

@@ -7,7 +7,7 @@ use crate::outcome::TurnFacts;
 use crate::tools::ToolId;
 
 /// Why the runtime added a warning to the trace. The wire keeps [`WarningCode::as_str`];
-/// `tests/tests/tidy.rs` checks every code is documented in `docs/traces.md`.
+/// `tests/tests/tidy/main.rs` checks every code is documented in `docs/traces.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum WarningCode {
     /// An MCP tool that does not say it is read-only ran: Talos cannot see what it did.

@@ -5,7 +5,7 @@
 //! and prints, as a table, turns per second, p50 and p99 turn time, the daemon's resident memory
 //! (idle, after the turns, and its peak, from `/proc/<pid>/status`) and its open file
 //! descriptors. The driver is `talos_tests::load`, the same one the load case in
-//! `tests/tests/e2e_load.rs` runs: every turn's events, trace and file are checked here too, and
+//! `tests/tests/daemon/load.rs` runs: every turn's events, trace and file are checked here too, and
 //! broken promises are counted in the table and printed.
 
 use std::path::{Path, PathBuf};
