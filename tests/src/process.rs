@@ -65,3 +65,34 @@ impl Drop for DaemonProcess {
         let _ = self.child.wait();
     }
 }
+
+/// For a test that sets state once per process (the document extractor a `OnceLock` holds) and
+/// so must not share its process with the other tests of its binary: runs the test named
+/// `module_path` + `name` again, alone, in a child process of this test binary. Returns true in
+/// that child, where the test goes on; in the parent it waits for the child, fails with the
+/// child's output unless exactly that one test passed there, and returns false.
+pub fn in_own_process(module_path: &str, name: &str) -> bool {
+    const ALONE: &str = "TALOS_TEST_ALONE";
+    // libtest names a test by its path without the crate's name.
+    let module = module_path.split_once("::").map_or("", |(_, rest)| rest);
+    let test = if module.is_empty() {
+        name.to_string()
+    } else {
+        format!("{module}::{name}")
+    };
+    if std::env::var_os(ALONE).is_some_and(|v| v == test.as_str()) {
+        return true;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([test.as_str(), "--exact", "--test-threads=1"])
+        .env(ALONE, &test)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed;"),
+        "{test} alone in its own process:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}

@@ -18,7 +18,8 @@ use talos_tests::harness::{Client, TestDaemon};
 const TALOS: &str = env!("CARGO_BIN_EXE_e2e-talos");
 
 /// The counting extractor: a script that appends a line to its count file per run, reads its
-/// input and fails as an unreadable document does. Set once for this process.
+/// input and fails as an unreadable document does. Set once for this process, which is why the
+/// test that counts its runs has a process of its own.
 fn counting_extractor() -> &'static Path {
     static COUNT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, count) = COUNT.get_or_init(|| {
@@ -44,9 +45,8 @@ fn runs(count: &Path) -> usize {
     std::fs::read_to_string(count).map_or(0, |text| text.lines().count())
 }
 
-/// A daemon without a model (these tests ask none), the counting extractor set first.
+/// A daemon without a model (these tests ask none).
 async fn daemon() -> TestDaemon {
-    counting_extractor();
     TestDaemon::start("").await
 }
 
@@ -60,6 +60,13 @@ async fn search(client: &mut Client, root: &Path, query: &str) -> IndexSearchRes
 /// after its bytes change; a text file beside it is found every time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_document_is_extracted_once_until_it_changes() {
+    // The extractor is set once per process: this test counts its runs alone in a process.
+    if !talos_tests::process::in_own_process(
+        module_path!(),
+        "a_failed_document_is_extracted_once_until_it_changes",
+    ) {
+        return;
+    }
     let count = counting_extractor();
     let daemon = daemon().await;
     let ws = tempfile::tempdir().unwrap();
