@@ -20,11 +20,11 @@ const QUESTIONS: [(&str, &str); 20] = [
     ),
     (
         "which paths are protected: secrets, keys, VCS control files",
-        "talosd/core/src/protected.rs",
+        "talosd/core/src/proposal/protected.rs",
     ),
     (
         "unified diff shown in an approval, capped body lines",
-        "talosd/core/src/diff.rs",
+        "talosd/core/src/proposal/diff.rs",
     ),
     (
         "default socket path from XDG_RUNTIME_DIR",
@@ -52,7 +52,7 @@ const QUESTIONS: [(&str, &str); 20] = [
     ),
     (
         "resolve a raw tool name: alias table and backend namespaces",
-        "talosd/core/src/tools/names.rs",
+        "talosd/core/src/proposal/tools/names.rs",
     ),
     (
         "JSON-RPC error codes and the message envelope",
@@ -65,7 +65,7 @@ const QUESTIONS: [(&str, &str); 20] = [
     ),
     (
         "retention age and size limits: which records to remove",
-        "talosd/core/src/retention.rs",
+        "talosd/core/src/ending/retention.rs",
     ),
     (
         "openat2 RESOLVE_BENEATH workspace capability handle",
@@ -73,7 +73,7 @@ const QUESTIONS: [(&str, &str); 20] = [
     ),
     (
         "camelCase and snake_case identifier split into search terms",
-        "talosd/core/src/retrieval.rs",
+        "talosd/core/src/planning/retrieval.rs",
     ),
     (
         "zip member inflates past the size cap",

@@ -6,46 +6,29 @@
 //! so each can be pinned by table-driven tests. No IO, no clock, no environment, no process,
 //! no async runtime: the daemon (`talosd`) performs every effect and passes the facts in.
 
-pub mod activation;
-pub mod budget;
-pub mod change_rule;
-pub mod check;
-pub mod command;
-pub mod constrain;
-pub mod contract;
-pub mod custom_command;
-pub mod deceptive;
-pub mod diff;
-pub mod digest;
-pub mod discipline;
-pub mod edit;
-pub mod guard;
-pub mod history;
-pub mod hooks;
-pub mod instructions;
-pub mod intent;
-pub mod ladder;
-pub(crate) mod lexical;
-pub mod mcp;
-pub mod modes;
-pub mod ops;
-pub mod outcome;
-pub mod pathname;
-pub mod phase;
-pub mod plan;
-pub mod posture;
-pub mod prompt;
-pub mod protected;
-pub mod restore;
-pub mod retention;
-pub mod retrieval;
-pub mod rules;
-pub mod sanitize;
-pub mod streamfilter;
-pub mod surface;
-pub mod targets;
-pub mod task;
-pub mod textcall;
-pub mod tools;
+// By what a turn meets, in order (docs/architecture.md): the request, the plan, each proposed
+// call, the turn that drives them, and its end.
+pub mod request;
+
+pub mod planning;
+
+pub mod proposal;
+
 pub mod turn;
-pub mod view;
+
+pub mod ending;
+
+/// Outside any turn: how the daemon is started.
+pub mod activation;
+
+// The paths the daemon, the CLI and the tests use (`talos_core::contract`, ...), kept as they
+// were before the modules were grouped into the folders above (issue 30, item 6).
+pub use ending::{digest, guard, outcome, restore, retention, streamfilter};
+pub use planning::{budget, constrain, plan, posture, prompt, retrieval, surface};
+pub use proposal::{
+    change_rule, check, command, deceptive, diff, discipline, edit, hooks, ladder, mcp, ops,
+    pathname, protected, rules, sanitize, textcall, tools, view,
+};
+pub use request::{
+    contract, custom_command, history, instructions, intent, modes, phase, targets, task,
+};

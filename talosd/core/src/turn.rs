@@ -20,13 +20,13 @@ mod screen;
 pub mod view;
 pub mod web;
 
-use crate::discipline::LoopGuard;
-use crate::ladder::{Grants, PermissionDecision};
-use crate::modes::SessionMode;
-use crate::plan::{Phase, TurnPlan};
-use crate::rules::Rule;
-use crate::surface::Surface;
-use crate::tools::ToolId;
+use crate::planning::plan::{Phase, TurnPlan};
+use crate::planning::surface::Surface;
+use crate::proposal::discipline::LoopGuard;
+use crate::proposal::ladder::{Grants, PermissionDecision};
+use crate::proposal::rules::Rule;
+use crate::proposal::tools::ToolId;
+use crate::request::modes::SessionMode;
 use record::{PermissionRecord, TurnRecord};
 
 /// What the person is told while the turn runs; the daemon turns each into a turn event.
@@ -42,11 +42,11 @@ pub enum Notice {
     /// Shown to the person as trusted information (never to the model).
     TrustedInfo(String),
     /// The plan's steps, told once when the turn starts.
-    Plan(Vec<crate::plan::PlanStep>),
+    Plan(Vec<crate::planning::plan::PlanStep>),
     /// A failure the runtime reports (the model server, a pin refused, the context).
     Error(String),
     /// The project's instruction files the turn uses: told first, before the plan.
-    Instructions(Vec<crate::instructions::Used>),
+    Instructions(Vec<crate::request::instructions::Used>),
     /// One model call's use of the context, after its reply.
     Usage {
         model_call: usize,
@@ -139,7 +139,7 @@ pub struct Turn {
     /// The project's instructions as the model is shown them ([`Turn::with_instructions`]).
     instructions: Option<String>,
     /// The MCP tools this turn offers ([`Turn::with_external`]).
-    pub(crate) external: Vec<crate::mcp::ExternalTool>,
+    pub(crate) external: Vec<crate::proposal::mcp::ExternalTool>,
 }
 
 impl Turn {
@@ -149,7 +149,7 @@ impl Turn {
         let mut record = TurnRecord::default();
         record.facts.mutation_requested = plan.contract().mutation_requested;
         record.facts.mutation_allowed = plan.contract().mutation_allowed;
-        let notices = vec![Notice::Plan(crate::plan::steps(&plan))];
+        let notices = vec![Notice::Plan(crate::planning::plan::steps(&plan))];
         Turn {
             plan,
             settings,
@@ -232,7 +232,7 @@ impl Turn {
             action: decision.action,
             reason_code: decision.reason_code.to_string(),
             // A path with hidden characters (allowed by the configuration) is kept escaped.
-            relative_path: relative_path.map(|p| crate::deceptive::escaped(&p)),
+            relative_path: relative_path.map(|p| crate::proposal::deceptive::escaped(&p)),
             remember_eligible: decision.remember_eligible,
         });
     }
@@ -245,10 +245,10 @@ impl Turn {
         &mut self,
         call_id: &str,
         tool: ToolId,
-        facts: &crate::ladder::PathFacts,
+        facts: &crate::proposal::ladder::PathFacts,
     ) -> PermissionDecision {
-        let decision = crate::ladder::decide(
-            &crate::ladder::LadderInput {
+        let decision = crate::proposal::ladder::decide(
+            &crate::proposal::ladder::LadderInput {
                 tool,
                 risk: tool.risk(),
                 phase: Phase::Inspect,

@@ -15,14 +15,14 @@ use std::collections::BTreeMap;
 
 use super::record::{CallStage, ToolCallRecord, WarningCode};
 use super::{CallStatus, Notice, Turn};
-use crate::check::{self, CheckOutcome};
-use crate::command::{CommandPlan, CommandRequest};
-use crate::digest::digest_text;
-use crate::discipline::{CallEnd, Verdict};
-use crate::ladder::{self, Action, LadderInput, PathFacts, PermissionDecision};
-use crate::ops::WorkspaceOp;
-use crate::outcome::{MutationRecord, MutationResult};
-use crate::tools::{ToolArgs, ToolId};
+use crate::ending::digest::digest_text;
+use crate::ending::outcome::{MutationRecord, MutationResult};
+use crate::proposal::check::{self, CheckOutcome};
+use crate::proposal::command::{CommandPlan, CommandRequest};
+use crate::proposal::discipline::{CallEnd, Verdict};
+use crate::proposal::ladder::{self, Action, LadderInput, PathFacts, PermissionDecision};
+use crate::proposal::ops::WorkspaceOp;
+use crate::proposal::tools::{ToolArgs, ToolId};
 
 pub use command::{CommandRun, PlannedCommand};
 pub use external::ExternalOutput;
@@ -56,7 +56,7 @@ pub struct ApprovalAsk {
     pub description: String,
     pub target: Option<String>,
     pub details: Vec<String>,
-    pub diff: Option<crate::diff::Preview>,
+    pub diff: Option<crate::proposal::diff::Preview>,
     /// The whole text before and after, for clients that draw their own diff (ACP editors);
     /// only for text files up to [`FULL_CHANGE_CAP`] bytes on each side.
     pub change: Option<ProposedChange>,
@@ -168,7 +168,7 @@ pub enum Input {
     OpsApplied(Vec<Result<String, String>>),
     CommandPlanned(Result<PlannedCommand, String>),
     CommandRan(Result<CommandRun, String>),
-    Hooked(Vec<crate::hooks::HookRun>),
+    Hooked(Vec<crate::proposal::hooks::HookRun>),
     /// The MCP server's answer, or why there is none (crash, timeout, malformed answer).
     External(Result<ExternalOutput, String>),
     /// The daemon could not perform the effect at all (for example, no unguessable id could be
@@ -355,7 +355,7 @@ impl Call {
         let path_hint = raw
             .get("path")
             .or_else(|| raw.get("file_path"))
-            .map(|p| crate::deceptive::escaped(p));
+            .map(|p| crate::proposal::deceptive::escaped(p));
         let reason = format!("{}: {message}", stage.as_str());
         self.record(
             turn,
@@ -432,7 +432,7 @@ impl Call {
     /// What the `pre_call` hooks are told about this call.
     fn told_hooks(&self, accepted: &Accepted) -> serde_json::Value {
         let empty = BTreeMap::new();
-        crate::hooks::ProposedCall {
+        crate::proposal::hooks::ProposedCall {
             call_id: &self.id,
             tool: accepted.tool.name(),
             arguments: self.proposal.args.as_ref().unwrap_or(&empty),
@@ -447,7 +447,7 @@ impl Call {
         &mut self,
         turn: &mut Turn,
         mut accepted: Accepted,
-        runs: &[crate::hooks::HookRun],
+        runs: &[crate::proposal::hooks::HookRun],
     ) -> (State, Effect) {
         accepted.decision = turn.narrowed_by_hooks(&self.id, accepted.decision, runs);
         self.decided(turn, accepted)
@@ -667,13 +667,13 @@ impl Turn {
         &mut self,
         call_id: &str,
         decision: PermissionDecision,
-        runs: &[crate::hooks::HookRun],
+        runs: &[crate::proposal::hooks::HookRun],
     ) -> PermissionDecision {
-        let verdicts = crate::hooks::verdicts(runs, self.settings.pre_call_hooks);
+        let verdicts = crate::proposal::hooks::verdicts(runs, self.settings.pre_call_hooks);
         for v in &verdicts {
             self.record.hooks.push(v.record(call_id));
         }
-        crate::hooks::narrow(decision, &verdicts)
+        crate::proposal::hooks::narrow(decision, &verdicts)
     }
 }
 
@@ -688,7 +688,7 @@ fn invisible_path(args: &ToolArgs) -> Option<String> {
         .iter()
         .map(|p| p.as_ref())
         .chain(cwd)
-        .find_map(crate::deceptive::path_refusal)
+        .find_map(crate::proposal::deceptive::path_refusal)
 }
 
 /// Content-like parameters whose digests the record keeps.
@@ -735,9 +735,9 @@ pub(crate) fn first_sentence(message: &str) -> String {
 /// A path as records and notices show it: a protected name is never repeated, and characters
 /// that change what the eye sees are escaped (`\u{202e}`).
 fn hidden_if_protected(path: &str) -> String {
-    if crate::protected::protected_kind(path).is_some() {
+    if crate::proposal::protected::protected_kind(path).is_some() {
         "<protected-path>".to_string()
     } else {
-        crate::deceptive::escaped(path)
+        crate::proposal::deceptive::escaped(path)
     }
 }

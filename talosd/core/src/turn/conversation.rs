@@ -2,11 +2,11 @@
 //! turns as their records hold them (the request as typed, the committed answer, the files
 //! changed), pins, the index's hint, the runtime's own reads, the request, and this turn's
 //! replies and tool results. Each part knows its token count once the daemon has counted it,
-//! and what replaces it when the context budget cuts it (`crate::budget`). The order is fixed
+//! and what replaces it when the context budget cuts it (`crate::planning::budget`). The order is fixed
 //! so that what repeats from one request to the next (system text, history) is a stable
 //! prefix the server's prompt cache reuses.
 
-use crate::budget::{self, Kind, Placement};
+use crate::planning::budget::{self, Kind, Placement};
 
 use super::model::NativeCall;
 

@@ -3,9 +3,9 @@
 //! classification, and the answer the person sees after the guards (a claimed change that did
 //! not happen, a clean verdict the checks contradict, protected lines echoed back).
 
-use crate::contract::TaskType;
-use crate::outcome::{self, Fine, MutationResult};
-use crate::plan::{EvidenceObligation, Expectation, RequestedResult};
+use crate::ending::outcome::{self, Fine, MutationResult};
+use crate::planning::plan::{EvidenceObligation, Expectation, RequestedResult};
+use crate::request::contract::TaskType;
 
 use super::Turn;
 use super::record::WarningCode;
@@ -104,13 +104,14 @@ impl Turn {
     pub fn finish(&mut self, model_answer: &str, diagnostics: Option<String>) -> Final {
         let facts = &self.record.facts;
         let fine = outcome::classify(facts);
-        let mut answer = crate::guard::guard_answer(model_answer, facts);
+        let mut answer = crate::ending::guard::guard_answer(model_answer, facts);
         // Claims that a document whose text was not seen is empty do not stand (issue 27).
-        answer = crate::guard::correct_document_claims(&answer, &facts.unreadable_documents);
+        answer =
+            crate::ending::guard::correct_document_claims(&answer, &facts.unreadable_documents);
         if let Some(listed) = self.answer_from_listing(&answer) {
             answer = listed;
         }
-        if answer.starts_with(crate::guard::CLEAN_VERDICT_CONTRADICTED) {
+        if answer.starts_with(crate::ending::guard::CLEAN_VERDICT_CONTRADICTED) {
             let message = format!(
                 "the answer said nothing was wrong; Talos's checks found {} problem(s)",
                 facts.task_findings.len()
@@ -157,7 +158,7 @@ impl Turn {
             .collect();
         if echoed.is_empty() {
             // The records show an approved protected read; a refusal to show it gets the why.
-            let refused = crate::guard::sentences_refuse(&answer);
+            let refused = crate::ending::guard::sentences_refuse(&answer);
             if !self.record.protected_lines.is_empty() && refused {
                 return format!("{answer}\n\n{PROTECTED_NOT_SHOWN}");
             }

@@ -4,7 +4,7 @@
 //! decision compares the answer with the recorded listing; no phrase list is read.
 
 use super::Turn;
-use crate::task::TaskType;
+use crate::request::task::TaskType;
 
 /// How the answer starts when the runtime answers from the listing.
 pub const LISTING_ANSWER: &str = "[Listing check: the model's answer did not match the directory listing, so Talos answers from the listing itself (names only).]";
@@ -48,7 +48,7 @@ pub fn uses_listing(answer: &str, listing: &str) -> bool {
         .iter()
         .flat_map(|n| [n.to_string(), basename(n)])
         .collect();
-    let mentioned = crate::guard::sentences::file_names(answer);
+    let mentioned = crate::ending::guard::sentences::file_names(answer);
     if mentioned.iter().any(|m| !known.iter().any(|k| k == m)) {
         return false;
     }

@@ -12,11 +12,11 @@ mod request;
 
 use std::collections::VecDeque;
 
-use crate::budget::{Kind, Limits};
-use crate::constrain::Level;
-use crate::prompt::ToolCalling;
-use crate::retrieval::{self, Hit, Retrieval};
-use crate::tools::ToolId;
+use crate::planning::budget::{Kind, Limits};
+use crate::planning::constrain::Level;
+use crate::planning::prompt::ToolCalling;
+use crate::planning::retrieval::{self, Hit, Retrieval};
+use crate::proposal::tools::ToolId;
 
 use super::Turn;
 use super::call::{self, Call, Proposal};
@@ -103,7 +103,7 @@ pub struct ModelRequest {
     /// text: the system text lists them then).
     pub external_tools: Vec<serde_json::Value>,
     pub tool_choice_required: bool,
-    /// The decoding constraint (`crate::constrain`).
+    /// The decoding constraint (`crate::planning::constrain`).
     pub schema: Option<serde_json::Value>,
     /// Read the reply to its end without streaming its text (the guards decide it first).
     pub hold: bool,
@@ -319,7 +319,7 @@ pub(crate) enum CountSlot {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Round {
     pub index: usize,
-    pub surface: Option<crate::surface::Surface>,
+    pub surface: Option<crate::planning::surface::Surface>,
     /// What the budget cut from the request.
     pub cut: Vec<String>,
     pub native: bool,

@@ -3,10 +3,10 @@
 //! `tool_calls`, or calls written as text), what a chat turn does with calls it was not
 //! offered, when the phase moves from APPLY to VERIFY, and when the loop stops.
 
-use crate::plan::{ActionObligation, Phase};
-use crate::prompt::ToolCalling;
-use crate::surface::Surface;
-use crate::textcall::{self, TextCalls};
+use crate::planning::plan::{ActionObligation, Phase};
+use crate::planning::prompt::ToolCalling;
+use crate::planning::surface::Surface;
+use crate::proposal::textcall::{self, TextCalls};
 
 use super::Turn;
 use super::call::{CallReport, Proposal};
@@ -170,7 +170,7 @@ impl Turn {
         }
         let message = format!("{} could not be extracted", unseen.join(", "));
         self.record.warn(WarningCode::DocumentNotReadable, message);
-        Some(crate::guard::correct_document_claims("", &unseen))
+        Some(crate::ending::guard::correct_document_claims("", &unseen))
     }
 
     fn every_target_changed(&self) -> bool {
@@ -179,7 +179,10 @@ impl Turn {
             && targets.iter().all(|t| {
                 self.record.facts.mutations.iter().any(|m| {
                     &m.target == t
-                        && matches!(m.result, crate::outcome::MutationResult::Succeeded { .. })
+                        && matches!(
+                            m.result,
+                            crate::ending::outcome::MutationResult::Succeeded { .. }
+                        )
                 })
             })
     }
@@ -193,7 +196,7 @@ impl Turn {
             // Every expected target changed and was verified: no model call is needed to say so.
             self.record.phase_transitions.push((
                 self.phase,
-                crate::plan::Phase::Verify,
+                crate::planning::plan::Phase::Verify,
                 "work done: the runtime writes the summary".into(),
             ));
             return Some(summary);

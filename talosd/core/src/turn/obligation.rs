@@ -6,10 +6,10 @@
 //! Every decision here reads the turn's records (calls, results, reads, mutations); the only
 //! words read are the request's ask for an explanation, which no record can show.
 
-use crate::outcome::MutationResult;
-use crate::plan::{ActionObligation, EvidenceObligation, RequestedResult};
-use crate::surface::Surface;
-use crate::tools::ToolId;
+use crate::ending::outcome::MutationResult;
+use crate::planning::plan::{ActionObligation, EvidenceObligation, RequestedResult};
+use crate::planning::surface::Surface;
+use crate::proposal::tools::ToolId;
 
 use super::Turn;
 use super::record::WarningCode;
@@ -277,7 +277,7 @@ impl Turn {
         }
         // A change that asked for a check to pass is done when that check ran after it and passed.
         let check = match &contract.command {
-            crate::contract::CommandAsk::AfterChange(profile) => {
+            crate::request::contract::CommandAsk::AfterChange(profile) => {
                 let ran = self.record.commands.iter().any(|c| &c.profile == profile);
                 let failed = facts
                     .task_findings
@@ -333,10 +333,10 @@ mod tests {
 
     #[test]
     fn constrained_replies_are_held_and_so_is_the_answer_after_them() {
-        use crate::plan::TurnPlan;
-        use crate::posture::{Posture, apply};
+        use crate::planning::plan::TurnPlan;
+        use crate::planning::posture::{Posture, apply};
         let settings = || super::super::TurnSettings {
-            mode: crate::modes::SessionMode::Agent,
+            mode: crate::request::modes::SessionMode::Agent,
             strict_names: false,
             rules: Vec::new(),
             require_tool_call: false,
@@ -347,9 +347,9 @@ mod tests {
         let chat = || {
             let plan = TurnPlan::from_turn(apply(
                 Posture::Agent,
-                crate::contract::resolve("hello there"),
+                crate::request::contract::resolve("hello there"),
             ));
-            Turn::new(plan, settings(), crate::ladder::Grants::default())
+            Turn::new(plan, settings(), crate::proposal::ladder::Grants::default())
         };
         // (constrained calls in order, held per call, answer held at the end)
         let rows: &[(&[bool], &[bool], bool)] = &[

@@ -5,10 +5,10 @@
 //! bytes may belong to a file outside the workspace), is too large or is not UTF-8 text is
 //! refused.
 
-use crate::budget::Kind;
-use crate::digest::digest_text;
-use crate::instructions::Found;
-use crate::ladder::PathFacts;
+use crate::ending::digest::digest_text;
+use crate::planning::budget::Kind;
+use crate::proposal::ladder::PathFacts;
+use crate::request::instructions::Found;
 
 use super::conversation::{Entry, Message, Role};
 
@@ -44,7 +44,7 @@ impl Turn {
     /// could not be used is told as an error. Nothing here touches the contract, the surface
     /// or the policy.
     pub fn with_instructions(mut self, found: Vec<Found>, max_bytes: usize) -> Turn {
-        let admitted = crate::instructions::admit(found, max_bytes);
+        let admitted = crate::request::instructions::admit(found, max_bytes);
         self.instructions = admitted.block;
         self.record.instructions = admitted.used.clone();
         self.notices
@@ -89,7 +89,7 @@ impl Turn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protected::protected_kind;
+    use crate::proposal::protected::protected_kind;
 
     fn facts(relative: &str, escapes: bool) -> PathFacts {
         PathFacts {
@@ -139,12 +139,12 @@ mod tests {
 
     #[test]
     fn pinned_text_is_framed_as_untrusted_and_recorded_by_digest() {
-        let plan = crate::plan::TurnPlan::from_turn(crate::posture::apply(
-            crate::posture::Posture::Agent,
-            crate::contract::resolve("Explain notes.md"),
+        let plan = crate::planning::plan::TurnPlan::from_turn(crate::planning::posture::apply(
+            crate::planning::posture::Posture::Agent,
+            crate::request::contract::resolve("Explain notes.md"),
         ));
         let settings = super::super::TurnSettings {
-            mode: crate::modes::SessionMode::Agent,
+            mode: crate::request::modes::SessionMode::Agent,
             strict_names: false,
             rules: Vec::new(),
             require_tool_call: false,

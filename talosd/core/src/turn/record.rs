@@ -2,9 +2,9 @@
 //! happened. The daemon turns it into the wire trace (schema version 5) in one place
 //! (`talosd/src/to_proto/record.rs`); nothing here knows the wire format.
 
-use crate::digest::{Digested, digest_text};
-use crate::outcome::TurnFacts;
-use crate::tools::ToolId;
+use crate::ending::digest::{Digested, digest_text};
+use crate::ending::outcome::TurnFacts;
+use crate::proposal::tools::ToolId;
 
 /// Why the runtime added a warning to the trace. The wire keeps [`WarningCode::as_str`];
 /// `tests/tests/tidy/main.rs` checks every code is documented in `docs/traces.md`.
@@ -201,7 +201,7 @@ pub struct PermissionRecord {
     pub call_id: String,
     /// The tool's name (`talos.edit_file`, `mcp.fs.write_text`).
     pub tool: String,
-    pub action: crate::ladder::Action,
+    pub action: crate::proposal::ladder::Action,
     pub reason_code: String,
     pub relative_path: Option<String>,
     pub remember_eligible: bool,
@@ -215,7 +215,7 @@ pub struct ExternalCallRecord {
     pub tool: String,
     /// The arguments sent, as JSON text, by hash.
     pub arguments: Digested,
-    pub action: crate::ladder::Action,
+    pub action: crate::proposal::ladder::Action,
     pub reason_code: String,
     /// The person's answer, when asked.
     pub approval: Option<Decision>,
@@ -306,7 +306,7 @@ pub struct Warning {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SurfaceRecord {
     pub model_call: usize,
-    pub phase: crate::plan::Phase,
+    pub phase: crate::planning::plan::Phase,
     pub tools: Vec<ToolId>,
     pub reason: String,
 }
@@ -365,14 +365,18 @@ pub struct TurnRecord {
     pub tool_calling: CallingRecord,
     pub pinned: Vec<(String, Digested)>,
     /// The project's instruction files sent to the model, by hash.
-    pub instructions: Vec<crate::instructions::Used>,
+    pub instructions: Vec<crate::request::instructions::Used>,
     /// Each hook's verdict on a call, and each `post_turn` hook's run.
-    pub hooks: Vec<crate::hooks::HookRecord>,
+    pub hooks: Vec<crate::proposal::hooks::HookRecord>,
     /// The MCP tools offered this turn (`mcp.fs.read_text`).
     pub external_offered: Vec<String>,
     /// Each call to an MCP tool: its decision, approval, and output by hash.
     pub external_calls: Vec<ExternalCallRecord>,
-    pub phase_transitions: Vec<(crate::plan::Phase, crate::plan::Phase, String)>,
+    pub phase_transitions: Vec<(
+        crate::planning::plan::Phase,
+        crate::planning::plan::Phase,
+        String,
+    )>,
     pub tool_surfaces: Vec<SurfaceRecord>,
     pub model_calls: Vec<ModelCallRecord>,
     pub tool_calls: Vec<ToolCallRecord>,
@@ -402,7 +406,10 @@ impl TurnRecord {
     }
 
     /// An `IGNORE_FILE_NOT_READ` warning for each ignore file the index walk did not read.
-    pub(crate) fn unread_ignore_files(&mut self, files: &[crate::retrieval::UnreadIgnoreFile]) {
+    pub(crate) fn unread_ignore_files(
+        &mut self,
+        files: &[crate::planning::retrieval::UnreadIgnoreFile],
+    ) {
         for file in files {
             self.warn(WarningCode::IgnoreFileNotRead, file.message());
         }

@@ -5,11 +5,11 @@
 //! for documents the text tools cannot read, or the model. Also the context a follow-up
 //! carries and whether the turn becomes the one a later "try again" continues.
 
-use crate::contract::{CommandAsk, Reason, TaskContract, TaskType, asks_about_talos};
-use crate::modes::{SessionMode, Structural, structural_command};
-use crate::outcome::Fine;
-use crate::plan::TurnPlan;
-use crate::targets::is_unreadable_document;
+use crate::ending::outcome::Fine;
+use crate::planning::plan::TurnPlan;
+use crate::request::contract::{CommandAsk, Reason, TaskContract, TaskType, asks_about_talos};
+use crate::request::modes::{SessionMode, Structural, structural_command};
+use crate::request::targets::is_unreadable_document;
 
 use super::record::FileResult;
 
@@ -102,7 +102,7 @@ fn unreadable_documents(contract: &TaskContract) -> Option<Vec<String>> {
         .chain(&contract.source_evidence_targets)
     {
         // pdf, docx, xlsx, ods, odt and pptx are extracted (issue 16): the model reads them.
-        let extracted = crate::retrieval::DocumentKind::of(target).is_some();
+        let extracted = crate::planning::retrieval::DocumentKind::of(target).is_some();
         if is_unreadable_document(target) && !extracted && !documents.contains(target) {
             documents.push(target.clone());
         }

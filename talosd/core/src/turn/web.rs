@@ -2,8 +2,8 @@
 //! due, what its report records and adds to the answer, and (after a failed check) whether one
 //! bounded repair of the already-targeted files runs.
 
-use crate::contract::TaskType;
-use crate::outcome::MutationResult;
+use crate::ending::outcome::MutationResult;
+use crate::request::contract::TaskType;
 
 use super::Turn;
 use super::record::{CheckStatus, WarningCode};
@@ -152,10 +152,10 @@ impl Turn {
     pub fn begin_repair(&mut self, repair: &WebRepair) {
         self.record.phase_transitions.push((
             self.phase,
-            crate::plan::Phase::Apply,
+            crate::planning::plan::Phase::Apply,
             "web repair: the checks failed after the last change".into(),
         ));
-        self.phase = crate::plan::Phase::Apply;
+        self.phase = crate::planning::plan::Phase::Apply;
         self.repair_files = Some(repair.files.clone());
         self.repair_from = self.record.facts.mutations.len();
     }

@@ -5,10 +5,10 @@
 //! applied or it looks like a secret.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
-use crate::command::{self, CommandPlan, CommandRequest};
-use crate::digest::digest_text;
-use crate::discipline::CallEnd;
-use crate::ladder::Action;
+use crate::ending::digest::digest_text;
+use crate::proposal::command::{self, CommandPlan, CommandRequest};
+use crate::proposal::discipline::CallEnd;
+use crate::proposal::ladder::Action;
 use crate::turn::Turn;
 use crate::turn::record::{ApprovalRecord, CommandRecord, Decision};
 
@@ -177,7 +177,7 @@ impl CommandFlow {
             turn.record.facts.command_failed = true;
         }
         let facts = &mut turn.record.facts;
-        crate::contract::after_change_run(
+        crate::request::contract::after_change_run(
             turn.plan.contract(),
             &plan.profile_id,
             succeeded,

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
-use crate::digest::digest_text;
-use crate::ladder::{Action, PermissionDecision};
-use crate::mcp::{self, ExternalTool};
+use crate::ending::digest::digest_text;
+use crate::proposal::ladder::{Action, PermissionDecision};
+use crate::proposal::mcp::{self, ExternalTool};
 use crate::turn::record::{CallStage, Decision, ExternalCallRecord, WarningCode};
 use crate::turn::{CallStatus, Notice, Turn};
 
@@ -54,9 +54,15 @@ impl ExternalFlow {
         else {
             let message = format!(
                 "{} is not offered in this turn: name the MCP server or the tool in the request (or configure it surface: always); in a read-only mode only tools it trusts as read-only are offered",
-                crate::deceptive::escaped(&name.chars().take(100).collect::<String>())
+                crate::proposal::deceptive::escaped(&name.chars().take(100).collect::<String>())
             );
-            return call.rejected(turn, raw, None, crate::check::Stage::Surface, message);
+            return call.rejected(
+                turn,
+                raw,
+                None,
+                crate::proposal::check::Stage::Surface,
+                message,
+            );
         };
         let arguments = mcp::arguments(raw, &tool.input_schema);
         let decision = mcp::decide(&name, &turn.settings.rules);
@@ -69,7 +75,7 @@ impl ExternalFlow {
         if turn.settings.pre_call_hooks > 0 && flow.decision.action != Action::Deny {
             let mut flow = flow;
             flow.stage = Stage::Hooking;
-            let told = crate::hooks::ProposedCall {
+            let told = crate::proposal::hooks::ProposedCall {
                 call_id: &call.id,
                 tool: &name,
                 arguments: raw,
@@ -273,9 +279,13 @@ impl ExternalFlow {
 }
 
 impl Turn {
-    /// The turn with the MCP tools it offers (decided by [`crate::mcp::offered`]); each left
+    /// The turn with the MCP tools it offers (decided by [`crate::proposal::mcp::offered`]); each left
     /// out that the request named, and each server that could not be listed, is told.
-    pub fn with_external(mut self, offer: crate::mcp::Offer, problems: Vec<String>) -> Turn {
+    pub fn with_external(
+        mut self,
+        offer: crate::proposal::mcp::Offer,
+        problems: Vec<String>,
+    ) -> Turn {
         self.record.external_offered = offer.tools.iter().map(ExternalTool::qualified).collect();
         if !offer.tools.is_empty() {
             let names = self.record.external_offered.join(", ");

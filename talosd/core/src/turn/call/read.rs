@@ -4,8 +4,8 @@
 //! the model.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
-use crate::discipline::CallEnd;
-use crate::ladder::Action;
+use crate::proposal::discipline::CallEnd;
+use crate::proposal::ladder::Action;
 use crate::turn::record::{ApprovalRecord, CallStage, Decision};
 use crate::turn::{Notice, Turn};
 
@@ -32,7 +32,9 @@ impl ReadFlow {
         };
         let ask = ApprovalAsk {
             tool: accepted.tool.name().into(),
-            description: if accepted.decision.reason_code == crate::ladder::ReasonCode::HookAsk {
+            description: if accepted.decision.reason_code
+                == crate::proposal::ladder::ReasonCode::HookAsk
+            {
                 format!("read a hook asks about: {}", accepted.tool.name())
             } else {
                 format!("protected read: {}", accepted.tool.name())
@@ -144,14 +146,14 @@ impl ReadFlow {
         };
         call.record(turn, Some(accepted.tool), path_hint.clone(), stage, None);
         turn.guard.after_call(accepted.tool, &accepted.args, end);
-        if success && accepted.tool == crate::tools::ToolId::ListDir {
+        if success && accepted.tool == crate::proposal::tools::ToolId::ListDir {
             let folder = path_hint.clone().unwrap_or_default();
             turn.record.listings.push((folder, for_model.clone()));
         }
         if success && let Some(p) = path_hint {
             // A document whose text could not be extracted was read, but not seen (issue 27).
-            let unseen = accepted.tool == crate::tools::ToolId::ReadFile
-                && crate::view::is_document_note(&p, &for_model);
+            let unseen = accepted.tool == crate::proposal::tools::ToolId::ReadFile
+                && crate::proposal::view::is_document_note(&p, &for_model);
             let documents = &mut turn.record.facts.unreadable_documents;
             if unseen && !documents.contains(&p) {
                 documents.push(p.clone());

@@ -4,11 +4,11 @@
 //! postconditions. A failure part-way stops the batch and says what was applied.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
-use crate::discipline::CallEnd;
-use crate::ladder::Action;
-use crate::ops::{self, WorkspaceOp};
-use crate::outcome::{MutationRecord, MutationResult};
-use crate::tools::{Risk, ToolArgs};
+use crate::ending::outcome::{MutationRecord, MutationResult};
+use crate::proposal::discipline::CallEnd;
+use crate::proposal::ladder::Action;
+use crate::proposal::ops::{self, WorkspaceOp};
+use crate::proposal::tools::{Risk, ToolArgs};
 use crate::turn::record::{ApprovalRecord, CheckStatus, CheckpointRecord, Decision};
 use crate::turn::{Notice, Turn};
 

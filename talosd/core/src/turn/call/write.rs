@@ -9,14 +9,14 @@
 //! the approval.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
-use crate::diff::{self, Preview};
-use crate::digest::{count_lines, sha256};
-use crate::discipline::{CallEnd, UNREAD_EDIT_HINT};
-use crate::edit::{self, WriteCheck};
-use crate::ladder::{Action, PermissionDecision};
-use crate::outcome::{MutationRecord, MutationResult};
-use crate::plan::Expectation;
-use crate::tools::{ToolArgs, ToolId};
+use crate::ending::digest::{count_lines, sha256};
+use crate::ending::outcome::{MutationRecord, MutationResult};
+use crate::planning::plan::Expectation;
+use crate::proposal::diff::{self, Preview};
+use crate::proposal::discipline::{CallEnd, UNREAD_EDIT_HINT};
+use crate::proposal::edit::{self, WriteCheck};
+use crate::proposal::ladder::{Action, PermissionDecision};
+use crate::proposal::tools::{ToolArgs, ToolId};
 use crate::turn::record::{
     ApprovalRecord, CheckStatus, CheckpointRecord, Decision, ExecutionRecord, WarningCode,
 };
@@ -275,7 +275,7 @@ impl WriteFlow {
             tool: self.accepted.tool,
             success: verification.passed,
             path: Some(shown.clone()),
-            output: crate::digest::digest_text(&verification.summary),
+            output: crate::ending::digest::digest_text(&verification.summary),
             sha256_after: Some(sha256(&on_disk)),
             error: None,
         });
@@ -340,7 +340,7 @@ impl WriteFlow {
     }
 
     /// Written and read back as approved, but not what the request asked the file to hold
-    /// (`crate::change_rule::check`): changed, not verified, and the model is told why.
+    /// (`crate::proposal::change_rule::check`): changed, not verified, and the model is told why.
     fn not_as_asked(
         self,
         call: &Call,
@@ -371,13 +371,17 @@ fn literal_problem(
     before: Option<&[u8]>,
     on_disk: &[u8],
 ) -> Option<String> {
-    let rules = crate::change_rule::rules(&turn.plan);
-    let rule = crate::change_rule::rule_for(&rules, shown)?;
+    let rules = crate::proposal::change_rule::rules(&turn.plan);
+    let rule = crate::proposal::change_rule::rule_for(&rules, shown)?;
     let original = turn
         .originals
         .entry(shown.to_string())
         .or_insert_with(|| before.map(|b| String::from_utf8_lossy(b).into_owned()));
-    crate::change_rule::check(rule, original.as_deref(), &String::from_utf8_lossy(on_disk))
+    crate::proposal::change_rule::check(
+        rule,
+        original.as_deref(),
+        &String::from_utf8_lossy(on_disk),
+    )
 }
 
 /// What the model is told when a write failed.
@@ -489,7 +493,7 @@ fn proposed(
 /// The proposed text without trailing commentary or stray fences: what the approval shows is
 /// exactly what is written. A change is recorded (as digests, never the text).
 fn sanitized(call: &Call, turn: &mut Turn, path: &str, field: &str, text: &str) -> String {
-    let result = crate::sanitize::strip_commentary(path, text);
+    let result = crate::proposal::sanitize::strip_commentary(path, text);
     if result.changed {
         turn.record.warn(
             WarningCode::ToolContentSanitized,
@@ -540,7 +544,7 @@ fn exact_literal(
     }
 }
 
-/// The format rung of the ladder ([`crate::ladder::format_rung`]), recorded when it asks.
+/// The format rung of the ladder ([`crate::proposal::ladder::format_rung`]), recorded when it asks.
 fn format_rung(
     call: &Call,
     turn: &mut Turn,
@@ -549,7 +553,7 @@ fn format_rung(
     before: Option<&str>,
     after: &str,
 ) -> PermissionDecision {
-    match crate::ladder::format_rung(&accepted.decision, before, after) {
+    match crate::proposal::ladder::format_rung(&accepted.decision, before, after) {
         Some(asked) => {
             turn.permission(&call.id, accepted.tool, &asked, Some(shown.to_string()));
             asked

@@ -7,10 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::budget::Kind;
-use crate::plan::{ActionObligation, EvidenceObligation};
-use crate::protected::protected_kind;
-use crate::tools::ToolId;
+use crate::planning::budget::Kind;
+use crate::planning::plan::{ActionObligation, EvidenceObligation};
+use crate::proposal::protected::protected_kind;
+use crate::proposal::tools::ToolId;
 
 use super::super::Turn;
 use super::super::call::{self, Proposal};

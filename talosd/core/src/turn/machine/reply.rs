@@ -3,9 +3,9 @@
 //! conversation; when the loop ends, the static web check and its one repair round; then the
 //! outcome and the final answer.
 
-use crate::budget::Kind;
-use crate::constrain;
-use crate::textcall;
+use crate::planning::budget::Kind;
+use crate::planning::constrain;
+use crate::proposal::textcall;
 
 use super::super::Notice;
 use super::super::Turn;

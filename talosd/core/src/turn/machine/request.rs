@@ -1,16 +1,16 @@
 //! Each model request, assembled within the context budget: the surface of the call, the
 //! system text, the count of every part the daemon has not counted yet, the window of a long
-//! tool result, what goes in whole and what is cut ([`crate::budget`]), and the decoding
+//! tool result, what goes in whole and what is cut ([`crate::planning::budget`]), and the decoding
 //! constraint. A context-exceeded answer from the server is taken as its own numbers: the
 //! request is cut again to fit and sent once more; only a request that cannot fit even the
 //! system text and the request ends the turn, with both sizes named.
 
-use crate::budget::{self, Fit, Kind, Limits, Part};
-use crate::change_rule;
-use crate::constrain::{self, Step};
-use crate::digest::digest_text;
-use crate::prompt::{self, ToolCalling};
-use crate::surface::Surface;
+use crate::ending::digest::digest_text;
+use crate::planning::budget::{self, Fit, Kind, Limits, Part};
+use crate::planning::constrain::{self, Step};
+use crate::planning::prompt::{self, ToolCalling};
+use crate::planning::surface::Surface;
+use crate::proposal::change_rule;
 
 use super::super::Turn;
 use super::super::conversation::{Message, Role};
@@ -40,7 +40,7 @@ impl Turn {
     }
 
     /// The surface the current model call began with (recorded by `begin_model_call`).
-    pub(super) fn round_surface(&self) -> crate::surface::Surface {
+    pub(super) fn round_surface(&self) -> crate::planning::surface::Surface {
         self.machine
             .round
             .surface
@@ -54,7 +54,7 @@ impl Turn {
         let calling = self.machine.calling.unwrap_or(ToolCalling::Text);
         let mut system = prompt::system_prompt(&self.plan, &surface, self.phase, calling);
         if calling == ToolCalling::Text {
-            system.push_str(&crate::mcp::prompt_section(&self.external));
+            system.push_str(&crate::proposal::mcp::prompt_section(&self.external));
         }
         let tools = match calling {
             ToolCalling::Native => surface.tools().to_vec(),
@@ -91,7 +91,7 @@ impl Turn {
     fn send(
         &mut self,
         messages: Vec<Message>,
-        tools: Vec<crate::tools::ToolId>,
+        tools: Vec<crate::proposal::tools::ToolId>,
         surface: &Surface,
         tokens: u64,
         cut: Vec<String>,
@@ -122,7 +122,11 @@ impl Turn {
     }
 
     /// The count effect for what has no count yet, or `None` when everything is counted.
-    fn uncounted(&mut self, system: &str, tools: &[crate::tools::ToolId]) -> Option<TurnEffect> {
+    fn uncounted(
+        &mut self,
+        system: &str,
+        tools: &[crate::proposal::tools::ToolId],
+    ) -> Option<TurnEffect> {
         let mut items = Vec::new();
         let mut slots = Vec::new();
         if self.machine.counted_system.as_ref().map(|c| c.0.as_str()) != Some(system) {
@@ -177,7 +181,7 @@ impl Turn {
     }
 
     /// The system text's and the tools' tokens, scaled.
-    fn counted_fixed(&self, tools: &[crate::tools::ToolId]) -> u64 {
+    fn counted_fixed(&self, tools: &[crate::proposal::tools::ToolId]) -> u64 {
         let system = self.machine.counted_system.as_ref().map_or(0, |c| c.1);
         let tools = if tools.is_empty() {
             0
