@@ -5,10 +5,8 @@
 //! Layout: `checkpoints/<workspaceId>/objects/<sha256>` and
 //! `checkpoints/<workspaceId>/manifests/<checkpointId>.json`.
 //!
-//! The store writes under the Talos home with std::fs; what it captures from the workspace it
-//! reads through the `Workspace` handle.
-// std::fs here writes only the store under the Talos home, never a workspace file.
-#![allow(clippy::disallowed_methods)]
+//! The store writes under the Talos home through the home's handle (`crate::home::Store`);
+//! what it captures from the workspace it reads through the `Workspace` handle.
 
 pub mod job;
 pub mod list;
@@ -21,13 +19,14 @@ use std::path::{Path, PathBuf};
 
 use manifest::{Manifest, ManifestFile};
 
+use crate::home::{Durability, Store};
 use crate::ids::CheckpointId;
 use crate::workspace::ops::Placed;
 use crate::workspace::{EntryKind, Workspace, WorkspaceError};
 
 #[derive(Debug, Clone)]
 pub struct CheckpointStore {
-    root: PathBuf,
+    root: Store,
     /// `checkpoint.max_file_bytes`: the largest single file a checkpoint copies.
     max_file_bytes: u64,
 }
@@ -95,7 +94,7 @@ pub enum CaptureProblem {
 }
 
 impl CheckpointStore {
-    pub fn new(root: PathBuf) -> CheckpointStore {
+    pub fn new(root: Store) -> CheckpointStore {
         CheckpointStore {
             root,
             max_file_bytes: crate::config::CheckpointConfig::default().max_file_bytes,
@@ -115,34 +114,39 @@ impl CheckpointStore {
     }
 
     /// The store's root (`<home>/checkpoints`).
-    pub fn root(&self) -> &Path {
+    pub fn root(&self) -> &Store {
         &self.root
     }
 
-    pub fn workspace_dir(&self, workspace: &Path) -> PathBuf {
+    /// The name of `workspace`'s folder in the store (32 hex of the root's SHA-256).
+    pub fn workspace_folder(workspace: &Path) -> String {
         let id = talos_core::digest::sha256_hex(workspace.to_string_lossy().as_bytes());
-        self.root.join(&id[..32])
+        id[..32].to_string()
     }
 
-    /// Where checkpoint `id` of `workspace` keeps its manifest.
-    pub fn manifest_path(&self, workspace: &Path, id: &str) -> PathBuf {
-        self.workspace_dir(workspace)
-            .join("manifests")
-            .join(format!("{id}.json"))
+    pub fn workspace_dir(&self, workspace: &Path) -> Store {
+        self.root
+            .child(&CheckpointStore::workspace_folder(workspace))
+    }
+
+    /// Where the manifests of `workspace` are stored.
+    pub fn manifests(&self, workspace: &Path) -> Store {
+        self.workspace_dir(workspace).child("manifests")
     }
 
     /// Where the objects of `workspace` are stored.
-    pub fn objects(&self, workspace: &Path) -> PathBuf {
-        self.workspace_dir(workspace).join("objects")
+    pub fn objects(&self, workspace: &Path) -> Store {
+        self.workspace_dir(workspace).child("objects")
     }
 
     /// Completes checkpoint `id`'s manifest with each path's state now, after its change ran,
     /// so a later restore can tell a change by someone else from the change it guarded.
     pub fn record_after(&self, files: &Workspace, id: &str) -> Result<(), manifest::ManifestError> {
-        let path = self.manifest_path(files.root(), id);
-        let mut manifest = Manifest::read(&path)?;
+        let manifests = self.manifests(files.root());
+        let name = format!("{id}.json");
+        let mut manifest = Manifest::read(&manifests, &name)?;
         manifest.record_after(files, self.max_file_bytes);
-        manifest.write_after(&path)
+        manifest.write_after(&manifests, &name)
     }
 
     /// Stores `before` (the target's bytes, `None` when absent) and a manifest for it.
@@ -220,14 +224,13 @@ impl CheckpointStore {
             path: first.clone(),
             problem,
         };
-        let dir = self.workspace_dir(workspace);
-        let objects = dir.join("objects");
-        let manifests = dir.join("manifests");
+        let objects = self.objects(workspace);
+        let manifests = self.manifests(workspace);
         for d in [&objects, &manifests] {
             // Real folders all the way down from the store, never a planted link out of it.
-            crate::home_files::real_dir(&self.root, d).map_err(|source| {
+            d.make_dirs(".").map_err(|source| {
                 fail(CaptureProblem::CreateStore {
-                    dir: d.clone(),
+                    dir: d.path(),
                     source,
                 })
             })?;
@@ -237,11 +240,11 @@ impl CheckpointStore {
             let (existed_before, blob_sha256, size_bytes, entry_type) = match entry {
                 Entry::File { bytes, .. } => {
                     let hex = talos_core::digest::sha256_hex(bytes);
-                    let object = objects.join(&hex);
                     // A stored object is trusted only when it holds these bytes: one written
-                    // unsynced before a power loss may be empty or short (durable.rs).
-                    if !holds(&object, bytes) {
-                        crate::durable::write_unsynced(&object, bytes)
+                    // unsynced before a power loss may be empty or short (home.rs).
+                    if !holds(&objects, &hex, bytes) {
+                        objects
+                            .write(&hex, bytes, Durability::None)
                             .map_err(|e| fail(CaptureProblem::StoreObject(e)))?;
                     }
                     (true, Some(hex), bytes.len() as u64, "FILE")
@@ -274,13 +277,16 @@ impl CheckpointStore {
         };
         let json =
             serde_json::to_vec_pretty(&manifest).map_err(|e| fail(CaptureProblem::Manifest(e)))?;
-        let path = manifests.join(format!("{checkpoint_id}.json"));
-        crate::durable::write_unsynced(&path, &json)
+        let name = format!("{checkpoint_id}.json");
+        manifests
+            .write(&name, &json, Durability::None)
             .map_err(|e| fail(CaptureProblem::WriteManifest(e)))?;
         // One sync makes the object, the manifest and any new folder durable before the
         // change is written (no checkpoint, no write).
-        crate::durable::sync_filesystem(&dir)
+        manifests
+            .sync_filesystem()
             .map_err(|e| fail(CaptureProblem::WriteManifest(e)))?;
+        let path = manifests.shown(&name);
         let (existed_before, blob_sha256) = match entries.first() {
             Some(Entry::File { bytes, .. }) => (true, Some(talos_core::digest::sha256_hex(bytes))),
             Some(Entry::Directory { .. }) => (true, None),
@@ -380,19 +386,24 @@ fn collect(
     Ok(())
 }
 
-/// Whether the object at `path` is a regular file holding exactly `bytes`.
-fn holds(path: &Path, bytes: &[u8]) -> bool {
-    crate::home_files::read_regular(path, bytes.len() as u64).is_ok_and(|stored| stored == bytes)
+/// Whether the object `name` in `objects` is a regular file holding exactly `bytes`.
+fn holds(objects: &Store, name: &str, bytes: &[u8]) -> bool {
+    objects
+        .read(name, bytes.len() as u64)
+        .is_ok_and(|stored| stored == bytes)
 }
 
 #[cfg(test)]
+// std::fs in the tests: hostile homes are built by path.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
     #[test]
     fn captures_are_content_addressed_and_a_blocked_store_fails() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = CheckpointStore::new(tmp.path().join("checkpoints"));
+        let home = crate::paths::Home::from_root(tmp.path());
+        let store = CheckpointStore::new(home.checkpoints());
         let ctx = CaptureContext {
             session_id: Some("s"),
             undoes: None,
@@ -407,13 +418,7 @@ mod tests {
             .unwrap();
         let hex = c.blob_sha256.clone().unwrap();
         assert_eq!(
-            std::fs::read(
-                store
-                    .workspace_dir(Path::new("/ws"))
-                    .join("objects")
-                    .join(&hex)
-            )
-            .unwrap(),
+            std::fs::read(store.objects(Path::new("/ws")).shown(&hex)).unwrap(),
             b"TIMEOUT = 30\n"
         );
         assert!(c.manifest.exists());
@@ -427,7 +432,7 @@ mod tests {
             b"a file where a folder should be",
         )
         .unwrap();
-        let blocked = CheckpointStore::new(tmp.path().join("blocked"));
+        let blocked = CheckpointStore::new(home.state_store().child("blocked"));
         assert!(
             blocked
                 .capture(Path::new("/ws"), "a.py", Some(b"x"), &ctx)

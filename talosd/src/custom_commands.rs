@@ -80,12 +80,14 @@ fn workspace_files(files: &Workspace, problems: &mut Vec<String>) -> Vec<(String
 
 fn user_files(dir: &Path, problems: &mut Vec<String>) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for file_name in crate::home_files::regular_names(dir) {
+    // Through a handle on the folder: a link in it is never followed.
+    let folder = crate::home::Store::new(crate::home::Root::existing(dir.to_path_buf()), ".");
+    for file_name in folder.names(".", crate::workspace::EntryKind::File) {
         let Some(name) = custom_command::name_of(&file_name) else {
             continue;
         };
         let path = dir.join(&file_name);
-        match crate::home_files::read_regular(&path, MAX_COMMAND_BYTES as u64 + 1) {
+        match folder.read(&file_name, MAX_COMMAND_BYTES as u64 + 1) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => out.push((name, text)),
                 Err(_) => problems.push(format!(

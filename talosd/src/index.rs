@@ -107,11 +107,15 @@ struct Opened {
     index: Index,
     fields: Fields,
     manifest: store::Manifest,
-    folder: PathBuf,
+    folder: crate::home::Store,
     rebuilt: bool,
 }
 
-fn open_or_rebuild(index_home: &Path, root: &Path, force: bool) -> Result<Opened, String> {
+fn open_or_rebuild(
+    index_home: &crate::home::Store,
+    root: &Path,
+    force: bool,
+) -> Result<Opened, String> {
     let folder = store::folder(index_home, root);
     let (schema, fields) = schema();
     if !force
@@ -129,7 +133,8 @@ fn open_or_rebuild(index_home: &Path, root: &Path, force: bool) -> Result<Opened
             rebuilt: false,
         });
     }
-    store::reset(&folder, root).map_err(|e| format!("cannot prepare the index folder: {e}"))?;
+    let folder = store::reset(index_home, root)
+        .map_err(|e| format!("cannot prepare the index folder: {e}"))?;
     let index = Index::create_in_dir(store::tantivy_dir(&folder), schema)
         .map_err(|e| format!("cannot create the index: {e}"))?;
     register(&index);
@@ -160,7 +165,7 @@ fn writer(index: &Index) -> Result<IndexWriter, String> {
 /// `stop` is asked before each file and each entry of the walk: when it says so the update
 /// ends with [`STOPPED`], nothing committed.
 pub fn update(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     workspace: &Workspace,
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(Progress),
@@ -170,7 +175,7 @@ pub fn update(
 
 /// Throws the index away and builds it again (every remembered failure forgotten).
 pub fn rebuild(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     workspace: &Workspace,
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(Progress),
@@ -189,14 +194,14 @@ pub fn list(workspace: &Workspace, stop: &dyn Fn() -> bool) -> Listing {
 }
 
 fn run(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     workspace: &Workspace,
     force: bool,
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Updated, String> {
     let folder = store::folder(index_home, workspace.root());
-    let lock = lock_for(&folder);
+    let lock = lock_for(&folder.path());
     let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
     let mut opened = open_or_rebuild(index_home, workspace.root(), force)?;
     let listing = walk::files(workspace, stop);
@@ -309,7 +314,7 @@ fn commit(mut writer: IndexWriter, opened: &mut Opened) -> Result<(), String> {
 /// Reindexes one file at once (after Talos wrote it), or removes it when it is gone or no
 /// longer admitted. Does nothing when the index was never built.
 pub fn reindex_file(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     workspace: &Workspace,
     relative: &str,
 ) -> Result<(), String> {
@@ -317,7 +322,7 @@ pub fn reindex_file(
     if store::load(&folder, workspace.root()).is_none() {
         return Ok(());
     }
-    let lock = lock_for(&folder);
+    let lock = lock_for(&folder.path());
     let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
     let mut opened = open_or_rebuild(index_home, workspace.root(), false)?;
     let Some(held) = opened.manifest.files.get(relative).cloned() else {
@@ -352,13 +357,13 @@ pub fn reindex_file(
 /// The ranked chunks for `query` (at most `limit`), never from a protected path. Searches
 /// the index as it is; callers update first.
 pub fn search(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     root: &Path,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, String> {
     let folder = store::folder(index_home, root);
-    let lock = lock_for(&folder);
+    let lock = lock_for(&folder.path());
     let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
     if store::load(&folder, root).is_none() {
         return Ok(Vec::new());
@@ -437,7 +442,7 @@ pub fn search(
 }
 
 /// Files, chunks, bytes, last update and state of a workspace's index.
-pub fn status(index_home: &Path, root: &Path) -> Status {
+pub fn status(index_home: &crate::home::Store, root: &Path) -> Status {
     let folder = store::folder(index_home, root);
     let bytes = store::bytes(&folder);
     match store::load(&folder, root) {
@@ -460,12 +465,12 @@ pub fn status(index_home: &Path, root: &Path) -> Status {
 
 /// Removes the indexes of workspaces that are gone, or not updated for `max_age_ms`, and
 /// folders that do not read as an index (retention, `daemon/gc`). Returns how many.
-pub fn prune(index_home: &Path, max_age_ms: u64) -> u64 {
+pub fn prune(index_home: &crate::home::Store, max_age_ms: u64) -> u64 {
     let mut removed = 0;
-    for folder in store::stale_folders(index_home, now_ms(), max_age_ms) {
-        let lock = lock_for(&folder);
+    for name in store::stale_folders(index_home, now_ms(), max_age_ms) {
+        let lock = lock_for(&index_home.shown(&name));
         let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
-        if store::remove(&folder).is_ok() {
+        if store::remove(index_home, &name).is_ok() {
             removed += 1;
         }
     }
@@ -479,8 +484,8 @@ fn now_ms() -> u64 {
 }
 
 /// The folder a workspace's index lives in (for tests and the bench).
-pub fn folder_of(index_home: &Path, root: &Path) -> PathBuf {
-    store::folder(index_home, root)
+pub fn folder_of(index_home: &crate::home::Store, root: &Path) -> PathBuf {
+    store::folder(index_home, root).path()
 }
 
 #[cfg(test)]

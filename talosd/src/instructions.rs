@@ -79,7 +79,13 @@ fn workspace_file(files: &Workspace, candidate: &str) -> Option<Found> {
 
 fn user_file(path: &Path) -> Option<Found> {
     let shown = path.display().to_string();
-    let bytes = match crate::home_files::read_regular(path, MAX_READ_BYTES) {
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+    else {
+        return None;
+    };
+    // Through a handle on its folder: the file is read only as a regular file, never a link.
+    let folder = crate::home::Store::new(crate::home::Root::existing(folder.to_path_buf()), ".");
+    let bytes = match folder.read(name, MAX_READ_BYTES) {
         Ok(bytes) => Ok(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => Err(format!("instructions {shown} not read: {e}")),

@@ -5,6 +5,7 @@
 //! trace writer. Decisions are made by `talos-core`; this crate performs the effects.
 
 pub mod activation;
+pub mod beneath;
 pub mod checkpoint;
 pub mod clock;
 pub mod commands;
@@ -15,10 +16,9 @@ pub mod custom_commands;
 pub mod dispatch;
 pub mod doctor;
 pub mod documents;
-pub mod durable;
 pub mod engine;
 pub mod gc;
-pub mod home_files;
+pub mod home;
 pub mod hooks;
 pub mod ids;
 pub mod index;

@@ -218,12 +218,10 @@ fn detach(home: &Home, socket: &PathBuf, explicit_socket: bool) -> anyhow::Resul
     // Before the log folder is made, or the old one would never move.
     let moved = home.move_old_places();
     let logs = home.logs();
-    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let log_path = logs.join("talosd.log");
-    let mut log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
+    let log_path = logs.shown("talosd.log");
+    // Through the home's handle: the logs folder and the log are never followed out of it.
+    let mut log = logs
+        .open_append("talosd.log")
         .with_context(|| format!("cannot open {}", log_path.display()))?;
     for place in moved {
         let _ = writeln!(log, "talosd: {place}");

@@ -8,10 +8,18 @@
 //! their old place under the data folder are moved once ([`Home::move_old_places`]). The
 //! socket lives in `$XDG_RUNTIME_DIR/talos/`, else in a private `talos-$UID` folder in the temp
 //! dir (that rule is `talos_protocol::socket::default_socket_path`, shared with the CLI).
-// std::fs here: creates the Talos home's state folders, not workspace files.
+//!
+//! Every store of the home is reached through the home's handle (`crate::home`): the state
+//! folder, and the logs and index folders when they live outside it, are each opened once and
+//! every store is a location beneath one of them ([`Home::traces`] and the rest).
+// std::fs here: moves the logs and indexes from where earlier versions kept them, once, across
+// the home's roots (before any handle on them is used).
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::home::{Root, Store};
 
 /// The per-user folders the daemon reads and writes.
 #[derive(Debug, Clone)]
@@ -23,6 +31,32 @@ pub struct Home {
     logs_dir: PathBuf,
     /// The workspace indexes (`$XDG_CACHE_HOME/talos/index`).
     index_dir: PathBuf,
+    /// The handles: the state folder's, and the logs' and the index's stores (beneath the
+    /// state folder's handle when they live inside it, as under `TALOS_HOME`).
+    handles: Arc<Handles>,
+}
+
+#[derive(Debug)]
+struct Handles {
+    state: Arc<Root>,
+    logs: Store,
+    index: Store,
+}
+
+impl Handles {
+    fn new(state: &Path, logs: &Path, index: &Path) -> Arc<Handles> {
+        let state_root = Root::new(state.to_path_buf());
+        let store = |dir: &Path| match dir.strip_prefix(state).ok().and_then(Path::to_str) {
+            Some(inside) if !inside.is_empty() => Store::new(Arc::clone(&state_root), inside),
+            _ => Store::new(Root::new(dir.to_path_buf()), "."),
+        };
+        let (logs, index) = (store(logs), store(index));
+        Arc::new(Handles {
+            state: state_root,
+            logs,
+            index,
+        })
+    }
 }
 
 /// One folder [`Home::move_old_places`] dealt with: moved, or (an index on another
@@ -55,10 +89,13 @@ impl Home {
         match directories::ProjectDirs::from("dev", "talos", "talos") {
             Some(dirs) => {
                 let data = dirs.data_dir().to_path_buf();
+                let logs_dir = dirs.state_dir().unwrap_or(&data).join("logs");
+                let index_dir = dirs.cache_dir().join("index");
                 Home {
                     config_file: dirs.config_dir().join("config.yaml"),
-                    logs_dir: dirs.state_dir().unwrap_or(&data).join("logs"),
-                    index_dir: dirs.cache_dir().join("index"),
+                    handles: Handles::new(&data, &logs_dir, &index_dir),
+                    logs_dir,
+                    index_dir,
                     state: data.clone(),
                     root: data,
                 }
@@ -69,12 +106,14 @@ impl Home {
 
     /// Everything under one folder (`TALOS_HOME`).
     pub fn from_root(root: &Path) -> Home {
+        let (logs_dir, index_dir) = (root.join("logs"), root.join("index"));
         Home {
             root: root.to_path_buf(),
             config_file: root.join("config.yaml"),
             state: root.to_path_buf(),
-            logs_dir: root.join("logs"),
-            index_dir: root.join("index"),
+            handles: Handles::new(root, &logs_dir, &index_dir),
+            logs_dir,
+            index_dir,
         }
     }
 
@@ -130,44 +169,44 @@ impl Home {
     /// Creates the state folders private to this user (0700): traces and checkpoints hold
     /// paths and file contents.
     pub fn prepare(&self) -> std::io::Result<()> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        for dir in [
-            self.state.clone(),
+        for store in [
+            self.state_store(),
             self.traces(),
             self.checkpoints(),
             self.logs(),
         ] {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&dir)?;
-            let mode = std::fs::metadata(&dir)?.permissions().mode();
-            if mode & 0o077 != 0 {
-                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-            }
+            store.make_private(".")?;
         }
         Ok(())
     }
 
-    pub fn traces(&self) -> PathBuf {
-        self.state.join("traces")
+    /// The state folder itself (the home lock lives there).
+    pub fn state_store(&self) -> Store {
+        Store::new(Arc::clone(&self.handles.state), ".")
     }
-    pub fn checkpoints(&self) -> PathBuf {
-        self.state.join("checkpoints")
+    pub fn traces(&self) -> Store {
+        self.state_store().child("traces")
+    }
+    pub fn checkpoints(&self) -> Store {
+        self.state_store().child("checkpoints")
     }
     /// Entries for workspace writes in flight (see `workspace::PendingLog`).
-    pub fn pending_writes(&self) -> PathBuf {
-        self.state.join("pending-writes")
+    pub fn pending_writes(&self) -> Store {
+        self.state_store().child("pending-writes")
     }
     /// Persisted sessions (`session_store`).
-    pub fn sessions(&self) -> PathBuf {
-        self.state.join("sessions")
+    pub fn sessions(&self) -> Store {
+        self.state_store().child("sessions")
+    }
+    /// The profile pins of trusted workspaces (`profiles::PinStore`).
+    pub fn pins(&self) -> Store {
+        self.state_store().child("trust/workspace-profiles")
     }
     /// The workspace indexes (`crate::index`), one folder per workspace.
-    pub fn index(&self) -> PathBuf {
-        self.index_dir.clone()
+    pub fn index(&self) -> Store {
+        self.handles.index.clone()
     }
-    pub fn logs(&self) -> PathBuf {
-        self.logs_dir.clone()
+    pub fn logs(&self) -> Store {
+        self.handles.logs.clone()
     }
 }

@@ -113,7 +113,7 @@ pub fn read_declaration(workspace: &Path) -> Result<Option<Declaration>, Unreada
 /// Pins under `<home>/trust/workspace-profiles/`.
 #[derive(Debug, Clone)]
 pub struct PinStore {
-    dir: PathBuf,
+    dir: crate::home::Store,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -126,24 +126,36 @@ struct Pin {
     profile_count: usize,
 }
 
-// std::fs here: the pins live under the Talos home, never in a workspace.
-#[allow(clippy::disallowed_methods)]
 impl PinStore {
+    /// The pins under the home's state folder `home_state`, reached through a handle on it
+    /// (`crate::home`; callers holding the daemon's `Home` use [`PinStore::of`]).
     pub fn new(home_state: &Path) -> PinStore {
         PinStore {
-            dir: home_state.join("trust").join("workspace-profiles"),
+            dir: crate::home::Store::new(
+                crate::home::Root::new(home_state.to_path_buf()),
+                "trust/workspace-profiles",
+            ),
         }
     }
 
-    fn path(&self, workspace: &Path) -> PathBuf {
+    /// The pins of the daemon's home, through its handle opened once.
+    pub fn of(home: &crate::paths::Home) -> PinStore {
+        PinStore { dir: home.pins() }
+    }
+
+    fn name(workspace: &Path) -> String {
         let id = talos_core::digest::sha256_hex(workspace.to_string_lossy().as_bytes());
-        self.dir.join(format!("{}.json", &id[..32]))
+        format!("{}.json", &id[..32])
+    }
+
+    fn path(&self, workspace: &Path) -> PathBuf {
+        self.dir.shown(&PinStore::name(workspace))
     }
 
     /// The pin for `workspace`: absent, corrupt (fails closed), or the pinned hash.
     pub fn load(&self, workspace: &Path) -> PinState {
         // A regular file only, never a link, FIFO or device planted in the home.
-        let text = match crate::home_files::read_regular(&self.path(workspace), 64 * 1024) {
+        let text = match self.dir.read(&PinStore::name(workspace), 64 * 1024) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return PinState::Absent,
             Err(_) => return PinState::Corrupt,
@@ -171,7 +183,6 @@ impl PinStore {
         profile_count: usize,
         now_ms: u64,
     ) -> std::io::Result<()> {
-        crate::home_files::real_dir(&self.dir, &self.dir)?;
         let pin = Pin {
             schema_version: 1,
             workspace: workspace.display().to_string(),
@@ -180,12 +191,15 @@ impl PinStore {
             profile_count,
         };
         let json = serde_json::to_vec_pretty(&pin).map_err(std::io::Error::other)?;
-        let path = self.path(workspace);
-        crate::durable::replace(&path, &json)
+        self.dir.write(
+            &PinStore::name(workspace),
+            &json,
+            crate::home::Durability::Full,
+        )
     }
 
     pub fn revoke(&self, workspace: &Path) -> std::io::Result<bool> {
-        match std::fs::remove_file(self.path(workspace)) {
+        match self.dir.remove_file(&PinStore::name(workspace)) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),

@@ -7,20 +7,15 @@
 //! The sweep runs under a lock on the home (`talosd.home.lock`), held for the daemon's life:
 //! a second daemon on the same home (with another socket) skips the sweep rather than remove
 //! a temporary file the first one is writing.
-// std::fs here: the Talos home's own folders, never workspace files.
-#![allow(clippy::disallowed_methods)]
-
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
-
+use crate::home::Store;
 use crate::paths::Home;
+use crate::workspace::EntryKind;
 use crate::workspace::PendingLog;
 
 /// Held for the daemon's life once the sweep ran.
 #[derive(Debug)]
 pub struct HomeLock {
-    _file: File,
+    _file: crate::home::LockFile,
 }
 
 /// What the start-up sweep removed.
@@ -33,15 +28,8 @@ pub struct Swept {
 /// Takes the home lock and removes the last run's leftovers. `None` when another daemon holds
 /// the home (the sweep is skipped) or the lock cannot be opened.
 pub fn sweep_at_start(home: &Home) -> Option<(HomeLock, Swept)> {
-    let path = home.state.join("talosd.home.lock");
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(&path);
+    let path = home.state_store().shown("talosd.home.lock");
+    let file = home.state_store().open_lock("talosd.home.lock");
     let file = match file {
         Ok(file) => file,
         Err(e) => {
@@ -69,45 +57,28 @@ pub fn sweep_at_start(home: &Home) -> Option<(HomeLock, Swept)> {
 
 /// Removes leftover temporary files from the home's own folders.
 fn sweep_home(home: &Home) -> usize {
-    let mut folders = vec![
-        home.state.join("trust").join("workspace-profiles"),
-        home.traces(),
-        home.sessions(),
-    ];
+    let mut folders = vec![home.pins(), home.traces(), home.sessions()];
     folders.extend(subfolders(&home.traces()));
     for store in subfolders(&home.checkpoints()) {
-        folders.push(store.join("objects"));
-        folders.push(store.join("manifests"));
+        folders.push(store.child("objects"));
+        folders.push(store.child("manifests"));
     }
-    folders.iter().map(|folder| sweep_folder(folder)).sum()
+    folders.iter().map(sweep_folder).sum()
 }
 
 /// The real folders (not links) directly inside `dir`.
-fn subfolders(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    listing
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+fn subfolders(dir: &Store) -> Vec<Store> {
+    dir.names(".", EntryKind::Directory)
+        .iter()
+        .map(|name| dir.child(name))
         .collect()
 }
 
-fn sweep_folder(dir: &Path) -> usize {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for entry in listing.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = entry.path();
-        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-        if regular && is_leftover(&name) && std::fs::remove_file(&path).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
+fn sweep_folder(dir: &Store) -> usize {
+    dir.names(".", EntryKind::File)
+        .iter()
+        .filter(|name| is_leftover(name) && dir.remove_file(name).is_ok())
+        .count()
 }
 
 /// The daemon's temporary shape, and the shapes earlier versions used (`*.json.tmp` for traces
@@ -121,6 +92,8 @@ fn is_leftover(name: &str) -> bool {
 }
 
 #[cfg(test)]
+// std::fs in the tests: hostile homes are built by path.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
@@ -149,18 +122,19 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let home = Home::from_root(tmp.path());
         home.prepare().unwrap();
-        let session = home.traces().join("ses-1");
-        let objects = home.checkpoints().join("ws1").join("objects");
+        let session = home.traces().path().join("ses-1");
+        let objects = home.checkpoints().path().join("ws1").join("objects");
         std::fs::create_dir_all(&session).unwrap();
         std::fs::create_dir_all(&objects).unwrap();
         let hex = "0123456789abcdef0123456789abcdef";
         let leftover = session.join(talos_core::pathname::temp_name("000001-trc.json", hex));
         let legacy = objects.join("ab12.tmp-77");
-        std::fs::create_dir_all(home.sessions()).unwrap();
+        std::fs::create_dir_all(home.sessions().path()).unwrap();
         let session_leftover = home
             .sessions()
+            .path()
             .join(talos_core::pathname::temp_name("ses-1.json", hex));
-        let session_file = home.sessions().join("ses-1.json");
+        let session_file = home.sessions().path().join("ses-1.json");
         let kept = session.join("000001-trc.json");
         let outside = tmp.path().join("precious");
         let link = session.join(talos_core::pathname::temp_name("000002-trc.json", hex));

@@ -10,20 +10,19 @@
 //! capture finding it stored and its manifest being written. Checkpoint manifests are read only
 //! as JSON values: every `blobSha256` string anywhere in one is a reference, and its
 //! `createdAtMs` (else the file's time) is its age.
-// std::fs here: lists and removes traces, turn logs and checkpoints under the Talos home, never workspace files.
-#![allow(clippy::disallowed_methods)]
 
 mod scan;
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use talos_core::retention::{self, Limits};
 use talos_protocol::{DaemonGcResult, GcCount};
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
 
-use scan::Kind;
+use scan::{Kind, Place};
+
+use crate::home::Store;
 
 /// Who is using the stores: turns (shared) against the checkpoint sweep (exclusive), and the
 /// trace ids of the turns running now.
@@ -50,8 +49,8 @@ pub struct Exclusive {
 /// Where the stores are.
 #[derive(Debug, Clone, Copy)]
 pub struct Stores<'a> {
-    pub traces: &'a Path,
-    pub checkpoints: &'a Path,
+    pub traces: &'a Store,
+    pub checkpoints: &'a Store,
 }
 
 impl Gate {
@@ -127,7 +126,7 @@ pub fn sweep(
             continue;
         };
         for file in &stored_item.files {
-            if remove(&file.path) {
+            if remove(&file.place) {
                 count(&mut result, file.kind).files += 1;
                 count(&mut result, file.kind).bytes += file.bytes;
             }
@@ -138,18 +137,18 @@ pub fn sweep(
     }
     for (key, _) in &plan.objects {
         if let Some(object) = stored.objects.get(key)
-            && remove(&object.path)
+            && remove(&object.place)
         {
             result.checkpoint_objects.files += 1;
             result.checkpoint_objects.bytes += object.bytes;
         }
     }
     if exclusive.is_some() {
-        emptied.sort();
-        emptied.dedup();
+        emptied.sort_by(|a: &Place, b: &Place| a.name.cmp(&b.name));
+        emptied.dedup_by(|a, b| a.name == b.name);
         for dir in emptied {
             // Fails, as it should, unless the folder is empty.
-            let _ = std::fs::remove_dir(&dir);
+            let _ = dir.folder.remove_dir(&dir.name);
         }
     }
     result
@@ -164,11 +163,11 @@ fn count(result: &mut DaemonGcResult, kind: Kind) -> &mut GcCount {
 }
 
 /// Unlinks one entry (a symlink put there meanwhile is removed itself, never followed).
-fn remove(path: &Path) -> bool {
-    match std::fs::remove_file(path) {
+fn remove(place: &Place) -> bool {
+    match place.folder.remove_file(&place.name) {
         Ok(()) => true,
         Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "retention: cannot remove");
+            tracing::warn!(path = %place.folder.shown(&place.name).display(), error = %e, "retention: cannot remove");
             false
         }
     }

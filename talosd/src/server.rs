@@ -65,7 +65,7 @@ impl Daemon {
             Ok(config) => (config, None),
             Err(error) => (Config::default(), Some(error.to_string())),
         };
-        let models = Models::new(&config, settings.home.logs());
+        let models = Models::new(&config, settings.home.logs().path());
         let rules = config.permissions.rules();
         let mcp = crate::mcp::McpHub::new(&config.mcp);
         Arc::new(Daemon {

@@ -1,5 +1,5 @@
 //! Sessions on disk: `<home>/sessions/<sessionId>.json`, one file per session, written with
-//! `durable::replace` after every turn and read back when a new daemon starts or a client calls
+//! the home's handle (`crate::home::Store`, never through a link) after every turn and read back when a new daemon starts or a client calls
 //! `session/resume`. The file holds the session's id, workspace, mode, turn count, remembered
 //! requests with their outcomes, last outcome and last findings; never its grants.
 //!
@@ -8,20 +8,18 @@
 //! at most [`MAX_FILE_BYTES`], of this kind and schema version, naming the same id, an absolute
 //! workspace, known outcomes and at most `HISTORY_TURNS` requests. Anything else is a
 //! [`Skipped`] with its reason, which the caller logs.
-// std::fs here: the session files live under the Talos home, never in a workspace.
-#![allow(clippy::disallowed_methods)]
 
-use std::fs::OpenOptions;
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use talos_core::history::PriorOutcome;
 use talos_protocol::{Mode, TurnOutcome};
 
+use crate::home::{Durability, Store};
 use crate::ids::SessionId;
 use crate::sessions::{HISTORY_TURNS, Snapshot};
+use crate::workspace::EntryKind;
 
 /// The schema this daemon writes and the only one it reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -33,7 +31,7 @@ pub const MAX_FILE_BYTES: u64 = 4 << 20;
 /// The session files under `<home>/sessions/`.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
-    dir: PathBuf,
+    store: Store,
 }
 
 /// A session file that was not loaded, and why.
@@ -77,21 +75,20 @@ struct HistoryEntry {
 }
 
 impl SessionStore {
-    /// The store in `dir` (the daemon's is `Home::sessions`).
-    pub fn new(dir: PathBuf) -> SessionStore {
-        SessionStore { dir }
+    /// The store in `store` (the daemon's is `Home::sessions`).
+    pub fn new(store: Store) -> SessionStore {
+        SessionStore { store }
     }
 
-    /// Where the session `id` is kept.
+    /// Where the session `id` is kept (for messages and tests; the store's IO never uses it).
     pub fn path(&self, id: &str) -> PathBuf {
-        self.dir.join(format!("{id}.json"))
+        self.store.shown(&file_name(id))
     }
 
     /// Writes the session's state, replacing the previous file: its data is synced, and the
-    /// caller syncs the home's filesystem (`durable::sync_filesystem`) before it reports what
+    /// caller syncs the home's filesystem (`Store::sync_filesystem`) before it reports what
     /// the state records.
     pub fn save(&self, snapshot: &Snapshot, now_ms: u64) -> std::io::Result<()> {
-        crate::home_files::real_dir(&self.dir, &self.dir)?;
         let file = SessionFile {
             kind: KIND.into(),
             schema_version: SCHEMA_VERSION,
@@ -121,8 +118,9 @@ impl SessionStore {
         };
         let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
         // The data is synced before the rename, so the file is the old state or the new one;
-        // the turn's one sync of the home then makes the rename durable (durable.rs).
-        crate::durable::replace_data_synced(&self.path(snapshot.id.as_str()), &json)
+        // the turn's one sync of the home then makes the rename durable (home.rs).
+        self.store
+            .write(&file_name(snapshot.id.as_str()), &json, Durability::Data)
     }
 
     /// Deletes the session's file; `false` when there was none.
@@ -130,7 +128,7 @@ impl SessionStore {
         if SessionId::parse(id).is_none() {
             return Ok(false);
         }
-        match std::fs::remove_file(self.path(id)) {
+        match self.store.remove_file(&file_name(id)) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
@@ -145,38 +143,31 @@ impl SessionStore {
         cutoff_ms: u64,
         open: &std::collections::HashSet<String>,
     ) -> (u64, u64) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+        let Ok(entries) = self.store.entries(".") else {
             return (0, 0);
         };
         let (mut files, mut bytes) = (0, 0);
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for entry in entries {
+            let name = entry.name;
             let Some(id) = name.strip_suffix(".json") else {
                 continue;
             };
             if SessionId::parse(id).is_none() || open.contains(id) {
                 continue;
             }
-            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            let Some(stamp) = self.store.stamp(&name) else {
                 continue;
             };
-            let saved_ms = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(u64::MAX, |d| {
-                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-                });
-            if !meta.file_type().is_file() || saved_ms >= cutoff_ms {
+            if stamp.kind != EntryKind::File || stamp.modified_ms >= cutoff_ms {
                 continue;
             }
-            match std::fs::remove_file(entry.path()) {
+            match self.store.remove_file(&name) {
                 Ok(()) => {
                     files += 1;
-                    bytes += meta.len();
+                    bytes += stamp.size;
                 }
                 Err(e) => {
-                    tracing::warn!(path = %entry.path().display(), error = %e, "retention: cannot remove");
+                    tracing::warn!(path = %self.store.shown(&name).display(), error = %e, "retention: cannot remove");
                 }
             }
         }
@@ -198,7 +189,7 @@ impl SessionStore {
         let Some(id) = SessionId::parse(id) else {
             return Err(skipped("the name is not a session id".into()));
         };
-        let text = read_owned(&path).map_err(skipped)?;
+        let text = read_owned(&self.store, &file_name(id.as_str())).map_err(skipped)?;
         let file: SessionFile =
             serde_json::from_str(&text).map_err(|e| skipped(format!("not a session file: {e}")))?;
         let saved_at_ms = file.saved_at_ms;
@@ -213,30 +204,26 @@ impl SessionStore {
     pub fn load_all(&self) -> (Vec<Snapshot>, Vec<Skipped>) {
         let mut loaded: Vec<(u64, Snapshot)> = Vec::new();
         let mut skipped = Vec::new();
-        if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| !m.is_dir()) {
-            // A link (or anything else) in the store's place is not followed out of the home.
-            skipped.push(Skipped {
-                path: self.dir.clone(),
-                reason: "not a real folder (a symlink or a file); not followed".into(),
-            });
-            return (Vec::new(), skipped);
-        }
-        let entries = match std::fs::read_dir(&self.dir) {
+        let entries = match self.store.entries(".") {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), skipped),
+            // A link (or anything else) in the store's place is not followed out of the home.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                skipped.push(Skipped {
+                    path: self.store.path(),
+                    reason: format!("not a real folder (a symlink or a file); not followed: {e}"),
+                });
+                return (Vec::new(), skipped);
+            }
             Err(e) => {
                 skipped.push(Skipped {
-                    path: self.dir.clone(),
+                    path: self.store.path(),
                     reason: format!("cannot list the folder: {e}"),
                 });
                 return (Vec::new(), skipped);
             }
         };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
+        let names: Vec<String> = entries.into_iter().map(|entry| entry.name).collect();
         for name in names {
             if name.starts_with('.') {
                 // A temporary file of an interrupted write: `recovery` removes those.
@@ -244,7 +231,7 @@ impl SessionStore {
             }
             let Some(id) = name.strip_suffix(".json") else {
                 skipped.push(Skipped {
-                    path: self.dir.join(&name),
+                    path: self.store.shown(&name),
                     reason: "not a session file name".into(),
                 });
                 continue;
@@ -262,27 +249,27 @@ impl SessionStore {
 
 /// The file's text: a regular file, not a link, owned by this user, writable by no one else,
 /// and not larger than [`MAX_FILE_BYTES`].
-fn read_owned(path: &Path) -> Result<String, String> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
-        .map_err(|e| format!("cannot open: {e}"))?;
-    let meta = file.metadata().map_err(|e| format!("cannot stat: {e}"))?;
-    if !meta.file_type().is_file() {
-        return Err("not a regular file".into());
-    }
+/// A session's file name in the store.
+fn file_name(id: &str) -> String {
+    format!("{id}.json")
+}
+
+fn read_owned(store: &Store, name: &str) -> Result<String, String> {
+    let (file, meta) = store.open_regular(name).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => "not a regular file".to_string(),
+        _ => format!("cannot open: {e}"),
+    })?;
     let me = rustix::process::geteuid().as_raw();
-    if meta.uid() != me {
-        return Err(format!("owned by uid {}, not by uid {me}", meta.uid()));
+    if meta.uid != me {
+        return Err(format!("owned by uid {}, not by uid {me}", meta.uid));
     }
-    if meta.mode() & 0o022 != 0 {
+    if meta.mode & 0o022 != 0 {
         return Err(format!(
             "writable by other users (mode {:o})",
-            meta.mode() & 0o777
+            meta.mode & 0o777
         ));
     }
-    if meta.len() > MAX_FILE_BYTES {
+    if meta.size > MAX_FILE_BYTES {
         return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
     }
     let mut text = String::new();

@@ -117,9 +117,9 @@ pub async fn run(
     }
     sessions.persist(&session);
     // One sync makes the trace, the turn log, the checkpoint's after-states and the session
-    // durable before the outcome is reported (durable.rs).
-    let home = sessions.home.root.clone();
-    if let Err(e) = crate::offload::blocking(|| crate::durable::sync_filesystem(&home)) {
+    // durable before the outcome is reported (home.rs).
+    let home = sessions.home.state_store();
+    if let Err(e) = crate::offload::blocking(|| home.sync_filesystem()) {
         tracing::error!(error = %e, "cannot sync the Talos home after a turn");
     }
     announce(&mut ctx, &outcome).await;

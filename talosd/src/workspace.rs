@@ -28,28 +28,18 @@ mod walk;
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use talos_core::ladder::PathFacts;
 
+pub use crate::beneath::{DirEntry, EntryKind, Links, Resolver};
+use crate::beneath::{location_of, location_segments, open_beneath, probed_resolver};
 pub use pending::PendingLog;
-pub use walk::{DirEntry, EntryKind, FileStamp, child};
+pub use walk::{FileStamp, child};
 
 /// Largest file Talos reads or replaces.
 pub const MAX_FILE_BYTES: u64 = 2 << 20;
-
-/// How paths beneath the root are opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resolver {
-    /// `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`: the kernel refuses any
-    /// resolution that leaves the root.
-    Openat2,
-    /// One `openat(O_NOFOLLOW)` per component from the root descriptor, for kernels without
-    /// `openat2` (or where seccomp refuses it). No symlink is followed at any position.
-    ComponentWalk,
-}
 
 /// A path resolved for the ladder: its facts and, when it stays inside, where it lands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,15 +85,6 @@ pub struct Workspace {
     pending: Option<PendingLog>,
 }
 
-/// Which symlinks an open may pass through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Links {
-    /// Symlinks that stay beneath the root (reads and listings; `Openat2` only).
-    Beneath,
-    /// None at all (anything that changes the disk, whose location was resolved link-free).
-    Never,
-}
-
 /// Symlink hops `resolve` follows before it gives up, as the kernel's own limit.
 const MAX_HOPS: usize = 40;
 
@@ -122,26 +103,9 @@ impl Workspace {
     /// Opens the root (canonicalised) with the resolver the kernel supports (probed once per
     /// process: whether `openat2` works is a property of the kernel and its seccomp filter).
     pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
-        static PROBED: OnceLock<Resolver> = OnceLock::new();
         let workspace = Workspace::open_with(root, Resolver::Openat2)?;
-        let resolver = match PROBED.get() {
-            Some(resolver) => *resolver,
-            None => match openat2_retrying(
-                &workspace.dir,
-                ".",
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
-            ) {
-                Ok(_) => *PROBED.get_or_init(|| Resolver::Openat2),
-                Err(Errno::NOSYS | Errno::PERM | Errno::ACCESS | Errno::INVAL) => {
-                    tracing::warn!(
-                        "openat2 is not available; workspace paths are opened one component at a time"
-                    );
-                    *PROBED.get_or_init(|| Resolver::ComponentWalk)
-                }
-                Err(e) => return Err(root_error(&workspace.root, e.into())),
-            },
-        };
+        let resolver =
+            probed_resolver(&workspace.dir).map_err(|e| root_error(&workspace.root, e.into()))?;
         Ok(Workspace {
             resolver,
             ..workspace
@@ -246,39 +210,14 @@ impl Workspace {
         mode: Mode,
         links: Links,
     ) -> Result<OwnedFd, Errno> {
-        let segments = location_segments(location)?;
-        match self.resolver {
-            Resolver::Openat2 => {
-                let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-                if links == Links::Never {
-                    resolve |= ResolveFlags::NO_SYMLINKS;
-                }
-                openat2_with_mode(
-                    &self.dir,
-                    &location_of(&segments),
-                    flags | OFlags::CLOEXEC,
-                    mode,
-                    resolve,
-                )
-            }
-            Resolver::ComponentWalk => {
-                let Some((last, parents)) = segments.split_last() else {
-                    return rustix::fs::openat(&self.dir, ".", flags | OFlags::CLOEXEC, mode);
-                };
-                let mut current: Option<OwnedFd> = None;
-                for part in parents {
-                    let at = current.as_ref().map_or(self.dir.as_fd(), AsFd::as_fd);
-                    current = Some(rustix::fs::openat(
-                        at,
-                        *part,
-                        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    )?);
-                }
-                let at = current.as_ref().map_or(self.dir.as_fd(), AsFd::as_fd);
-                rustix::fs::openat(at, *last, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC, mode)
-            }
-        }
+        open_beneath(
+            self.dir.as_fd(),
+            self.resolver,
+            location,
+            flags,
+            mode,
+            links,
+        )
     }
 
     /// An `O_PATH` descriptor of the directory `location`, never through a link.
@@ -315,58 +254,10 @@ fn root_error(root: &Path, source: std::io::Error) -> WorkspaceError {
     }
 }
 
-/// The segments of a location `resolve` produced; anything else (`..`, `.` inside, absolute)
-/// is refused before the kernel sees it.
-fn location_segments(location: &str) -> Result<Vec<&str>, Errno> {
-    if location == "." {
-        return Ok(Vec::new());
-    }
-    let segments: Vec<&str> = location.split('/').collect();
-    if segments
-        .iter()
-        .any(|s| s.is_empty() || *s == "." || *s == ".." || s.contains('\0'))
-    {
-        return Err(Errno::INVAL);
-    }
-    Ok(segments)
-}
-
-/// Segments back into a location (`.` for none).
-fn location_of(segments: &[&str]) -> String {
-    talos_core::pathname::joined(segments)
-}
-
-fn openat2_retrying(
-    dir: &OwnedFd,
-    path: &str,
-    flags: OFlags,
-    resolve: ResolveFlags,
-) -> Result<OwnedFd, Errno> {
-    openat2_with_mode(dir, path, flags, Mode::empty(), resolve)
-}
-
-/// `openat2`, retried a few times on `EAGAIN` (the kernel's answer when a concurrent rename
-/// raced a `..` check under `RESOLVE_BENEATH`).
-fn openat2_with_mode(
-    dir: &OwnedFd,
-    path: &str,
-    flags: OFlags,
-    mode: Mode,
-    resolve: ResolveFlags,
-) -> Result<OwnedFd, Errno> {
-    let mut attempts = 0;
-    loop {
-        match rustix::fs::openat2(dir, path, flags, mode, resolve) {
-            Err(Errno::AGAIN) if attempts < 8 => attempts += 1,
-            other => return other,
-        }
-    }
-}
-
 /// A stat's link count (`nlink_t` is `u64` on x86-64 and `u32` on other Linux targets, so the
 /// conversion is not useless everywhere).
 #[allow(clippy::useless_conversion)]
-fn link_count(stat: &rustix::fs::Stat) -> u64 {
+pub(crate) fn link_count(stat: &rustix::fs::Stat) -> u64 {
     u64::from(stat.st_nlink)
 }
 

@@ -97,12 +97,14 @@ fn twenty_questions_on_this_repository() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let home = tempfile::tempdir().unwrap();
     let workspace = Workspace::open(root).unwrap();
-    let built = index::update(home.path(), &workspace, &|| false, &mut |_| {}).unwrap();
+    let index_home =
+        talosd::home::Store::new(talosd::home::Root::new(home.path().to_path_buf()), ".");
+    let built = index::update(&index_home, &workspace, &|| false, &mut |_| {}).unwrap();
     assert!(built.indexed > 100, "{built:?}");
     let mut top3 = 0;
     let mut report = String::new();
     for (question, right) in QUESTIONS {
-        let hits = index::search(home.path(), workspace.root(), question, 12).unwrap();
+        let hits = index::search(&index_home, workspace.root(), question, 12).unwrap();
         let mut files: Vec<&str> = Vec::new();
         for hit in &hits {
             // This file holds the questions themselves: it would match every one.

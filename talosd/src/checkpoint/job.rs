@@ -3,7 +3,6 @@
 //! the change left (for a later restore's conflict check). The turn fills the job in
 //! (`turn::effects::checkpoint_job`); the store is `CheckpointStore`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use talos_core::tools::ToolId;
@@ -14,7 +13,7 @@ use crate::workspace::Workspace;
 
 /// Everything a checkpoint needs, owned, so it can be taken off the async workers.
 pub struct CheckpointJob {
-    pub store: PathBuf,
+    pub store: crate::home::Store,
     /// `checkpoint.max_file_bytes`.
     pub max_file_bytes: u64,
     pub session_id: String,

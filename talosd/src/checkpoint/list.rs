@@ -18,7 +18,7 @@ pub fn list(
     workspace: &Path,
     limit: Option<usize>,
 ) -> proto::CheckpointListResult {
-    let manifests = manifest::all_in(&store.workspace_dir(workspace).join("manifests"));
+    let manifests = manifest::all_in(&store.manifests(workspace));
     proto::CheckpointListResult {
         workspace: workspace.display().to_string(),
         checkpoints: manifests
@@ -50,13 +50,13 @@ pub fn locate(
     store: &CheckpointStore,
     id: &str,
 ) -> Result<(PathBuf, Manifest, Workspace), LocateError> {
-    let path = manifest::find(store.root(), id)?;
-    let manifest = Manifest::read(&path)?;
+    let found = manifest::find(store.root(), id)?;
+    let manifest = Manifest::read(&found.manifests, &found.name)?;
+    let path = found.manifests.shown(&found.name);
     let root = PathBuf::from(&manifest.workspace);
-    let stored_under = path.parent().and_then(Path::parent);
     if manifest.checkpoint_id != id
         || !root.is_absolute()
-        || stored_under != Some(store.workspace_dir(&root).as_path())
+        || found.workspace_folder != CheckpointStore::workspace_folder(&root)
     {
         return Err(LocateError::Foreign(id.into()));
     }
@@ -108,7 +108,7 @@ pub fn show(store: &CheckpointStore, id: &str) -> Result<proto::CheckpointShowRe
 /// The capped diff from the current file to the captured one (both files, or one absent).
 fn diff(
     files: &Workspace,
-    objects: &Path,
+    objects: &crate::home::Store,
     row: &Row,
     now: &Current,
     max: u64,

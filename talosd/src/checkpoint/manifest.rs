@@ -2,14 +2,13 @@
 //! checkpoint is taken, completed with each path's state after the change once the change ran
 //! (`after`), and read back by listing, showing and restoring. What a restore decides from it
 //! is `talos_core::restore`; this module only converts.
-// std::fs here reads and writes only the store under the Talos home, never a workspace file.
-#![allow(clippy::disallowed_methods)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use talos_core::restore::{Captured, Row, Summary};
 
+use crate::home::{Durability, Store};
 use crate::workspace::{EntryKind, Workspace};
 
 /// The trigger of a safety checkpoint a restore takes first.
@@ -97,30 +96,33 @@ const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
 /// The largest checkpoint object read.
 pub const MAX_OBJECT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
-/// Where the after-states of the manifest at `path` are kept: `<checkpointId>.after`, a file of
-/// its own, so recording them never rewrites the manifest (issue 26, defect 10).
-pub fn after_path(path: &Path) -> PathBuf {
-    path.with_extension("after")
+/// Where the after-states of the manifest `name` are kept: `<checkpointId>.after`, a file of
+/// its own beside it, so recording them never rewrites the manifest (issue 26, defect 10).
+pub fn after_name(name: &str) -> String {
+    let stem = name.strip_suffix(".json").unwrap_or(name);
+    format!("{stem}.after")
 }
 
 impl Manifest {
-    /// The manifest at `path`, with the after-states of its after file when one is there and
-    /// reads (an unreadable one is as if none had been recorded: a restore then treats the
-    /// paths as possibly changed).
-    pub fn read(path: &Path) -> Result<Manifest, ManifestError> {
+    /// The manifest `name` in `manifests`, with the after-states of its after file when one is
+    /// there and reads (an unreadable one is as if none had been recorded: a restore then
+    /// treats the paths as possibly changed).
+    pub fn read(manifests: &Store, name: &str) -> Result<Manifest, ManifestError> {
+        let path = manifests.shown(name);
         let bytes =
-            crate::home_files::read_regular(path, MAX_MANIFEST_BYTES).map_err(|source| {
-                ManifestError::Read {
-                    path: path.to_path_buf(),
+            manifests
+                .read(name, MAX_MANIFEST_BYTES)
+                .map_err(|source| ManifestError::Read {
+                    path: path.clone(),
                     source,
-                }
-            })?;
+                })?;
         let mut manifest: Manifest =
             serde_json::from_slice(&bytes).map_err(|source| ManifestError::Invalid {
-                path: path.to_path_buf(),
+                path: path.clone(),
                 source,
             })?;
-        let recorded = crate::home_files::read_regular(&after_path(path), MAX_MANIFEST_BYTES)
+        let recorded = manifests
+            .read(&after_name(name), MAX_MANIFEST_BYTES)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Vec<AfterRecord>>(&bytes).ok());
         for record in recorded.into_iter().flatten() {
@@ -136,8 +138,9 @@ impl Manifest {
     }
 
     /// Writes the after-states to the manifest's after file, unsynced: the turn's last sync
-    /// makes it durable with the trace (durable.rs).
-    pub fn write_after(&self, path: &Path) -> Result<(), ManifestError> {
+    /// makes it durable with the trace (home.rs).
+    pub fn write_after(&self, manifests: &Store, name: &str) -> Result<(), ManifestError> {
+        let path = manifests.shown(name);
         let records: Vec<AfterRecord> = self
             .files
             .iter()
@@ -150,15 +153,12 @@ impl Manifest {
             .collect();
         let json =
             serde_json::to_vec_pretty(&records).map_err(|source| ManifestError::Invalid {
-                path: path.to_path_buf(),
+                path: path.clone(),
                 source,
             })?;
-        crate::durable::write_unsynced(&after_path(path), &json).map_err(|source| {
-            ManifestError::Write {
-                path: path.to_path_buf(),
-                source,
-            }
-        })
+        manifests
+            .write(&after_name(name), &json, Durability::None)
+            .map_err(|source| ManifestError::Write { path, source })
     }
 
     /// Bytes captured (the sum of the captured files' sizes).
@@ -282,37 +282,50 @@ pub fn valid_id(id: &str) -> bool {
     })
 }
 
-/// The manifest of checkpoint `id` anywhere in the store.
-pub fn find(store: &Path, id: &str) -> Result<PathBuf, ManifestError> {
+/// Where a manifest was found: the workspace folder it is stored under, that folder's
+/// `manifests/` and its name there.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub workspace_folder: String,
+    pub manifests: Store,
+    pub name: String,
+}
+
+/// The manifest of checkpoint `id` anywhere in the store (real folders and files only).
+pub fn find(store: &Store, id: &str) -> Result<Found, ManifestError> {
     if !valid_id(id) {
         return Err(ManifestError::NotFound(id.into()));
     }
     let name = format!("{id}.json");
-    std::fs::read_dir(store)
+    store
+        .names(".", EntryKind::Directory)
         .into_iter()
-        .flatten()
-        .flatten()
-        .map(|dir| dir.path().join("manifests").join(&name))
-        .find(|path| path.is_file())
+        .map(|folder| Found {
+            manifests: store.child(&folder).child("manifests"),
+            workspace_folder: folder,
+            name: name.clone(),
+        })
+        .find(|found| {
+            found
+                .manifests
+                .stamp(&found.name)
+                .is_some_and(|stamp| stamp.kind == EntryKind::File)
+        })
         .ok_or_else(|| ManifestError::NotFound(id.into()))
 }
 
 /// Every readable manifest in `dir` (a workspace's `manifests/`), newest first; unreadable
 /// ones are logged and skipped.
-pub fn all_in(dir: &Path) -> Vec<(PathBuf, Manifest)> {
-    // A store folder that is a link is not followed out of the home.
-    let real = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir());
-    if !real {
-        return Vec::new();
-    }
-    let mut out: Vec<(PathBuf, Manifest)> = std::fs::read_dir(dir)
+pub fn all_in(dir: &Store) -> Vec<(PathBuf, Manifest)> {
+    // A store folder that is a link is not followed out of the home (the store refuses it).
+    let mut out: Vec<(PathBuf, Manifest)> = dir
+        .entries(".")
+        .unwrap_or_default()
         .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|e| e == "json"))
-        .filter_map(|path| match Manifest::read(&path) {
-            Ok(manifest) => Some((path, manifest)),
+        .map(|entry| entry.name)
+        .filter(|name| name.ends_with(".json"))
+        .filter_map(|name| match Manifest::read(dir, &name) {
+            Ok(manifest) => Some((dir.shown(&name), manifest)),
             Err(e) => {
                 tracing::warn!(error = %e, "skipping an unreadable checkpoint manifest");
                 None
@@ -329,7 +342,7 @@ pub fn all_in(dir: &Path) -> Vec<(PathBuf, Manifest)> {
 
 /// The captured bytes of object `sha256`, checked against their name (a damaged or swapped
 /// object is refused, never restored).
-pub fn object(objects: &Path, sha256: &str) -> Result<Vec<u8>, ManifestError> {
+pub fn object(objects: &Store, sha256: &str) -> Result<Vec<u8>, ManifestError> {
     let damaged = || ManifestError::Object {
         sha256: sha256.into(),
     };
@@ -338,7 +351,8 @@ pub fn object(objects: &Path, sha256: &str) -> Result<Vec<u8>, ManifestError> {
     }
     // Read only as a regular file, never through a link or from a FIFO or device planted in
     // the store; objects are at most `checkpoint.max_file_bytes`, which is capped below this.
-    let bytes = crate::home_files::read_regular(&objects.join(sha256), MAX_OBJECT_BYTES)
+    let bytes = objects
+        .read(sha256, MAX_OBJECT_BYTES)
         .map_err(|_| damaged())?;
     if talos_core::digest::sha256_hex(&bytes) != sha256 {
         return Err(damaged());

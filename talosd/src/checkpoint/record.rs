@@ -5,10 +5,10 @@
 //! when, the answer, the safety checkpoint and every path's action and outcome. Retention
 //! treats the folder like a session's (age and size); `trace/list` does not list restores
 //! (they are not turns). Like traces, these are plain files and are not tamper-evident.
-// std::fs here: writes under the Talos home's traces folder, never a workspace file.
-#![allow(clippy::disallowed_methods)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::home::{Durability, Store};
 
 use serde_json::{Value, json};
 use talos_protocol as proto;
@@ -57,15 +57,12 @@ pub fn recorded(result: &proto::RestoreResult) -> bool {
 }
 
 /// Writes the record; returns its path.
-pub fn write(traces_root: &Path, id: &str, document: &Value) -> std::io::Result<PathBuf> {
-    let dir = traces_root.join(FOLDER);
-    if !dir.is_dir() {
-        std::fs::create_dir_all(&dir)?;
-        crate::durable::sync_directory(traces_root)?;
-    }
+pub fn write(traces_root: &Store, id: &str, document: &Value) -> std::io::Result<PathBuf> {
+    // A new folder is synced into `traces/` when it is made; the record itself durably.
+    let dir = traces_root.child(FOLDER);
     let started = document["startedAtMs"].as_u64().unwrap_or(0);
-    let path = dir.join(format!("{started:013}-{id}.json"));
+    let name = format!("{started:013}-{id}.json");
     let bytes = serde_json::to_vec_pretty(document).map_err(std::io::Error::other)?;
-    crate::durable::replace(&path, &bytes)?;
-    Ok(path)
+    dir.write(&name, &bytes, Durability::Full)?;
+    Ok(dir.shown(&name))
 }

@@ -76,7 +76,7 @@ pub fn undo_unit(
     overwrite_conflicts: bool,
 ) -> Result<Unit, RestoreError> {
     let store = store(daemon);
-    let stored = manifest::all_in(&store.workspace_dir(files.root()).join("manifests"));
+    let stored = manifest::all_in(&store.manifests(files.root()));
     let summaries: Vec<_> = stored.iter().map(|(_, m)| m.summary()).collect();
     let chosen = restore::undo_unit(&summaries, session_id);
     let manifests: Vec<Manifest> = chosen
@@ -256,7 +256,7 @@ async fn ask(
 /// (directories and paths that are not regular files have none).
 fn sides(
     files: &Workspace,
-    objects: &std::path::Path,
+    objects: &crate::home::Store,
     steps: &[Step],
     rows: &[talos_core::restore::Row],
     current: &[Current],
@@ -345,8 +345,8 @@ fn perform(
     if let Err(e) = store.record_after(files, safety.checkpoint_id.as_str()) {
         tracing::warn!(error = %e, "cannot record the state a restore left");
     }
-    // The after file is written unsynced (durable.rs): made durable before the result is told.
-    if let Err(e) = crate::durable::sync_filesystem(store.root()) {
+    // The after file is written unsynced (home.rs): made durable before the result is told.
+    if let Err(e) = store.root().sync_filesystem() {
         tracing::warn!(error = %e, "cannot sync the checkpoint store after a restore");
     }
     Ok((safety.checkpoint_id.into_string(), reports))
@@ -356,7 +356,7 @@ fn perform(
 /// hold the state the person approved against.
 fn one(
     files: &Workspace,
-    objects: &std::path::Path,
+    objects: &crate::home::Store,
     step: &Step,
     seen: Option<&Current>,
     max: u64,

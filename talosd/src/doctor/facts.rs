@@ -114,11 +114,11 @@ pub fn port(port: u16, record: &Path) -> PortHolder {
 pub fn disk(home: &crate::paths::Home) -> Disk {
     let state = home.state.as_path();
     let places = [
-        ("traces", home.traces()),
-        ("checkpoints", home.checkpoints()),
-        ("sessions", home.sessions()),
-        ("index", home.index()),
-        ("logs", home.logs()),
+        ("traces", home.traces().path()),
+        ("checkpoints", home.checkpoints().path()),
+        ("sessions", home.sessions().path()),
+        ("index", home.index().path()),
+        ("logs", home.logs().path()),
     ];
     let mut parts: Vec<(&'static str, u64)> = places
         .iter()

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::connection::Peer;
 use crate::workspace::Workspace;
 
-fn status_of(index_home: &Path, root: &Path) -> proto::IndexStatusResult {
+fn status_of(index_home: &crate::home::Store, root: &Path) -> proto::IndexStatusResult {
     let s = super::status(index_home, root);
     proto::IndexStatusResult {
         workspace: root.display().to_string(),
@@ -24,12 +24,15 @@ fn status_of(index_home: &Path, root: &Path) -> proto::IndexStatusResult {
 }
 
 /// `index/status`.
-pub fn status(index_home: &Path, root: &Path) -> proto::IndexStatusResult {
+pub fn status(index_home: &crate::home::Store, root: &Path) -> proto::IndexStatusResult {
     status_of(index_home, root)
 }
 
 /// `index/rebuild`.
-pub fn rebuild(index_home: &Path, root: &Path) -> Result<proto::IndexRebuildResult, String> {
+pub fn rebuild(
+    index_home: &crate::home::Store,
+    root: &Path,
+) -> Result<proto::IndexRebuildResult, String> {
     let workspace = Workspace::open(root).map_err(|e| e.to_string())?;
     let done = super::rebuild(index_home, &workspace, &|| false, &mut |_| {})?;
     Ok(proto::IndexRebuildResult {
@@ -41,7 +44,7 @@ pub fn rebuild(index_home: &Path, root: &Path) -> Result<proto::IndexRebuildResu
 
 /// `index/rebuild` on the blocking pool, sending `index/progress` to `peer` as it goes.
 pub async fn rebuild_notifying(
-    index_home: PathBuf,
+    index_home: crate::home::Store,
     root: PathBuf,
     peer: Arc<Peer>,
     stopping: CancellationToken,
@@ -76,7 +79,7 @@ pub async fn rebuild_notifying(
 
 /// `index/search`: update, then the ranked hits with their snippets.
 pub fn search(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     root: &Path,
     p: &proto::IndexSearchParams,
     stopping: &CancellationToken,

@@ -9,7 +9,7 @@ use super::*;
 
 struct Fixture {
     _dirs: (tempfile::TempDir, tempfile::TempDir),
-    home: PathBuf,
+    home: crate::home::Store,
     root: PathBuf,
 }
 
@@ -21,7 +21,7 @@ fn fixture(files: &[(&str, &str)]) -> Fixture {
         put(&root, path, str::as_bytes(text));
     }
     Fixture {
-        home: home.path().join("index"),
+        home: crate::paths::Home::from_root(home.path()).index(),
         root,
         _dirs: (home, work),
     }
@@ -102,7 +102,7 @@ fn index_is_outside_the_workspace() {
     let f = fixture(&[("a.txt", "hello\n")]);
     update_all(&f);
     let folder = folder_of(&f.home, &f.root);
-    assert!(folder.starts_with(&f.home));
+    assert!(folder.starts_with(f.home.path()));
     assert!(folder.join("tantivy").is_dir());
     let entries: Vec<_> = std::fs::read_dir(&f.root).unwrap().flatten().collect();
     assert_eq!(entries.len(), 1);
@@ -242,7 +242,7 @@ fn prune_removes_stale_indexes_only() {
     update(&gone_home, &workspace(&gone), &|| false, &mut |_| {}).unwrap();
     let gone_folder = folder_of(&gone_home, &gone.root);
     std::fs::remove_dir_all(&gone.root).unwrap();
-    std::fs::create_dir_all(kept.home.join("junk")).unwrap();
+    std::fs::create_dir_all(kept.home.path().join("junk")).unwrap();
     assert_eq!(prune(&kept.home, 3_600_000), 2);
     assert!(!gone_folder.exists());
     assert!(folder_of(&kept.home, &kept.root).exists());

@@ -3,15 +3,13 @@
 //! with a line for each ignore file the walk did not read. `stop` (the turn's cancel) ends
 //! the update at once.
 
-use std::path::Path;
-
 use talos_core::tools::ToolArgs;
 
 use crate::workspace::Workspace;
 
 /// The call's output when `args` is a `talos.search` call; `None` for any other tool.
 pub fn call(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     workspace: &Workspace,
     args: &ToolArgs,
     stop: &dyn Fn() -> bool,
@@ -24,7 +22,7 @@ pub fn call(
 
 /// Updates the index, then the ranked report for `query`.
 pub fn report(
-    index_home: &Path,
+    index_home: &crate::home::Store,
     workspace: &Workspace,
     query: &str,
     limit: usize,

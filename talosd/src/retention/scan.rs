@@ -5,13 +5,20 @@
 //! following a link.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use serde_json::Value;
 use talos_core::retention::Item;
 
 use super::Stores;
+use crate::home::Store;
+use crate::workspace::EntryKind;
+
+/// Where a listed entry is: its folder's store and its name there.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub folder: Store,
+    pub name: String,
+}
 
 /// What a file is, for the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +31,7 @@ pub enum Kind {
 /// One file of an item.
 #[derive(Debug, Clone)]
 pub struct StoredFile {
-    pub path: PathBuf,
+    pub place: Place,
     pub kind: Kind,
     pub bytes: u64,
 }
@@ -35,13 +42,13 @@ pub struct StoredItem {
     pub item: Item,
     pub files: Vec<StoredFile>,
     /// The session folder of a turn, which may be left empty.
-    pub session_dir: Option<PathBuf>,
+    pub session_dir: Option<Place>,
 }
 
 /// One checkpoint object.
 #[derive(Debug, Clone)]
 pub struct StoredObject {
-    pub path: PathBuf,
+    pub place: Place,
     pub bytes: u64,
 }
 
@@ -56,15 +63,16 @@ pub struct Stored {
 /// Lists the stores. Turns in `running` are kept; checkpoints are kept unless `checkpoints`.
 pub fn scan(stores: Stores<'_>, running: &HashSet<String>, checkpoints: bool) -> Stored {
     let mut stored = Stored::default();
-    for (_, session_dir) in entries(stores.traces, Entry::Folder) {
+    for session in entries(stores.traces, EntryKind::Directory) {
+        let session_dir = stores.traces.child(&session);
         let mut turns: BTreeMap<String, StoredItem> = BTreeMap::new();
-        for (name, path) in entries(&session_dir, Entry::File) {
+        for name in entries(&session_dir, EntryKind::File) {
             let (stem, kind) = match name.rsplit_once('.') {
                 Some((stem, "json")) => (stem, Kind::Trace),
                 Some((stem, "log")) => (stem, Kind::TurnLog),
                 _ => continue,
             };
-            let Some((bytes, modified_ms)) = size_and_time(&path) else {
+            let Some((bytes, modified_ms)) = size_and_time(&session_dir, &name) else {
                 continue;
             };
             let trace_id = stem.split_once('-').map_or(stem, |(_, id)| id);
@@ -76,30 +84,43 @@ pub fn scan(stores: Stores<'_>, running: &HashSet<String>, checkpoints: bool) ->
                     keep: running.contains(trace_id),
                 },
                 files: Vec::new(),
-                session_dir: Some(session_dir.clone()),
+                session_dir: Some(Place {
+                    folder: stores.traces.clone(),
+                    name: session.clone(),
+                }),
             });
             turn.item.time_ms = turn.item.time_ms.max(modified_ms);
             turn.item.bytes += bytes;
-            turn.files.push(StoredFile { path, kind, bytes });
+            let place = Place {
+                folder: session_dir.clone(),
+                name: name.clone(),
+            };
+            turn.files.push(StoredFile { place, kind, bytes });
         }
         stored.items.extend(turns.into_values());
     }
-    for (workspace, dir) in entries(stores.checkpoints, Entry::Folder) {
-        for (name, path) in entries(&dir.join("objects"), Entry::File) {
-            if let Some((bytes, _)) = size_and_time(&path) {
+    for workspace in entries(stores.checkpoints, EntryKind::Directory) {
+        let objects_dir = stores.checkpoints.child(&workspace).child("objects");
+        for name in entries(&objects_dir, EntryKind::File) {
+            if let Some((bytes, _)) = size_and_time(&objects_dir, &name) {
+                let place = Place {
+                    folder: objects_dir.clone(),
+                    name: name.clone(),
+                };
                 stored
                     .objects
-                    .insert(format!("{workspace}/{name}"), StoredObject { path, bytes });
+                    .insert(format!("{workspace}/{name}"), StoredObject { place, bytes });
             }
         }
-        for (name, path) in entries(&dir.join("manifests"), Entry::File) {
+        let manifests = stores.checkpoints.child(&workspace).child("manifests");
+        for name in entries(&manifests, EntryKind::File) {
             if !name.ends_with(".json") {
                 continue;
             }
-            let Some((bytes, modified_ms)) = size_and_time(&path) else {
+            let Some((bytes, modified_ms)) = size_and_time(&manifests, &name) else {
                 continue;
             };
-            let manifest: Value = crate::traces::listing::read_text(&path)
+            let manifest: Value = crate::traces::listing::read_text(&manifests, &name)
                 .and_then(|text| serde_json::from_str(&text).ok())
                 .unwrap_or(Value::Null);
             let mut objects = Vec::new();
@@ -114,7 +135,7 @@ pub fn scan(stores: Stores<'_>, running: &HashSet<String>, checkpoints: bool) ->
                         .collect(),
                     keep: !checkpoints,
                 },
-                files: manifest_files(path, bytes),
+                files: manifest_files(&manifests, name, bytes),
                 session_dir: None,
             });
         }
@@ -123,16 +144,22 @@ pub fn scan(stores: Stores<'_>, running: &HashSet<String>, checkpoints: bool) ->
 }
 
 /// A manifest and, when one was recorded, its after file (removed together).
-fn manifest_files(path: PathBuf, bytes: u64) -> Vec<StoredFile> {
-    let after = crate::checkpoint::manifest::after_path(&path);
+fn manifest_files(folder: &Store, name: String, bytes: u64) -> Vec<StoredFile> {
+    let after = crate::checkpoint::manifest::after_name(&name);
     let mut files = vec![StoredFile {
-        path,
+        place: Place {
+            folder: folder.clone(),
+            name,
+        },
         kind: Kind::Manifest,
         bytes,
     }];
-    if let Some((bytes, _)) = size_and_time(&after) {
+    if let Some((bytes, _)) = size_and_time(folder, &after) {
         files.push(StoredFile {
-            path: after,
+            place: Place {
+                folder: folder.clone(),
+                name: after,
+            },
             kind: Kind::Manifest,
             bytes,
         });
@@ -158,40 +185,20 @@ fn references(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Entry {
-    Folder,
-    File,
-}
-
-/// The entries of a real folder (not a symlink to one) that are real folders or regular files,
+/// The names of the entries of `kind` in the real folder `folder` (not a symlink to one),
 /// hidden names left out.
-fn entries(dir: &Path, wanted: Entry) -> Vec<(String, PathBuf)> {
-    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir());
-    let Some(read) = is_real_dir.then(|| std::fs::read_dir(dir).ok()).flatten() else {
-        return Vec::new();
-    };
-    read.flatten()
-        .filter(|entry| {
-            entry.file_type().is_ok_and(|kind| match wanted {
-                Entry::Folder => kind.is_dir(),
-                Entry::File => kind.is_file(),
-            })
-        })
-        .filter_map(|entry| Some((entry.file_name().into_string().ok()?, entry.path())))
-        .filter(|(name, _)| !name.starts_with('.'))
+fn entries(folder: &Store, kind: EntryKind) -> Vec<String> {
+    folder
+        .names(".", kind)
+        .into_iter()
+        .filter(|name| !name.starts_with('.'))
         .collect()
 }
 
-/// Size and modification time (ms since the epoch) of an entry, not following a link.
-fn size_and_time(path: &Path) -> Option<(u64, u64)> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    meta.file_type().is_file().then_some((meta.len(), modified))
+/// Size and modification time (ms since the epoch) of a regular file, not following a link.
+fn size_and_time(folder: &Store, name: &str) -> Option<(u64, u64)> {
+    let stamp = folder.stamp(name)?;
+    (stamp.kind == EntryKind::File).then_some((stamp.size, stamp.modified_ms))
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
 //! The gate (turns shared, the checkpoint sweep exclusive, running trace ids registered) and the
 //! sweep keeping a running turn's files.
 
+// std::fs here: the test homes are built and broken by path.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::HashSet;
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::*;
@@ -68,7 +72,8 @@ fn the_files_of_a_running_turn_are_kept_however_old() {
     ] {
         plant(&session, name, 90);
     }
-    let checkpoints = home.path().join("checkpoints");
+    let paths = crate::paths::Home::from_root(home.path());
+    let (traces, checkpoints) = (paths.traces(), paths.checkpoints());
     let stores = Stores {
         traces: &traces,
         checkpoints: &checkpoints,

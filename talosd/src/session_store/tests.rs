@@ -1,6 +1,9 @@
 //! Session files: one row per hostile or foreign file, each skipped with its reason, and a
 //! written session read back as it was.
 
+// std::fs here: the test homes are built and broken by path.
+#![allow(clippy::disallowed_methods)]
+
 use std::os::unix::fs::PermissionsExt;
 
 use super::*;
@@ -35,7 +38,7 @@ fn snapshot(id: &SessionId, workspace: &Path) -> Snapshot {
 #[test]
 fn a_saved_session_loads_back_unchanged() {
     let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(home.path().join("sessions"));
+    let store = SessionStore::new(crate::paths::Home::from_root(home.path()).sessions());
     let id = SessionId::new().unwrap();
     let saved = snapshot(&id, Path::new("/srv/project"));
     store.save(&saved, 1).unwrap();
@@ -54,9 +57,9 @@ fn a_saved_session_loads_back_unchanged() {
 /// the skip reason must contain.
 fn check(text: &str, reason: &str) {
     let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(home.path().join("sessions"));
+    let store = SessionStore::new(crate::paths::Home::from_root(home.path()).sessions());
     let id = SessionId::new().unwrap();
-    std::fs::create_dir_all(&store.dir).unwrap();
+    std::fs::create_dir_all(store.store.path()).unwrap();
     let path = store.path(id.as_str());
     std::fs::write(&path, text.replace("{id}", id.as_str())).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -115,8 +118,8 @@ fn corrupt_and_foreign_files_are_skipped_with_their_reason() {
 #[test]
 fn links_other_names_and_loose_permissions_are_skipped() {
     let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(home.path().join("sessions"));
-    std::fs::create_dir_all(&store.dir).unwrap();
+    let store = SessionStore::new(crate::paths::Home::from_root(home.path()).sessions());
+    std::fs::create_dir_all(store.store.path()).unwrap();
     let id = SessionId::new().unwrap();
     let good = snapshot(&id, Path::new("/srv/project"));
     store.save(&good, 1).unwrap();
@@ -129,9 +132,9 @@ fn links_other_names_and_loose_permissions_are_skipped() {
     let loose_path = store.path(loose.as_str());
     std::fs::write(&loose_path, text.replace(id.as_str(), loose.as_str())).unwrap();
     std::fs::set_permissions(&loose_path, std::fs::Permissions::from_mode(0o666)).unwrap();
-    std::fs::write(store.dir.join("notes.txt"), "hello").unwrap();
-    std::fs::write(store.dir.join("ses-x.json"), "{}").unwrap();
-    std::fs::write(store.dir.join(".ses-x.json.talos-tmp-1"), "{").unwrap();
+    std::fs::write(store.store.path().join("notes.txt"), "hello").unwrap();
+    std::fs::write(store.store.path().join("ses-x.json"), "{}").unwrap();
+    std::fs::write(store.store.path().join(".ses-x.json.talos-tmp-1"), "{").unwrap();
     let (loaded, skipped) = store.load_all();
     assert_eq!(loaded, vec![good]);
     let mut reasons: Vec<(String, String)> = skipped
@@ -162,7 +165,7 @@ fn links_other_names_and_loose_permissions_are_skipped() {
 #[test]
 fn sessions_load_newest_first() {
     let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(home.path().join("sessions"));
+    let store = SessionStore::new(crate::paths::Home::from_root(home.path()).sessions());
     let ids: Vec<SessionId> = (0..4).map(|_| SessionId::new().unwrap()).collect();
     let saved_at = [30u64, 10, 40, 20];
     for (id, at) in ids.iter().zip(saved_at) {

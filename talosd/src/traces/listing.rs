@@ -3,16 +3,14 @@
 //! of entries listed under `traces/`, never joined into a path; entries are read without
 //! following symlinks, and anything that is not a regular file or folder is skipped.
 
-use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use talos_protocol::trace::TraceRecord;
 use talos_protocol::{TraceGetResult, TraceSummary};
 
 use super::turnlog;
+use crate::home::Store;
+use crate::workspace::EntryKind;
 
 /// A trace or turn log larger than this is not read (traces are a few KiB).
 const MAX_READ_BYTES: u64 = 64 << 20;
@@ -30,7 +28,9 @@ pub struct Filter {
 #[derive(Debug, Clone)]
 pub struct TraceFile {
     pub session_id: String,
-    pub path: PathBuf,
+    /// The session's folder and the trace's name in it.
+    pub folder: Store,
+    pub name: String,
     pub modified_ms: u64,
 }
 
@@ -47,15 +47,17 @@ pub fn valid_id(prefix: &str, id: &str) -> bool {
 }
 
 /// The newest turns matching `filter`, at most `limit`, newest first.
-pub fn list(traces_root: &Path, filter: &Filter, limit: usize) -> Vec<TraceSummary> {
+pub fn list(traces_root: &Store, filter: &Filter, limit: usize) -> Vec<TraceSummary> {
     let mut files = trace_files(traces_root, filter.session_id.as_deref());
-    files.sort_by(|a, b| (b.modified_ms, &b.path).cmp(&(a.modified_ms, &a.path)));
+    files.sort_by(|a, b| {
+        (b.modified_ms, &b.session_id, &b.name).cmp(&(a.modified_ms, &a.session_id, &a.name))
+    });
     let mut found = Vec::new();
     for file in files {
         if found.len() >= limit {
             break;
         }
-        let Some(record) = read_record(&file.path) else {
+        let Some(record) = read_record(&file.folder, &file.name) else {
             continue;
         };
         if filter
@@ -65,7 +67,7 @@ pub fn list(traces_root: &Path, filter: &Filter, limit: usize) -> Vec<TraceSumma
         {
             continue;
         }
-        let request = read_text(&file.path.with_extension(turnlog::EXTENSION))
+        let request = read_text(&file.folder, &log_name(&file.name))
             .and_then(|log| turnlog::first_request_line(&log));
         found.push(TraceSummary {
             trace_id: record.trace_id,
@@ -86,38 +88,34 @@ pub fn list(traces_root: &Path, filter: &Filter, limit: usize) -> Vec<TraceSumma
 }
 
 /// The trace with this id (already checked by [`valid_id`]) and its turn log, if kept.
-pub fn get(traces_root: &Path, trace_id: &str) -> Option<TraceGetResult> {
+pub fn get(traces_root: &Store, trace_id: &str) -> Option<TraceGetResult> {
     let suffix = format!("-{trace_id}.json");
-    let file = trace_files(traces_root, None).into_iter().find(|file| {
-        file.path
-            .file_name()
-            .is_some_and(|name| name.to_string_lossy().ends_with(&suffix))
-    })?;
-    let trace = read_record(&file.path)?;
-    let turn_log = read_text(&file.path.with_extension(turnlog::EXTENSION));
+    let file = trace_files(traces_root, None)
+        .into_iter()
+        .find(|file| file.name.ends_with(&suffix))?;
+    let trace = read_record(&file.folder, &file.name)?;
+    let turn_log = read_text(&file.folder, &log_name(&file.name));
     Some(TraceGetResult { trace, turn_log })
 }
 
 /// Every trace file (`*.json`, not hidden) in the session folders under `traces_root`, or in
 /// the one folder named `session_id`.
-pub fn trace_files(traces_root: &Path, session_id: Option<&str>) -> Vec<TraceFile> {
+pub fn trace_files(traces_root: &Store, session_id: Option<&str>) -> Vec<TraceFile> {
     let mut out = Vec::new();
-    for (session, dir) in entries(traces_root, true) {
+    for session in traces_root.names(".", EntryKind::Directory) {
         if session_id.is_some_and(|wanted| wanted != session) {
             continue;
         }
-        for (name, path) in entries(&dir, false) {
+        let folder = traces_root.child(&session);
+        for name in folder.names(".", EntryKind::File) {
             if name.starts_with('.') || !name.ends_with(".json") {
                 continue;
             }
-            let modified_ms = std::fs::symlink_metadata(&path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            let modified_ms = folder.stamp(&name).map_or(0, |stamp| stamp.modified_ms);
             out.push(TraceFile {
                 session_id: session.clone(),
-                path,
+                folder: folder.clone(),
+                name,
                 modified_ms,
             });
         }
@@ -125,40 +123,20 @@ pub fn trace_files(traces_root: &Path, session_id: Option<&str>) -> Vec<TraceFil
     out
 }
 
-/// The entries of `dir` (itself a real folder, not a symlink to one) that are folders
-/// (`folders`) or regular files, never symlinks.
-fn entries(dir: &Path, folders: bool) -> Vec<(String, PathBuf)> {
-    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir());
-    let Some(read) = is_real_dir.then(|| std::fs::read_dir(dir).ok()).flatten() else {
-        return Vec::new();
-    };
-    read.flatten()
-        .filter(|entry| {
-            entry.file_type().is_ok_and(|kind| {
-                if folders {
-                    kind.is_dir()
-                } else {
-                    kind.is_file()
-                }
-            })
-        })
-        .filter_map(|entry| Some((entry.file_name().into_string().ok()?, entry.path())))
-        .collect()
+/// The turn log's name beside the trace `name`.
+fn log_name(name: &str) -> String {
+    let stem = name.strip_suffix(".json").unwrap_or(name);
+    format!("{stem}.{}", turnlog::EXTENSION)
 }
 
-fn read_record(path: &Path) -> Option<TraceRecord> {
-    serde_json::from_str(&read_text(path)?).ok()
+fn read_record(folder: &Store, name: &str) -> Option<TraceRecord> {
+    serde_json::from_str(&read_text(folder, name)?).ok()
 }
 
-/// A regular file's text, opened without following a symlink and read up to the cap.
-pub fn read_text(path: &Path) -> Option<String> {
-    let file: File = OpenOptions::new()
-        .read(true)
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_READ_BYTES {
+/// The text of the regular file `name` in `folder` (at most 64 MiB), never through a link.
+pub fn read_text(folder: &Store, name: &str) -> Option<String> {
+    let (file, stamp) = folder.open_regular(name).ok()?;
+    if stamp.size > MAX_READ_BYTES {
         return None;
     }
     let mut text = String::new();
@@ -167,6 +145,8 @@ pub fn read_text(path: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
+// std::fs in the tests: hostile homes are built by path.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
@@ -203,15 +183,19 @@ mod tests {
             traces.join("ses-a/000002-trc-y.json"),
         )
         .unwrap();
-        assert!(trace_files(&traces, None).is_empty());
+        let paths = crate::paths::Home::from_root(home.path());
+        assert!(trace_files(&paths.traces(), None).is_empty());
         let linked_root = home.path().join("traces-link");
         std::os::unix::fs::symlink(&traces, &linked_root).unwrap();
         std::fs::write(traces.join("ses-a/000003-trc-z.json"), "{}").unwrap();
-        assert_eq!(trace_files(&traces, None).len(), 1);
+        assert_eq!(trace_files(&paths.traces(), None).len(), 1);
         assert!(
-            trace_files(&linked_root, None).is_empty(),
+            trace_files(&paths.state_store().child("traces-link"), None).is_empty(),
             "a symlinked traces folder"
         );
-        assert_eq!(read_text(&traces.join("ses-a/000002-trc-y.json")), None);
+        assert_eq!(
+            read_text(&paths.traces().child("ses-a"), "000002-trc-y.json"),
+            None
+        );
     }
 }

@@ -8,6 +8,7 @@ use talos_protocol::{
 };
 
 use super::listing::{self, Filter};
+use crate::home::Store;
 
 /// `trace/list` without `limit`.
 pub const DEFAULT_LIMIT: usize = 20;
@@ -16,7 +17,7 @@ pub const MAX_LIMIT: usize = 1_000;
 
 /// `trace/list`: `workspace` is the canonical root of `p.workspace`, when given.
 pub fn list(
-    traces_root: &Path,
+    traces_root: &Store,
     p: &TraceListParams,
     workspace: Option<&Path>,
 ) -> Result<TraceListResult, RpcError> {
@@ -40,7 +41,7 @@ pub fn list(
 }
 
 /// `trace/get`.
-pub fn get(traces_root: &Path, p: &TraceGetParams) -> Result<TraceGetResult, RpcError> {
+pub fn get(traces_root: &Store, p: &TraceGetParams) -> Result<TraceGetResult, RpcError> {
     if !listing::valid_id("trc", &p.trace_id) {
         return Err(invalid(format!("invalid traceId {}", shown(&p.trace_id))));
     }

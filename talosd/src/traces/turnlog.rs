@@ -106,6 +106,8 @@ pub fn utc(ms: u64) -> String {
 }
 
 #[cfg(test)]
+// std::fs in the tests: hostile homes are built by path.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 

@@ -87,7 +87,7 @@ pub fn apply_ops(workspace: &Workspace, ops: &[WorkspaceOp]) -> Vec<Result<Strin
 /// [`write`], then the written file reindexed at once (when the index holds it).
 pub fn write_and_reindex(
     workspace: &Workspace,
-    index_home: &std::path::Path,
+    index_home: &crate::home::Store,
     path: &str,
     expected: Option<&[u8]>,
     bytes: &[u8],

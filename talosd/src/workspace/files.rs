@@ -12,11 +12,10 @@ use std::os::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::walk::entries;
 use super::{
-    EntryKind, Links, MAX_FILE_BYTES, Workspace, WorkspaceError, io_error, location_of,
-    location_segments,
+    EntryKind, Links, MAX_FILE_BYTES, Workspace, WorkspaceError, io_error, location_segments,
 };
+use crate::beneath::{entries, kind_at, make_dirs, open_child_dir, remove_entry, sync_folder};
 
 /// Whether a read may read a regular file that has more than one link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,31 +213,12 @@ impl Workspace {
     /// Makes each missing directory of `segments` with `mkdirat` in its parent's descriptor
     /// and returns a descriptor of the last one; a link at any position is refused.
     fn make_dirs(&self, segments: &[&str]) -> Result<OwnedFd, Errno> {
-        match self.dir_fd(&location_of(segments)) {
-            Err(Errno::NOENT) => {}
-            found => return found,
-        }
-        let mut current = self.dir_fd(".")?;
-        for part in segments {
-            match rustix::fs::mkdirat(&current, *part, Mode::from_raw_mode(0o777)) {
-                // A new folder's entry is made durable in its parent once, when it is made
-                // (issue 26, defect 10); the write's own folder sync covers the file.
-                Ok(()) => {
-                    if let Err(e) = sync_folder(&current) {
-                        tracing::warn!(folder = part, error = %e, "cannot sync a new folder into its parent");
-                    }
-                }
-                Err(Errno::EXIST) => {}
-                Err(e) => return Err(e),
-            }
-            current = rustix::fs::openat(
-                &current,
-                *part,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
-        }
-        Ok(current)
+        make_dirs(
+            self.root_fd(),
+            self.resolver,
+            segments,
+            Mode::from_raw_mode(0o777),
+        )
     }
 
     /// Removes the file, link or directory tree at `location` (links are removed, never
@@ -277,56 +257,6 @@ fn root_refused() -> std::io::Error {
         std::io::ErrorKind::PermissionDenied,
         "the workspace root itself",
     )
-}
-
-/// `fsync` on a folder held as an `O_PATH` descriptor (which cannot be synced itself): the
-/// folder is opened for reading through it, never following a link, and that is synced.
-pub(super) fn sync_folder(folder: &OwnedFd) -> Result<(), Errno> {
-    let readable = rustix::fs::openat(
-        folder,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    rustix::fs::fsync(&readable)
-}
-
-pub(super) fn kind_at(parent: &OwnedFd, name: &str) -> Result<EntryKind, Errno> {
-    let stat = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    Ok(match FileType::from_raw_mode(stat.st_mode) {
-        FileType::RegularFile => EntryKind::File,
-        FileType::Directory => EntryKind::Directory,
-        FileType::Symlink => EntryKind::Symlink,
-        _ => EntryKind::Other,
-    })
-}
-
-fn open_child_dir(parent: &OwnedFd, name: &str) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(
-        parent,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-}
-
-fn remove_entry(parent: &OwnedFd, name: &str) -> std::io::Result<()> {
-    if kind_at(parent, name)? != EntryKind::Directory {
-        rustix::fs::unlinkat(parent, name, AtFlags::empty())?;
-        return Ok(());
-    }
-    let dir = open_child_dir(parent, name)?;
-    let listing = rustix::fs::openat(
-        &dir,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    for entry in entries(listing)? {
-        remove_entry(&dir, &entry.name)?;
-    }
-    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)?;
-    Ok(())
 }
 
 fn copy_entry(

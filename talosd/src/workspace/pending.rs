@@ -10,9 +10,11 @@
 //! a power loss an entry can be missing; its temporary file stays hidden from listings but is
 //! not removed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rustix::fs::AtFlags;
+
+use crate::home::{Durability, Store};
 use serde::{Deserialize, Serialize};
 
 use super::{EntryKind, Workspace};
@@ -20,7 +22,7 @@ use super::{EntryKind, Workspace};
 /// Where the entries live (`<home>/pending-writes`).
 #[derive(Debug, Clone)]
 pub struct PendingLog {
-    dir: PathBuf,
+    dir: Store,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -34,27 +36,27 @@ struct PendingEntry {
 const MAX_ENTRY_BYTES: u64 = 16 * 1024;
 
 impl PendingLog {
-    pub fn new(dir: PathBuf) -> PendingLog {
+    pub fn new(dir: Store) -> PendingLog {
         PendingLog { dir }
     }
 
     /// Records that `temp` (a workspace location) is about to be created under `root`. Returns
     /// the entry to remove once the temporary file is gone; `None` if it could not be written
     /// (the write goes ahead: its temporary file is hidden either way).
-    pub(super) fn begin(&self, root: &Path, temp: &str, key: &str) -> Option<PathBuf> {
+    pub(super) fn begin(&self, root: &std::path::Path, temp: &str, key: &str) -> Option<Entry> {
         let entry = PendingEntry {
             root: root.to_path_buf(),
             temp: temp.to_string(),
         };
-        let path = self.dir.join(format!("{key}.json"));
+        let name = format!("{key}.json");
         let written = serde_json::to_vec(&entry)
             .map_err(std::io::Error::other)
-            .and_then(|json| {
-                std::fs::create_dir_all(&self.dir)?;
-                std::fs::write(&path, json)
-            });
+            .and_then(|json| self.dir.write(&name, &json, Durability::None));
         match written {
-            Ok(()) => Some(path),
+            Ok(()) => Some(Entry {
+                dir: self.dir.clone(),
+                name,
+            }),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot record a pending write; a crash now would leave its temporary file");
                 None
@@ -62,23 +64,18 @@ impl PendingLog {
         }
     }
 
-    pub(super) fn end(entry: Option<PathBuf>) {
-        if let Some(path) = entry {
-            let _ = std::fs::remove_file(path);
+    pub(super) fn end(entry: Option<Entry>) {
+        if let Some(entry) = entry {
+            let _ = entry.dir.remove_file(&entry.name);
         }
     }
 
     /// Removes the temporary files of the writes a crash interrupted, and their entries.
     /// Returns how many temporary files were removed.
     pub fn sweep(&self) -> usize {
-        let Ok(listing) = std::fs::read_dir(&self.dir) else {
-            return 0;
-        };
         let mut removed = 0;
-        for item in listing.flatten() {
-            let path = item.path();
-            let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-            if is_file && let Some(entry) = read_entry(&path) {
+        for name in self.dir.names(".", EntryKind::File) {
+            if let Some(entry) = read_entry(&self.dir, &name) {
                 match Workspace::open(&entry.root).map(|ws| ws.remove_leftover(&entry.temp)) {
                     Ok(Ok(true)) => removed += 1,
                     Ok(Ok(false)) => {}
@@ -90,22 +87,21 @@ impl PendingLog {
                     }
                 }
             }
-            if is_file {
-                let _ = std::fs::remove_file(&path);
-            }
+            let _ = self.dir.remove_file(&name);
         }
         removed
     }
 }
 
-fn read_entry(path: &Path) -> Option<PendingEntry> {
-    use std::io::Read;
-    let mut text = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_ENTRY_BYTES)
-        .read_to_end(&mut text)
-        .ok()?;
+/// One entry written, removed when its write is done.
+#[derive(Debug)]
+pub(super) struct Entry {
+    dir: Store,
+    name: String,
+}
+
+fn read_entry(dir: &Store, name: &str) -> Option<PendingEntry> {
+    let text = dir.read(name, MAX_ENTRY_BYTES).ok()?;
     serde_json::from_slice(&text).ok()
 }
 
@@ -119,7 +115,7 @@ impl Workspace {
         if !talos_core::pathname::is_temp_name(name) {
             return Ok(false);
         }
-        match super::files::kind_at(&parent, name) {
+        match crate::beneath::kind_at(&parent, name) {
             Ok(EntryKind::File) => {
                 rustix::fs::unlinkat(&parent, name, AtFlags::empty())?;
                 Ok(true)

@@ -302,7 +302,7 @@ fn the_probe_picks_openat2_on_this_kernel_or_says_why_not() {
         ".",
         OFlags::PATH | OFlags::CLOEXEC,
         Mode::empty(),
-        ResolveFlags::BENEATH,
+        rustix::fs::ResolveFlags::BENEATH,
     )
     .is_ok();
     let expected = if supported {
@@ -322,11 +322,14 @@ fn folders_sync_and_temporary_files_are_hidden_and_removed_only_in_their_shape()
     for resolver in RESOLVERS {
         let (tmp, root, ws) = hostile(resolver);
         for location in [".", "sub"] {
-            files::sync_folder(&ws.dir_fd(location).unwrap())
+            crate::beneath::sync_folder(&ws.dir_fd(location).unwrap())
                 .unwrap_or_else(|e| panic!("{resolver:?} {location}: {e}"));
         }
         let log_dir = tmp.path().join("pending");
-        let ws = ws.with_pending(PendingLog::new(log_dir.clone()));
+        let ws = ws.with_pending(PendingLog::new(crate::home::Store::new(
+            crate::home::Root::new(log_dir.clone()),
+            ".",
+        )));
         ws.write_atomic("sub/b.txt", "sub/b.txt", b"b").unwrap();
         let entries = std::fs::read_dir(&log_dir).map_or(0, |d| d.count());
         assert_eq!(

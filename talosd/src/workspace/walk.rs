@@ -2,38 +2,11 @@
 //! and the file walk `grep`, the static web verifier and checkpoints use. Every directory is
 //! opened beneath the root in the kernel; links are listed, never descended into.
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::{Links, Workspace};
-
-/// What an entry is, never following a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    File,
-    Directory,
-    Symlink,
-    /// A FIFO, socket or device: never read.
-    Other,
-}
-
-impl EntryKind {
-    fn of(file_type: FileType) -> EntryKind {
-        match file_type {
-            FileType::RegularFile => EntryKind::File,
-            FileType::Directory => EntryKind::Directory,
-            FileType::Symlink => EntryKind::Symlink,
-            _ => EntryKind::Other,
-        }
-    }
-}
-
-/// One entry of a directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirEntry {
-    pub name: String,
-    pub kind: EntryKind,
-}
+use super::Workspace;
+use crate::beneath::{DirEntry, EntryKind, Links, entries};
 
 /// A regular file's size and modification time, as a stat without following links saw them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,34 +172,4 @@ impl Workspace {
         }
         out
     }
-}
-
-/// The entries of an open directory, sorted by name, `.` and `..` left out.
-pub(super) fn entries(fd: std::os::fd::OwnedFd) -> std::io::Result<Vec<DirEntry>> {
-    let mut dir = Dir::new(fd)?;
-    let mut out = Vec::new();
-    let mut pending_stat = Vec::new();
-    for entry in dir.by_ref() {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name == "." || name == ".." {
-            continue;
-        }
-        match entry.file_type() {
-            FileType::Unknown => pending_stat.push(name),
-            known => out.push(DirEntry {
-                name,
-                kind: EntryKind::of(known),
-            }),
-        }
-    }
-    for name in pending_stat {
-        let stat = rustix::fs::statat(dir.fd()?, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)?;
-        out.push(DirEntry {
-            name,
-            kind: EntryKind::of(FileType::from_raw_mode(stat.st_mode)),
-        });
-    }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(out)
 }

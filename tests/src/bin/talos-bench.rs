@@ -345,21 +345,23 @@ async fn edit_turn(
 /// What syncing the folder after each rename costs (issue 11, defect 9): 200 replacements of
 /// a 4 KiB record in the bench's home, with and without the folder sync.
 fn durability(dir: &Path) -> anyhow::Result<()> {
-    use talosd::durable::{SyncDir, replace_with};
-    let path = dir.join("durability-probe.json");
+    use talosd::home::{Durability, Root, Store};
+    let store = Store::new(Root::new(dir.to_path_buf()), ".");
     let bytes = vec![b'x'; 4096];
-    let time = |sync: SyncDir| -> anyhow::Result<Vec<Duration>> {
+    let time = |sync: Durability| -> anyhow::Result<Vec<Duration>> {
         let mut runs = (0..200)
             .map(|_| {
                 let t = Instant::now();
-                replace_with(&path, &bytes, sync).map(|()| t.elapsed())
+                store
+                    .write("durability-probe.json", &bytes, sync)
+                    .map(|()| t.elapsed())
             })
             .collect::<Result<Vec<_>, _>>()?;
         runs.sort();
         Ok(runs)
     };
-    let without = time(SyncDir::No)?;
-    let with = time(SyncDir::Yes)?;
+    let without = time(Durability::FileOnly)?;
+    let with = time(Durability::Full)?;
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     println!(
         "durable record write (4 KiB, file synced, renamed): p50 {:.0} us without the folder sync, {:.0} us with it ({:.2}x); p99 {:.0} / {:.0} us",

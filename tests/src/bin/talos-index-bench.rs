@@ -76,7 +76,7 @@ fn main() -> anyhow::Result<()> {
     if !status.success() {
         bail!("cannot copy {}", corpus.display());
     }
-    let home = scratch.path().join("home");
+    let home = talosd::paths::Home::from_root(&scratch.path().join("home")).index();
     let workspace = Workspace::open(&copy).map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("corpus: {} (copied)", corpus.display());
 

@@ -653,17 +653,23 @@ fn turn_event_samples() -> Vec<TurnEvent> {
 /// and a one-line reason. `lib.rs` carries the attribute for `webcheck` (the browser's scratch
 /// folder).
 #[rustfmt::skip]
-const FS_ALLOWED: [&str; 26] = [
-    "talosd/src/workspace.rs", "talosd/src/workspace/", "talosd/src/checkpoint.rs",
-    "talosd/src/checkpoint/manifest.rs",
-    "talosd/src/config.rs", "talosd/src/durable.rs", "talosd/src/main.rs", "talosd/src/paths.rs",
-    "talosd/src/profiles.rs", "talosd/src/recovery.rs", "talosd/src/runner.rs", "talosd/src/socket.rs",
-    "talosd/src/supervisor.rs", "talosd/src/traces.rs", "talosd/src/webcheck/",
-    "talosd/src/session_store.rs",
-    "talosd/src/traces/", "talosd/src/retention.rs", "talosd/src/retention/",
-    "talosd/src/index/store.rs", "talosd/src/index/tests.rs", "talosd/src/index/walk_tests.rs",
-    "talosd/src/doctor.rs", "talosd/src/doctor/", "talosd/src/checkpoint/record.rs",
-    "talosd/src/home_files.rs",
+const FS_ALLOWED: [&str; 14] = [
+    // The two handles: the workspace's, and the home's (it makes its roots by path, once).
+    "talosd/src/workspace.rs", "talosd/src/workspace/", "talosd/src/home.rs", "talosd/src/home/",
+    // Loading config.yaml, the chat template, the key and CA files (the user's, by path).
+    "talosd/src/config.rs",
+    // The log folder's first file before the daemon detaches, and the socket's folder.
+    "talosd/src/main.rs", "talosd/src/socket.rs",
+    // Moving logs and indexes from where earlier versions kept them, once, across roots.
+    "talosd/src/paths.rs",
+    // Launching llama-server (its log and launch record) and reading /proc.
+    "talosd/src/supervisor.rs", "talosd/src/runner.rs",
+    // The headless browser's scratch folder in the temp dir.
+    "talosd/src/webcheck/",
+    // `talosd --doctor` inspects the server binary, the model and the home's sizes by path.
+    "talosd/src/doctor.rs", "talosd/src/doctor/",
+    // A test file that builds hostile folders by path (`*/tests.rs` files are skipped).
+    "talosd/src/index/walk_tests.rs",
 ];
 
 /// Source text that means a path-based filesystem call.
@@ -724,18 +730,28 @@ fn only_the_workspace_handle_touches_workspace_files() {
     );
 }
 
-/// Proves every exception to the lint is in a named file and says why on the line above.
+/// Proves every exception to the lint is in a named file (or in test code) and says why on the
+/// line above.
 #[test]
 fn filesystem_lint_exceptions_are_named_and_give_a_reason() {
     let mut problems = Vec::new();
     for (shown, source) in daemon_sources() {
         let lines: Vec<&str> = source.lines().collect();
+        // Test code may build hostile folders by path wherever it lives.
+        let tests_from = if shown.ends_with("tests.rs") {
+            0
+        } else {
+            lines
+                .iter()
+                .position(|line| line.trim() == "#[cfg(test)]")
+                .unwrap_or(lines.len())
+        };
         for (index, line) in lines.iter().enumerate() {
             if !line.contains("allow(clippy::disallowed_methods)") || line.trim().starts_with("//")
             {
                 continue;
             }
-            if !fs_allowed(&shown) && shown != "talosd/src/lib.rs" {
+            if !fs_allowed(&shown) && shown != "talosd/src/lib.rs" && index < tests_from {
                 problems.push(format!(
                     "{shown}:{}: an exception outside FS_ALLOWED",
                     index + 1
