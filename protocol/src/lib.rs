@@ -19,6 +19,7 @@ pub mod methods;
 pub mod rpc;
 pub mod schema;
 pub mod socket;
+pub mod time;
 pub mod trace;
 
 pub use event::{CallStatus, InstructionFile, PlanStep, TurnEvent, TurnEventParams};

@@ -29,28 +29,13 @@ impl Section {
     }
 }
 
-/// The date of a Unix time as `YYYY-MM-DD` (UTC), the form `.TH` takes.
-pub fn date_of(unix_seconds: i64) -> String {
-    // Days to a civil date (Howard Hinnant's algorithm, proleptic Gregorian calendar).
-    let z = unix_seconds.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
 /// The page's date: `SOURCE_DATE_EPOCH` when it is set and a number (a release build sets it
 /// to the commit's time), else `now`.
 pub fn page_date(source_date_epoch: Option<&str>, now_unix_seconds: i64) -> String {
     let epoch = source_date_epoch
         .and_then(|value| value.trim().parse::<i64>().ok())
         .unwrap_or(now_unix_seconds);
-    date_of(epoch)
+    crate::time::date(epoch)
 }
 
 /// The NAME line's summary from a command's `about`: its first sentence, lower-cased at the
@@ -228,7 +213,7 @@ mod tests {
             (1_796_156_659, "2026-12-01"),
             (-86_400, "1969-12-31"),
         ] {
-            assert_eq!(date_of(epoch), date, "{epoch}");
+            assert_eq!(crate::time::date(epoch), date, "{epoch}");
         }
         assert_eq!(page_date(Some("0"), 1_796_156_659), "1970-01-01");
         assert_eq!(page_date(Some("soon"), 0), "1970-01-01");

@@ -5,6 +5,7 @@
 
 use crate::turn::Asker;
 use serde_json::{Value, json};
+use talos_protocol::time::utc;
 use talos_protocol::{
     APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CHECKPOINT_LIST, CHECKPOINT_RESTORE,
     CHECKPOINT_SHOW, CheckpointListResult, CheckpointShowResult, Decision, ErrorCode, Message,
@@ -264,43 +265,4 @@ fn shorten(text: &str) -> String {
     }
     let cut: String = text.chars().take(MAX - 3).collect();
     format!("{cut}...")
-}
-
-/// `YYYY-MM-DD HH:MM:SS` in UTC for milliseconds since the epoch (civil-from-days).
-pub fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rest = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Proves the UTC rendering against known instants (epoch, a leap day, a year end).
-    #[test]
-    fn times_render_in_utc() {
-        for (ms, expected) in [
-            (0, "1970-01-01 00:00:00"),
-            (951_782_400_000, "2000-02-29 00:00:00"),
-            (1_767_225_599_000, "2025-12-31 23:59:59"),
-        ] {
-            assert_eq!(utc(ms), expected, "{ms}");
-        }
-    }
 }

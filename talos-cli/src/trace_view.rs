@@ -5,6 +5,7 @@
 //! outcome and answer) and what `talos gc` removed. Every text from the daemon passes through
 //! [`printable`]; colour only where the palette allows it.
 
+use talos_protocol::time::utc;
 use talos_protocol::trace::{TraceModelCall, TraceRecord, TraceToolCall};
 use talos_protocol::{CompletionStatus, DaemonGcResult, GcCount, TraceGetResult, TraceSummary};
 
@@ -253,28 +254,6 @@ pub fn gc(result: &DaemonGcResult) -> String {
         );
     }
     text
-}
-
-/// `YYYY-MM-DD HH:MM:SS UTC` for milliseconds since the Unix epoch.
-pub fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil from days (Howard Hinnant's algorithm), for days since 1970-01-01.
-    let z = i64::try_from(days).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 /// The request and the answer in a turn log's text. Each mark says how many lines follow

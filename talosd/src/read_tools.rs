@@ -8,19 +8,8 @@ use talos_core::tools::ToolArgs;
 use talos_core::view;
 
 use crate::workspace::{EntryKind, Resolved, Workspace, WorkspaceError as IoError};
+use talos_core::retrieval::SKIP_DIRS;
 
-const SKIP_DIRS: &[&str] = &[
-    ".git",
-    ".svn",
-    ".hg",
-    "node_modules",
-    "__pycache__",
-    ".gradle",
-    "build",
-    "target",
-    ".idea",
-    ".talos",
-];
 pub fn read_file(
     workspace: &Workspace,
     resolved: &Resolved,

@@ -18,34 +18,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use talos_core::contract::WebRequest;
+use talos_core::turn::web::{Interaction, WebFinding, WebReport};
 use talos_webcheck::InteractionStatus;
 
 pub use site::{reconciled, site_files};
-pub use talos_webcheck::Finding;
-
-/// What the verifier checked and found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebReport {
-    /// Files examined.
-    pub checked: Vec<String>,
-    /// Problems found.
-    pub findings: Vec<Finding>,
-    /// The state of the interaction the request names, if any.
-    pub interaction: InteractionCheck,
-}
-
-/// The state of an interaction named in the request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InteractionCheck {
-    /// The request names no interaction.
-    NotRequested,
-    /// Named but not run; the reason (e.g. "no headless browser installed").
-    NotRun(String),
-    /// Run in a browser and passed.
-    Passed,
-    /// Failed; why (statically: a named element exists in no page).
-    Failed(String),
-}
 
 /// Where a headless browser would be.
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -73,22 +49,31 @@ pub fn request(web: &WebRequest) -> talos_webcheck::Request {
 pub fn check(files: &BTreeMap<String, String>, request: &talos_webcheck::Request) -> WebReport {
     let report = talos_webcheck::check(files, request);
     let interaction = match report.interaction {
-        InteractionStatus::NotRequested => InteractionCheck::NotRequested,
-        InteractionStatus::Failed(why) => InteractionCheck::Failed(why),
+        InteractionStatus::NotRequested => Interaction::NotRequested,
+        InteractionStatus::Failed(why) => Interaction::Failed(why),
         InteractionStatus::NeedsBrowser(run) => {
             let browser = Path::new(CHROMIUM);
             if !browser.exists() {
-                InteractionCheck::NotRun("no headless browser installed".to_string())
+                Interaction::NotRun("no headless browser installed".to_string())
             } else if let Some(page) = &run.page {
                 browser::run(browser, files, page, &run.trigger, &run.target)
             } else {
-                InteractionCheck::NotRun("no page to load in the browser".to_string())
+                Interaction::NotRun("no page to load in the browser".to_string())
             }
         }
     };
+    // The core's report is the one shape: the turn records it and the trace carries it.
     WebReport {
-        checked: report.checked,
-        findings: report.findings,
+        checked: report.checked.len(),
+        findings: report
+            .findings
+            .into_iter()
+            .map(|f| WebFinding {
+                file: f.file,
+                code: f.code.to_string(),
+                message: f.message,
+            })
+            .collect(),
         interaction,
     }
 }

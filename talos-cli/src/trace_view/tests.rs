@@ -137,14 +137,7 @@ fn turn_words_follow_the_line_counts() {
 }
 
 #[test]
-fn times_are_utc_and_durations_and_sizes_are_short() {
-    for (ms, expected) in [
-        (0, "1970-01-01 00:00:00 UTC"),
-        (951_782_400_000, "2000-02-29 00:00:00 UTC"),
-        (1_764_557_347_999, "2025-12-01 02:49:07 UTC"),
-    ] {
-        assert_eq!(utc(ms), expected);
-    }
+fn durations_and_sizes_are_short() {
     assert_eq!(
         [duration(999), duration(4_250)],
         ["999 ms".to_string(), "4.2 s".to_string()]

@@ -12,20 +12,7 @@ use talos_core::retrieval::UnreadIgnoreFile;
 
 use super::rules::{Chain, Verdict};
 use crate::workspace::{EntryKind, Workspace, child};
-
-/// Folders never indexed even when no ignore file names them (as `talos.grep`).
-const SKIP_DIRS: &[&str] = &[
-    ".git",
-    ".svn",
-    ".hg",
-    "node_modules",
-    "__pycache__",
-    ".gradle",
-    "build",
-    "target",
-    ".idea",
-    ".talos",
-];
+use talos_core::retrieval::SKIP_DIRS;
 
 /// A listed regular file: workspace-relative path, size and mtime (not following links).
 #[derive(Debug, Clone, PartialEq, Eq)]

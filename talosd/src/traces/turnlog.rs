@@ -3,6 +3,7 @@
 //! short header (ids, times, workspace, mode, outcome). Header values have control characters
 //! escaped so a hostile path cannot forge a line; the request and answer are kept verbatim.
 
+use talos_protocol::time::utc;
 use talos_protocol::trace::TraceRecord;
 
 /// The turn log's file extension, beside `NNNNNN-<traceId>.json`.
@@ -83,28 +84,6 @@ fn escaped(value: &str) -> String {
         .collect()
 }
 
-/// `YYYY-MM-DD HH:MM:SS UTC` for milliseconds since the Unix epoch.
-pub fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil from days (Howard Hinnant's algorithm), for days since 1970-01-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
 #[cfg(test)]
 // std::fs in the tests: hostile homes are built by path.
 #[allow(clippy::disallowed_methods)]
@@ -118,17 +97,6 @@ mod tests {
         ))
         .unwrap();
         serde_json::from_str(&text).unwrap()
-    }
-
-    #[test]
-    fn times_are_shown_in_utc() {
-        for (ms, expected) in [
-            (0, "1970-01-01 00:00:00 UTC"),
-            (951_782_400_000, "2000-02-29 00:00:00 UTC"),
-            (1_764_557_347_999, "2025-12-01 02:49:07 UTC"),
-        ] {
-            assert_eq!(utc(ms), expected);
-        }
     }
 
     #[test]

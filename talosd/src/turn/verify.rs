@@ -4,10 +4,10 @@
 //! unused assets). The core records the report, states the findings itself, whatever the
 //! model's answer said, and decides whether its one bounded repair round runs.
 
-use talos_core::turn::web::{Interaction, WebFinding, WebReport};
+use talos_core::turn::web::WebReport;
 
 use super::context::TurnCtx;
-use crate::webcheck::{self, InteractionCheck};
+use crate::webcheck;
 
 /// The verifier's report on the files the core named, or `None` when there is no web file.
 pub fn web_report(ctx: &TurnCtx, focus: &[String]) -> Option<WebReport> {
@@ -16,23 +16,5 @@ pub fn web_report(ctx: &TurnCtx, focus: &[String]) -> Option<WebReport> {
     if files.is_empty() {
         return None;
     }
-    let report = webcheck::check(&files, &request);
-    Some(WebReport {
-        checked: report.checked.len(),
-        findings: report
-            .findings
-            .into_iter()
-            .map(|f| WebFinding {
-                file: f.file,
-                code: f.code.to_string(),
-                message: f.message,
-            })
-            .collect(),
-        interaction: match report.interaction {
-            InteractionCheck::NotRequested => Interaction::NotRequested,
-            InteractionCheck::NotRun(why) => Interaction::NotRun(why),
-            InteractionCheck::Passed => Interaction::Passed,
-            InteractionCheck::Failed(why) => Interaction::Failed(why),
-        },
-    })
+    Some(webcheck::check(&files, &request))
 }

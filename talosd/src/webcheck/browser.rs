@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::InteractionCheck;
+use talos_core::turn::web::Interaction;
 
 /// The longest a browser run may take.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -23,11 +23,11 @@ pub fn run(
     page: &str,
     trigger: &str,
     target: &str,
-) -> InteractionCheck {
+) -> Interaction {
     let dir = match ScratchDir::new() {
         Ok(dir) => dir,
         Err(e) => {
-            return InteractionCheck::NotRun(format!(
+            return Interaction::NotRun(format!(
                 "cannot create a private directory for the browser in {}: {e}",
                 std::env::temp_dir().display()
             ));
@@ -50,7 +50,7 @@ pub fn run(
                 std::fs::write(&dest, body)
             });
         if written.is_err() {
-            return InteractionCheck::NotRun("cannot copy the site for the browser".into());
+            return Interaction::NotRun("cannot copy the site for the browser".into());
         }
     }
     let mut args: Vec<String> = Vec::new();
@@ -80,10 +80,10 @@ pub fn run(
         stdout: dom,
     }) = crate::runner::run_bounded_blocking(browser, &args, BROWSER_TIMEOUT, 8 * 1024 * 1024)
     else {
-        return InteractionCheck::NotRun(format!("cannot start {}", browser.display()));
+        return Interaction::NotRun(format!("cannot start {}", browser.display()));
     };
     if !finished {
-        return InteractionCheck::NotRun(format!(
+        return Interaction::NotRun(format!(
             "the headless browser did not finish within {} s",
             BROWSER_TIMEOUT.as_secs()
         ));
@@ -92,10 +92,10 @@ pub fn run(
 }
 
 /// The probe's report in the dumped DOM.
-fn verdict(dom: &str, trigger: &str, target: &str) -> InteractionCheck {
+fn verdict(dom: &str, trigger: &str, target: &str) -> Interaction {
     let marker = "TALOS-PROBE:";
     let Some(at) = dom.find(marker) else {
-        return InteractionCheck::NotRun(
+        return Interaction::NotRun(
             "the headless browser did not report on the page (it may not have loaded)".into(),
         );
     };
@@ -104,14 +104,14 @@ fn verdict(dom: &str, trigger: &str, target: &str) -> InteractionCheck {
         .take_while(char::is_ascii_alphabetic)
         .collect();
     match word.as_str() {
-        "changed" => InteractionCheck::Passed,
-        "unchanged" => InteractionCheck::Failed(format!(
+        "changed" => Interaction::Passed,
+        "unchanged" => Interaction::Failed(format!(
             "clicking #{trigger} did not change #{target} in a headless browser"
         )),
-        "missing" => InteractionCheck::Failed(format!(
+        "missing" => Interaction::Failed(format!(
             "#{trigger} or #{target} is not in the page the browser loaded"
         )),
-        _ => InteractionCheck::NotRun("the headless browser gave no clear result".into()),
+        _ => Interaction::NotRun("the headless browser gave no clear result".into()),
     }
 }
 
@@ -209,7 +209,7 @@ mod tests {
         assert!(!page.contains("TALOS-PROBE:"));
         assert_eq!(
             verdict(&page, "go", "out"),
-            InteractionCheck::NotRun(
+            Interaction::NotRun(
                 "the headless browser did not report on the page (it may not have loaded)".into()
             )
         );
@@ -219,11 +219,11 @@ mod tests {
     fn verdicts_are_read_from_the_dom() {
         assert_eq!(
             verdict("<pre>TALOS-PROBE:changed</pre>", "a", "b"),
-            InteractionCheck::Passed
+            Interaction::Passed
         );
         assert!(matches!(
             verdict("<pre>TALOS-PROBE:unchanged</pre>", "a", "b"),
-            InteractionCheck::Failed(_)
+            Interaction::Failed(_)
         ));
     }
 }

@@ -13,13 +13,12 @@ use talos_core::contract::{TaskContract, has_default_web_targets, reconcile_defa
 use talos_core::turn::web::is_web_file;
 
 use crate::workspace::Workspace;
+use talos_core::retrieval::SKIP_DIRS;
 
 /// At most this many files are given to the verifier.
 pub const MAX_FILES: usize = 200;
 /// Larger files are not read.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
-/// Folders never walked.
-pub const SKIP_DIRS: &[&str] = &[".git", "node_modules", "target", "build", "dist", ".talos"];
 /// Pages of an unused asset's folder given with it.
 const NEIGHBOUR_PAGES: usize = 3;
 

@@ -47,10 +47,10 @@ fn interaction_rows() {
     if no_browser {
         assert_eq!(
             got,
-            InteractionCheck::NotRun("no headless browser installed".to_string())
+            Interaction::NotRun("no headless browser installed".to_string())
         );
     } else {
-        assert_eq!(got, InteractionCheck::Passed, "the handler sets the text");
+        assert_eq!(got, Interaction::Passed, "the handler sets the text");
         let inert = site(&[
             ("index.html", HTML),
             ("styles.css", CSS),
@@ -62,7 +62,7 @@ fn interaction_rows() {
         ]);
         assert_eq!(
             check_text(&inert, req).interaction,
-            InteractionCheck::Failed(
+            Interaction::Failed(
                 "clicking #teaser-button did not change #teaser-status in a headless browser"
                     .to_string()
             ),
@@ -71,11 +71,11 @@ fn interaction_rows() {
     }
     assert_eq!(
         check_text(&files, "clicking #teaser-button updates #missing-status").interaction,
-        InteractionCheck::Failed("no element #missing-status in any page".to_string())
+        Interaction::Failed("no element #missing-status in any page".to_string())
     );
     assert_eq!(
         check_text(&files, "make the title bigger").interaction,
-        InteractionCheck::NotRequested
+        Interaction::NotRequested
     );
 }
 
@@ -102,11 +102,8 @@ fn request_facts_reach_the_checks() {
         (&todo, "build a list page", &["PLACEHOLDER_CONTENT"]),
     ];
     for (files, text, want) in rows {
-        let codes: Vec<&str> = check_text(files, text)
-            .findings
-            .iter()
-            .map(|f| f.code)
-            .collect();
+        let report = check_text(files, text);
+        let codes: Vec<&str> = report.findings.iter().map(|f| f.code.as_str()).collect();
         assert_eq!(codes, *want, "request: {text}");
     }
 }

@@ -11,6 +11,23 @@ pub use ignore_files::{MAX_IGNORE_FILE_BYTES, Retrieval, UnreadIgnoreFile, too_l
 use crate::proposal::protected::protected_kind;
 use crate::request::task::TaskType;
 
+/// Folders no walk of a workspace enters, whatever its ignore files say: version control,
+/// dependencies, build output, caches and Talos's own folder. The one list the index, `talos.grep`
+/// and `talos.list`, and the web verifier's site walk all use (issue 30).
+pub const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".svn",
+    ".hg",
+    "node_modules",
+    "__pycache__",
+    ".gradle",
+    "build",
+    "dist",
+    "target",
+    ".idea",
+    ".talos",
+];
+
 /// Largest file the index reads (text or document), in bytes.
 pub const MAX_INDEXED_BYTES: u64 = 1 << 20;
 /// Lines per chunk.
