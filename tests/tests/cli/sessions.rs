@@ -31,12 +31,12 @@ async fn ctrl_c_in_talos_run_cancels_the_turn_and_prints_the_cancelled_outcome()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    for _ in 0..400 {
-        if !llama.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    talos_tests::cli::wait_until_async(
+        "!llama.requests().is_empty()",
+        Duration::from_secs(10),
+        || !llama.requests().is_empty(),
+    )
+    .await;
     assert_eq!(llama.requests().len(), 1, "the turn reached the model");
     let sent = Command::new("kill")
         .arg("-INT")
@@ -169,12 +169,12 @@ async fn ctrl_c_at_the_approval_prompt_cancels_the_turn_and_writes_nothing() {
             }
         })
     };
-    for _ in 0..400 {
-        if shown.lock().unwrap().contains("Allow?") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    talos_tests::cli::wait_until_async(
+        "shown.lock().unwrap().contains(\"Allow?\")",
+        Duration::from_secs(10),
+        || shown.lock().unwrap().contains("Allow?"),
+    )
+    .await;
     assert!(
         shown.lock().unwrap().contains("Allow?"),
         "the prompt is shown"
@@ -198,12 +198,12 @@ async fn ctrl_c_at_the_approval_prompt_cancels_the_turn_and_writes_nothing() {
         "nothing was written"
     );
     // The daemon finished the turn on its own and wrote its trace.
-    for _ in 0..200 {
-        if !daemon.traces().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    talos_tests::cli::wait_until_async(
+        "!daemon.traces().is_empty()",
+        Duration::from_secs(5),
+        || !daemon.traces().is_empty(),
+    )
+    .await;
     let traces = daemon.traces();
     assert_eq!(traces.len(), 1);
     assert_eq!(traces[0].outcome.status, CompletionStatus::Cancelled);

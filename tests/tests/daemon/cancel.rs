@@ -91,12 +91,12 @@ async fn a_cancel_during_the_model_stream_aborts_the_request_and_ends_cancelled(
     assert_cancelled(&outcome, &daemon);
     assert_eq!(llama.requests().len(), 1, "no further model call");
     // The stalled reply ends only when the daemon hangs up on it.
-    for _ in 0..200 {
-        if llama.finished_replies() == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    talos_tests::cli::wait_until_async(
+        "llama.finished_replies() == 1",
+        Duration::from_secs(5),
+        || llama.finished_replies() == 1,
+    )
+    .await;
     assert_eq!(llama.finished_replies(), 1, "the model request was aborted");
     // The session is free again and takes the next turn.
     let listed: Value = client.call("session/list", json!({})).await;
@@ -231,12 +231,7 @@ async fn a_cancel_during_a_command_kills_its_process_tree() {
         daemon.traces()[0].commands[0].cancelled,
         "the trace says so"
     );
-    for _ in 0..200 {
-        if !alive(pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    talos_tests::cli::wait_until_async("!alive(pid)", Duration::from_secs(5), || !alive(pid)).await;
     assert!(!alive(pid), "the grandchild {pid} died with the tree");
     daemon.stop().await;
 }
@@ -282,12 +277,12 @@ async fn a_cancel_on_the_turns_own_connection_is_answered_beside_the_turn() {
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
     client.send_line(&json!({"jsonrpc": "2.0", "id": 100, "method": "turn/start", "params": {"sessionId": session, "prompt": "Add a heading to index.html"}}).to_string()).await;
-    for _ in 0..400 {
-        if !llama.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    talos_tests::cli::wait_until_async(
+        "!llama.requests().is_empty()",
+        Duration::from_secs(10),
+        || !llama.requests().is_empty(),
+    )
+    .await;
     client.send_line(&json!({"jsonrpc": "2.0", "id": 101, "method": "turn/cancel", "params": {"sessionId": session}}).to_string()).await;
     let (mut cancel, mut outcome) = (None, None);
     while cancel.is_none() || outcome.is_none() {

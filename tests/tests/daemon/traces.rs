@@ -459,12 +459,12 @@ async fn while_a_turn_runs_checkpoints_are_deferred() {
             .await
     });
     // Waits (a condition, not a duration) until the turn is asking the model.
-    for _ in 0..3000 {
-        if !llama.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    talos_tests::cli::wait_until_async(
+        "!llama.requests().is_empty()",
+        Duration::from_secs(30),
+        || !llama.requests().is_empty(),
+    )
+    .await;
     assert!(!llama.requests().is_empty(), "the turn reached the model");
     plant_turn(&home, &id("ses", 9), &id("trc", 9), 10, 40, true);
     plant_checkpoint(&home, "w9", &id("chk", 9), 40, &[("old", 5)]);
