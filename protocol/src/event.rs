@@ -4,7 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::methods::{Decision, TurnOutcome};
+pub use crate::instructions::InstructionFile;
+use crate::methods::TurnOutcome;
+pub use crate::verdict::ApprovalSource;
+use crate::verdict::Decision;
 
 /// Params of the `turn/event` notification. `seq` starts at 1 and increases by one per event
 /// within a turn; events are never dropped.
@@ -193,39 +196,6 @@ pub enum CallStatus {
     Rejected,
     /// Denied by the policy or by the person.
     Denied,
-}
-
-/// Who or what resolved an approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum ApprovalSource {
-    /// The client's answer (an error response or unreadable result counts as `deny`).
-    Client,
-    /// The connection closed before an answer: `deny`.
-    Disconnect,
-    /// No answer within `approval.timeout_secs`: `deny`.
-    Timeout,
-    /// The turn was cancelled (`turn/cancel`, or the daemon is stopping): `deny`.
-    Cancelled,
-    /// A session grant answered without asking; defined, not emitted today.
-    Remembered,
-}
-
-/// One instruction file a turn used (events, traces, `session/list`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InstructionFile {
-    /// Workspace-relative (`AGENTS.md`, `src/AGENTS.md`), or the file's path under the Talos
-    /// config dir for the user-wide one.
-    pub path: String,
-    /// `workspace` or `user`.
-    pub origin: String,
-    /// `sha256:<hex>` of the whole file as read.
-    pub sha256: String,
-    /// The file's size in bytes.
-    pub bytes: u64,
-    /// How many of its bytes were sent (fewer when `instructions.max_bytes` cut it).
-    pub sent_bytes: u64,
 }
 
 impl TurnEvent {

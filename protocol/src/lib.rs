@@ -1,11 +1,11 @@
 //! The wire between `talosd` and its clients.
 //!
 //! JSON-RPC 2.0, one compact JSON message per line, over a local socket. This crate owns
-//! the envelope ([`rpc`]), every method's params and results ([`methods`]), the closed set
-//! of turn events ([`event`]), the trace record written for each turn ([`trace`]) and the
-//! rule for where the daemon's socket is by default ([`socket`]), how a Talos man page is
-//! finished ([`manpage`], text only), and generates the JSON
-//! Schema of all of it ([`schema`], committed under `protocol/schema/`).
+//! the envelope ([`rpc`]), every method's params and results ([`methods`]), the closed set of
+//! turn events ([`event`]), the trace record written for each turn ([`trace`]), the words those
+//! three share ([`verdict`], [`instructions`]), the rule for where the daemon's socket is by
+//! default ([`socket`]), how a Talos man page is finished ([`manpage`], text only), and
+//! generates the JSON Schema of all of it ([`schema`], committed under `protocol/schema/`).
 //! It depends on serde, serde_json and schemars only and does no IO, so any client can reuse it
 //! without pulling in the daemon. `tests/wire/examples.rs` round-trips a JSON fixture of every
 //! method, event kind and trace record, and decodes every example in `docs/protocol.md`;
@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod event;
+pub mod instructions;
 pub mod manpage;
 pub mod methods;
 pub mod rpc;
@@ -21,6 +22,7 @@ pub mod schema;
 pub mod socket;
 pub mod time;
 pub mod trace;
+pub mod verdict;
 
 pub use event::{CallStatus, InstructionFile, PlanStep, TurnEvent, TurnEventParams};
 pub use methods::*;

@@ -22,6 +22,8 @@ pub use housekeeping::*;
 pub use index::*;
 pub use models::*;
 
+pub use crate::verdict::{Classification, CompletionStatus, Decision};
+
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
 /// What the daemon reports about itself.
@@ -291,7 +293,7 @@ pub struct SessionInfo {
     pub directory: String,
     /// The project instruction files its last turn sent the model, root first.
     #[serde(default)]
-    pub instructions: Vec<crate::event::InstructionFile>,
+    pub instructions: Vec<crate::instructions::InstructionFile>,
 }
 
 /// The result of `session/list`.
@@ -332,48 +334,6 @@ pub struct TurnStartParams {
     pub pins: Vec<String>,
 }
 
-/// Coarse completion status of a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum CompletionStatus {
-    /// Done: the change was made, or the read-only request answered.
-    Complete,
-    /// Some of what was requested happened, some did not.
-    Partial,
-    /// Stopped by policy or by a denied approval.
-    Blocked,
-    /// An answer without the requested action or evidence (nothing was changed).
-    AdvisoryOnly,
-    /// The turn failed (model unreachable, model error, a change that did not hold).
-    Failed,
-    /// The turn was cancelled (`turn/cancel`, or the daemon stopped).
-    Cancelled,
-}
-
-/// Fine classification of a turn, decided from the turn's records alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Classification {
-    /// Changed and the change was verified by reading it back.
-    CompletedVerified,
-    /// Changed, without a verification.
-    CompletedUnverified,
-    /// A read-only request was answered.
-    ReadOnlyAnswered,
-    /// Part of the requested work was done.
-    Partial,
-    /// A needed approval was denied.
-    BlockedByApproval,
-    /// The policy refused a needed call.
-    BlockedByPolicy,
-    /// An answer without the requested change or the evidence it needed.
-    AdvisoryOnly,
-    /// The turn failed.
-    Failed,
-    /// The turn was cancelled.
-    Cancelled,
-}
-
 /// The response to `turn/start`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -406,18 +366,6 @@ pub struct FileResult {
     pub changed: bool,
     /// A one-line account, e.g. `Edited (13 bytes, +1 -1), verified`.
     pub detail: String,
-}
-
-/// A person's answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum Decision {
-    /// Allow this one call.
-    Approve,
-    /// Allow this call and remember write approval for the session (when eligible).
-    ApproveForSession,
-    /// Refuse the call; nothing is written.
-    Deny,
 }
 
 /// The diff shown in an approval, already capped (60 lines, 6,000 characters).

@@ -8,8 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::event::ApprovalSource;
-use crate::methods::{Classification, CompletionStatus, Decision};
+use crate::instructions::InstructionFile;
+use crate::verdict::{ApprovalSource, Classification, CompletionStatus, Decision};
 
 /// The `schemaVersion` every trace written today carries.
 pub const TRACE_SCHEMA_VERSION: u32 = 5;
@@ -51,7 +51,7 @@ pub struct TraceRecord {
     pub pinned: Vec<NamedDigest>,
     /// The project's instruction files sent to the model, root first, with each one's hash.
     #[serde(default)]
-    pub instructions: Vec<crate::event::InstructionFile>,
+    pub instructions: Vec<InstructionFile>,
     /// Each hook's verdict on a call (`pre_call`) and each `post_turn` hook's run, in order.
     #[serde(default)]
     pub hooks: Vec<TraceHook>,
@@ -133,7 +133,7 @@ pub struct TraceMcpCall {
     pub reason_code: String,
     /// The person's answer when asked: `approve` or `deny`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<crate::Decision>,
+    pub approval: Option<Decision>,
     /// The approval request's id, when one was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
