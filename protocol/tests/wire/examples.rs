@@ -6,7 +6,8 @@
 //! `.result.json` (for `approval/request`, the result is the client's answer); an event kind's is
 //! `fixtures/events/<kind>.json`. [`shape`] binds each method name to its types: a name in
 //! `ALL_METHODS` without a row there, a typed side without a fixture, and a fixture that names no
-//! method or an untyped side all fail.
+//! method or an untyped side all fail. Every method's params fixture also parses into its
+//! [`Request`] variant and back.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a broken fixture should panic
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use talos_protocol::event::{TurnEvent, TurnEventParams};
 use talos_protocol::methods::{self as m, ALL_METHODS};
+use talos_protocol::request::{Request, RequestError};
 use talos_protocol::rpc::{ErrorCode, Message, MessageKind};
 use talos_protocol::trace::{TRACE_SCHEMA_VERSION, TraceRecord};
 
@@ -284,6 +286,48 @@ fn every_method_fixture_round_trips_through_its_types() {
     assert_none(
         &problems,
         "method fixtures are out of step with the protocol",
+    );
+}
+
+/// Proves every method of `ALL_METHODS` parses, with its params fixture (or `null` where there
+/// is none: params the daemon ignores), into a `Request` of that method, which writes its
+/// params back into the same request; an unknown method is refused by name.
+#[test]
+fn every_method_parses_to_its_request_variant_and_back() {
+    let dir = fixtures().join("methods");
+    let mut problems = Vec::new();
+    let mut methods = BTreeSet::new();
+    for method in ALL_METHODS {
+        let file = dir.join(format!("{}.params.json", method.replace('/', "-")));
+        let params = if file.is_file() {
+            read_json(&file)
+        } else {
+            Value::Null
+        };
+        let request = match Request::parse(method, params) {
+            Ok(request) => request,
+            Err(e) => {
+                problems.push(format!("{method}: {e}"));
+                continue;
+            }
+        };
+        methods.insert(request.method());
+        if request.method() != method {
+            problems.push(format!("{method}: parsed as {}", request.method()));
+        }
+        let back = request
+            .params()
+            .map_err(|e| e.to_string())
+            .and_then(|params| Request::parse(method, params).map_err(|e| e.to_string()));
+        if back.as_ref() != Ok(&request) {
+            problems.push(format!("{method}: came back as {back:?}, not {request:?}"));
+        }
+    }
+    assert_none(&problems, "requests do not round-trip");
+    assert_eq!(methods.len(), ALL_METHODS.len(), "one variant per method");
+    assert_eq!(
+        Request::parse("nope/x", Value::Null),
+        Err(RequestError::UnknownMethod("nope/x".into()))
     );
 }
 
