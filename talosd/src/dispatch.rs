@@ -1,11 +1,10 @@
-//! The method table: one arm per protocol method, each a thin call into the module that owns
-//! the work.
+//! The method table: one arm per [`talos_protocol::Request`] variant, each a thin call into the
+//! module that owns the work (or a short handler here).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use talos_protocol as proto;
 use talos_protocol::{ErrorCode, RpcError};
@@ -37,200 +36,176 @@ impl Handler for Dispatch {
     }
 }
 
-/// One request: the arm for `method`.
+/// One request: parsed into its [`proto::Request`] variant (an unknown method is `-32601`,
+/// params that do not fit `-32602`), then the arm for it, each a call into the module that owns
+/// the work (blocking work through [`crate::offload::blocking`]).
 pub async fn handle(
     daemon: &Arc<Daemon>,
     peer: &Arc<Peer>,
     method: &str,
     params: Value,
 ) -> Result<Value, RpcError> {
-    match method {
-        proto::INITIALIZE => {
-            let p: proto::InitializeParams = parse_or_default(params)?;
-            let (client, version) = p.client();
-            tracing::debug!(
-                connection = peer.id,
-                client,
-                version,
-                protocol_version = p.protocol_version,
-                ignored = ?p.other.keys().collect::<Vec<_>>(),
-                "initialize"
-            );
-            to_value(proto::InitializeResult {
-                protocol_version: proto::PROTOCOL_VERSION,
-                server_name: "talosd".into(),
-                server_version: env!("CARGO_PKG_VERSION").into(),
-                capabilities: proto::Capabilities::of_this_daemon(),
-            })
-        }
-        proto::DAEMON_STATUS => to_value(status(daemon)),
-        proto::DAEMON_SHUTDOWN => {
-            tracing::info!(connection = peer.id, "shutdown requested over the socket");
-            daemon.stopping.cancel();
-            to_value(proto::DaemonShutdownResult { stopping: true })
-        }
-        proto::SESSION_NEW => {
-            let p: proto::SessionNewParams = parse(params)?;
-            crate::offload::blocking(|| session_new(daemon, p))
-        }
-        proto::SESSION_LIST => {
-            let mut sessions: Vec<proto::SessionInfo> = daemon
-                .sessions
-                .lock()
-                .map_err(internal)?
-                .values()
-                .map(|s| s.info(daemon.default_model()))
-                .collect();
-            sessions.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-            to_value(proto::SessionListResult { sessions })
-        }
-        proto::SESSION_CLOSE => {
-            let p: proto::SessionCloseParams = parse(params)?;
-            crate::offload::blocking(|| crate::lifecycle::session_close(daemon, p))
-        }
-        proto::SESSION_RESUME => {
-            let p: proto::SessionResumeParams = parse(params)?;
-            crate::offload::blocking(|| crate::lifecycle::session_resume(daemon, p))
-        }
-        proto::TURN_CANCEL => {
-            let p: proto::TurnCancelParams = parse(params)?;
-            crate::lifecycle::turn_cancel(daemon, p)
-        }
-        proto::TURN_START => {
-            let p: proto::TurnStartParams = parse(params)?;
-            turn_start(daemon, peer, p).await
-        }
-        proto::APPROVAL_RESPOND => {
-            let p: proto::ApprovalRespondParams = parse(params)?;
-            let result = serde_json::to_value(proto::ApprovalResult {
-                decision: p.decision,
-            })
-            .map_err(internal)?;
-            if peer.complete_alias(&p.request_id, result) {
-                to_value(proto::ApprovalRespondResult { accepted: true })
-            } else {
-                Err(RpcError::new(
-                    ErrorCode::ApprovalNotOwned,
-                    format!("no pending approval {} on this connection", p.request_id),
-                ))
-            }
-        }
-        proto::GRANTS_LIST => {
-            let p: proto::GrantsParams = parse(params)?;
-            let session = find_session(daemon, &p.session_id)?;
-            let grants = if session.grants().remember_writes {
-                vec![proto::GrantInfo {
-                    kind: "writes".into(),
-                    description: talos_core::ladder::remembered_writes_description(),
-                }]
-            } else {
-                Vec::new()
-            };
-            to_value(proto::GrantsListResult {
-                session_id: p.session_id,
-                grants,
-            })
-        }
-        proto::GRANTS_REVOKE => {
-            let p: proto::GrantsParams = parse(params)?;
-            let revoked = find_session(daemon, &p.session_id)?.revoke_grants();
-            to_value(proto::GrantsRevokeResult {
-                session_id: p.session_id,
-                revoked,
-            })
-        }
-        proto::PROFILE_LIST => {
-            let p = parse(params)?;
-            crate::offload::blocking(|| profile_list(daemon, p))
-        }
-        proto::PROFILE_TRUST => {
-            let p = parse(params)?;
-            crate::offload::blocking(|| profile_trust(daemon, p))
-        }
-        proto::MODEL_STATUS => to_value(daemon.models.status()),
-        proto::COMMAND_LIST => {
-            let p = parse(params)?;
-            crate::offload::blocking(|| crate::custom_commands::list(daemon, p))
-        }
-        proto::COMMAND_EXPAND => {
-            let p = parse(params)?;
-            crate::offload::blocking(|| crate::custom_commands::expand(daemon, p))
-        }
-        proto::MODEL_SELECT => {
-            let p: proto::ModelSelectParams = parse(params)?;
-            crate::offload::blocking(|| crate::lifecycle::model_select(daemon, p))
-        }
-        proto::CHECKPOINT_LIST => {
-            let p = parse(params)?;
-            crate::offload::blocking(|| crate::checkpoint::serve::list(daemon, p))
-        }
-        proto::CHECKPOINT_SHOW => {
-            let p = parse(params)?;
-            crate::offload::blocking(|| crate::checkpoint::serve::show(daemon, p))
-        }
-        proto::CHECKPOINT_RESTORE => {
-            let p = parse(params)?;
+    use crate::offload::blocking;
+    use proto::Request as R;
+    match R::parse(method, params)? {
+        R::Initialize(p) => initialize(peer, &p),
+        R::DaemonStatus => to_value(status(daemon)),
+        R::DaemonShutdown => shutdown(daemon, peer),
+        R::SessionNew(p) => blocking(|| session_new(daemon, p)),
+        R::SessionList => session_list(daemon),
+        R::SessionClose(p) => blocking(|| crate::lifecycle::session_close(daemon, p)),
+        R::SessionResume(p) => blocking(|| crate::lifecycle::session_resume(daemon, p)),
+        R::TurnCancel(p) => crate::lifecycle::turn_cancel(daemon, p),
+        R::TurnStart(p) => turn_start(daemon, peer, p).await,
+        R::ApprovalRespond(p) => approval_respond(peer, &p),
+        R::GrantsList(p) => grants_list(daemon, p),
+        R::GrantsRevoke(p) => grants_revoke(daemon, p),
+        R::ProfileList(p) => blocking(|| profile_list(daemon, p)),
+        R::ProfileTrust(p) => blocking(|| profile_trust(daemon, p)),
+        R::ModelStatus => to_value(daemon.models.status()),
+        R::ModelSelect(p) => blocking(|| crate::lifecycle::model_select(daemon, p)),
+        R::CommandList(p) => blocking(|| crate::custom_commands::list(daemon, p)),
+        R::CommandExpand(p) => blocking(|| crate::custom_commands::expand(daemon, p)),
+        R::CheckpointList(p) => blocking(|| crate::checkpoint::serve::list(daemon, p)),
+        R::CheckpointShow(p) => blocking(|| crate::checkpoint::serve::show(daemon, p)),
+        R::CheckpointRestore(p) => {
             crate::checkpoint::serve::restore_checkpoint(daemon, peer, p).await
         }
-        proto::TURN_UNDO => {
-            let p = parse(params)?;
-            crate::checkpoint::serve::undo(daemon, peer, p).await
-        }
-        proto::INDEX_STATUS => {
-            let p: proto::IndexParams = parse(params)?;
-            crate::offload::blocking(|| {
-                let root = workspace_root(&p.workspace)?;
-                to_value(crate::index::requests::status(&daemon.home.index(), &root))
-            })
-        }
-        proto::INDEX_REBUILD => {
-            let p: proto::IndexParams = parse(params)?;
-            let root = crate::offload::blocking(|| workspace_root(&p.workspace))?;
-            let stopping = daemon.stopping.clone();
-            crate::index::requests::rebuild_notifying(
-                daemon.home.index(),
-                root,
-                peer.clone(),
-                stopping,
-            )
-            .await
-            .map_err(internal)
-            .and_then(to_value)
-        }
-        proto::INDEX_SEARCH => {
-            let p: proto::IndexSearchParams = parse(params)?;
-            crate::offload::blocking(|| {
-                let root = workspace_root(&p.workspace)?;
-                crate::index::requests::search(&daemon.home.index(), &root, &p, &daemon.stopping)
-                    .map_err(internal)
-                    .and_then(to_value)
-            })
-        }
-        proto::TRACE_LIST => {
-            let p: proto::TraceListParams = parse(params)?;
-            crate::offload::blocking(|| {
-                let workspace = p.workspace.as_deref().map(workspace_root).transpose()?;
-                crate::traces::requests::list(&daemon.home.traces(), &p, workspace.as_deref())
-                    .and_then(to_value)
-            })
-        }
-        proto::TRACE_GET => {
-            let p: proto::TraceGetParams = parse(params)?;
-            crate::offload::blocking(|| crate::traces::requests::get(&daemon.home.traces(), &p))
-                .and_then(to_value)
-        }
-        proto::DAEMON_GC => crate::gc::run_once(daemon)
+        R::TurnUndo(p) => crate::checkpoint::serve::undo(daemon, peer, p).await,
+        R::IndexStatus(p) => blocking(|| index_status(daemon, &p)),
+        R::IndexRebuild(p) => index_rebuild(daemon, peer, &p).await,
+        R::IndexSearch(p) => blocking(|| index_search(daemon, &p)),
+        R::TraceList(p) => blocking(|| trace_list(daemon, &p)),
+        R::TraceGet(p) => trace_get(daemon, &p),
+        R::DaemonGc => crate::gc::run_once(daemon)
             .map_err(|message| RpcError::new(ErrorCode::ConfigError, message))
             .and_then(to_value),
-        proto::TURN_EVENT | proto::APPROVAL_REQUEST | proto::INDEX_PROGRESS => Err(RpcError::new(
+        R::TurnEvent(_) | R::ApprovalRequest(_) | R::IndexProgress(_) => Err(RpcError::new(
             ErrorCode::MethodNotFound,
             format!("{method} is sent by the daemon, not to it"),
         )),
-        other => Err(RpcError::new(
-            ErrorCode::MethodNotFound,
-            format!("method not found: {other}"),
-        )),
     }
+}
+
+/// `initialize`: logs who connected (and the fields it did not know), answers who we are.
+fn initialize(peer: &Peer, p: &proto::InitializeParams) -> Result<Value, RpcError> {
+    let (client, version) = p.client();
+    tracing::debug!(
+        connection = peer.id,
+        client,
+        version,
+        protocol_version = p.protocol_version,
+        ignored = ?p.other.keys().collect::<Vec<_>>(),
+        "initialize"
+    );
+    to_value(proto::InitializeResult {
+        protocol_version: proto::PROTOCOL_VERSION,
+        server_name: "talosd".into(),
+        server_version: env!("CARGO_PKG_VERSION").into(),
+        capabilities: proto::Capabilities::of_this_daemon(),
+    })
+}
+
+/// `daemon/shutdown`: begins to stop; the answer goes out before the daemon is gone.
+fn shutdown(daemon: &Daemon, peer: &Peer) -> Result<Value, RpcError> {
+    tracing::info!(connection = peer.id, "shutdown requested over the socket");
+    daemon.stopping.cancel();
+    to_value(proto::DaemonShutdownResult { stopping: true })
+}
+
+/// `session/list`: every open session, by id.
+fn session_list(daemon: &Daemon) -> Result<Value, RpcError> {
+    let mut sessions: Vec<proto::SessionInfo> = daemon
+        .sessions
+        .lock()
+        .map_err(internal)?
+        .values()
+        .map(|s| s.info(daemon.default_model()))
+        .collect();
+    sessions.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+    to_value(proto::SessionListResult { sessions })
+}
+
+/// `approval/respond`: completes an approval pending on this connection, and no other.
+fn approval_respond(peer: &Peer, p: &proto::ApprovalRespondParams) -> Result<Value, RpcError> {
+    let result = serde_json::to_value(proto::ApprovalResult {
+        decision: p.decision,
+    })
+    .map_err(internal)?;
+    if peer.complete_alias(&p.request_id, result) {
+        to_value(proto::ApprovalRespondResult { accepted: true })
+    } else {
+        Err(RpcError::new(
+            ErrorCode::ApprovalNotOwned,
+            format!("no pending approval {} on this connection", p.request_id),
+        ))
+    }
+}
+
+/// `grants/list`: what the session remembers, described from the ladder's own table.
+fn grants_list(daemon: &Daemon, p: proto::GrantsParams) -> Result<Value, RpcError> {
+    let session = find_session(daemon, &p.session_id)?;
+    let grants = if session.grants().remember_writes {
+        vec![proto::GrantInfo {
+            kind: "writes".into(),
+            description: talos_core::ladder::remembered_writes_description(),
+        }]
+    } else {
+        Vec::new()
+    };
+    to_value(proto::GrantsListResult {
+        session_id: p.session_id,
+        grants,
+    })
+}
+
+/// `grants/revoke`: forgets every grant of the session.
+fn grants_revoke(daemon: &Daemon, p: proto::GrantsParams) -> Result<Value, RpcError> {
+    let revoked = find_session(daemon, &p.session_id)?.revoke_grants();
+    to_value(proto::GrantsRevokeResult {
+        session_id: p.session_id,
+        revoked,
+    })
+}
+
+/// `index/status`: the workspace's index as the index store sees it.
+fn index_status(daemon: &Daemon, p: &proto::IndexParams) -> Result<Value, RpcError> {
+    let root = workspace_root(&p.workspace)?;
+    to_value(crate::index::requests::status(&daemon.home.index(), &root))
+}
+
+/// `index/rebuild`: builds the index again, sending `index/progress` to this peer.
+async fn index_rebuild(
+    daemon: &Daemon,
+    peer: &Arc<Peer>,
+    p: &proto::IndexParams,
+) -> Result<Value, RpcError> {
+    let root = crate::offload::blocking(|| workspace_root(&p.workspace))?;
+    let stopping = daemon.stopping.clone();
+    crate::index::requests::rebuild_notifying(daemon.home.index(), root, peer.clone(), stopping)
+        .await
+        .map_err(internal)
+        .and_then(to_value)
+}
+
+/// `index/search`: ranked chunks of the workspace, without the model.
+fn index_search(daemon: &Daemon, p: &proto::IndexSearchParams) -> Result<Value, RpcError> {
+    let root = workspace_root(&p.workspace)?;
+    crate::index::requests::search(&daemon.home.index(), &root, p, &daemon.stopping)
+        .map_err(internal)
+        .and_then(to_value)
+}
+
+/// `trace/list`: recent turns of a session or a workspace, from their traces.
+fn trace_list(daemon: &Daemon, p: &proto::TraceListParams) -> Result<Value, RpcError> {
+    let workspace = p.workspace.as_deref().map(workspace_root).transpose()?;
+    crate::traces::requests::list(&daemon.home.traces(), p, workspace.as_deref()).and_then(to_value)
+}
+
+/// `trace/get`: one turn's trace record, with its turn log when there is one.
+fn trace_get(daemon: &Daemon, p: &proto::TraceGetParams) -> Result<Value, RpcError> {
+    crate::offload::blocking(|| crate::traces::requests::get(&daemon.home.traces(), p))
+        .and_then(to_value)
 }
 
 /// `profile/list`: the built-in profiles and the workspace's declaration with its trust state.
@@ -294,7 +269,7 @@ fn profile_trust(daemon: &Daemon, p: proto::ProfileTrustParams) -> Result<Value,
         &workspace,
         &declaration.sha256,
         profiles.len(),
-        crate::turn::now_ms(),
+        crate::clock::now_ms(),
     )
     .map_err(internal)?;
     tracing::info!(workspace = %workspace.display(), sha256 = %declaration.sha256, "workspace profiles pinned");
@@ -500,19 +475,6 @@ fn find_session(daemon: &Daemon, id: &str) -> Result<Arc<Session>, RpcError> {
     daemon
         .session(id)
         .ok_or_else(|| RpcError::new(ErrorCode::SessionNotFound, format!("no session {id}")))
-}
-
-fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
-    serde_json::from_value(params)
-        .map_err(|e| RpcError::new(ErrorCode::InvalidParams, format!("invalid params: {e}")))
-}
-
-fn parse_or_default<T: DeserializeOwned + Default>(params: Value) -> Result<T, RpcError> {
-    if params.is_null() {
-        Ok(T::default())
-    } else {
-        parse(params)
-    }
 }
 
 fn to_value<T: Serialize>(value: T) -> Result<Value, RpcError> {
