@@ -33,7 +33,7 @@ pub fn run_once(daemon: &Daemon) -> Result<DaemonGcResult, String> {
                 checkpoints: &checkpoints,
             },
             daemon.config.retention.limits(),
-            crate::turn::now_ms(),
+            crate::clock::now_ms(),
             &running,
             exclusive.as_ref(),
         )
@@ -46,7 +46,7 @@ pub fn run_once(daemon: &Daemon) -> Result<DaemonGcResult, String> {
         .lock()
         .map(|s| s.keys().map(|id| id.as_str().to_string()).collect())
         .unwrap_or_default();
-    let cutoff = crate::turn::now_ms().saturating_sub(daemon.config.retention.limits().max_age_ms);
+    let cutoff = crate::clock::now_ms().saturating_sub(daemon.config.retention.limits().max_age_ms);
     let store = crate::session_store::SessionStore::new(daemon.home.sessions());
     let (files, bytes) = crate::offload::blocking(|| store.prune_older_than(cutoff, &open));
     result.sessions = talos_protocol::GcCount { files, bytes };

@@ -55,7 +55,7 @@ pub fn model_select(daemon: &Daemon, p: proto::ModelSelectParams) -> Result<Valu
     {
         let store = SessionStore::new(daemon.home.sessions());
         let saved = store
-            .save(&claim.snapshot(), crate::turn::now_ms())
+            .save(&claim.snapshot(), crate::clock::now_ms())
             .and_then(|()| daemon.home.sessions().sync_filesystem());
         if let Err(e) = saved {
             tracing::error!(session = %session.id, error = %e, "cannot persist the session");

@@ -27,12 +27,12 @@ use talos_protocol as proto;
 use talos_protocol::event::TurnEvent;
 use talos_protocol::trace::TraceOutcome;
 
+use crate::clock::now_ms;
 use crate::connection::Peer;
 use crate::server::Daemon;
 use crate::sessions::SessionTurn;
 use crate::to_proto;
 use context::TurnCtx;
-pub use context::now_ms;
 
 /// What a client asked for.
 #[derive(Debug, Clone)]

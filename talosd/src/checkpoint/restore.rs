@@ -319,7 +319,7 @@ fn perform(
         turn_id: operation.as_str(),
         call_id: "",
         tool: RESTORE_TRIGGER,
-        created_at_ms: crate::turn::now_ms(),
+        created_at_ms: crate::clock::now_ms(),
         undoes: unit.undoes.as_deref(),
     };
     let safety = store

@@ -61,7 +61,7 @@ fn started(method: &'static str, unit: &restore::Unit) -> record::Started {
         session_id: unit.session_id.clone(),
         workspace: unit.files.root().to_path_buf(),
         overwrite_conflicts: unit.overwrite_conflicts,
-        started_at_ms: crate::turn::now_ms(),
+        started_at_ms: crate::clock::now_ms(),
     }
 }
 
@@ -78,7 +78,7 @@ fn recorded(
     let written = crate::ids::new_id("rst")
         .map_err(|e| e.to_string())
         .and_then(|id| {
-            let document = record::document(&id, started, crate::turn::now_ms(), &result);
+            let document = record::document(&id, started, crate::clock::now_ms(), &result);
             let traces = daemon.home.traces();
             crate::offload::blocking(|| record::write(&traces, &id, &document))
                 .map_err(|e| e.to_string())

@@ -36,8 +36,6 @@ pub struct TurnCtx {
     seq: u64,
 }
 
-pub use crate::clock::now_ms;
-
 impl TurnCtx {
     pub fn new(
         daemon: Arc<Daemon>,

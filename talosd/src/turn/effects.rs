@@ -45,7 +45,7 @@ pub fn checkpoint_job(ctx: &TurnCtx, call_id: &str) -> CheckpointJob {
         trace_id: ctx.trace.trace_id.clone(),
         turn_id: ctx.turn_id.to_string(),
         call_id: call_id.to_string(),
-        created_at_ms: super::context::now_ms(),
+        created_at_ms: crate::clock::now_ms(),
     }
 }
 
