@@ -40,6 +40,7 @@ pub mod server;
 pub mod session_store;
 pub mod sessions;
 pub mod socket;
+pub mod store_gate;
 pub mod supervisor;
 pub mod to_proto;
 pub mod traces;

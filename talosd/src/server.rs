@@ -46,7 +46,7 @@ pub struct Daemon {
     pub stopping: CancellationToken,
     pub active_turns: AtomicUsize,
     /// Turns against the retention sweep, and the trace ids of running turns.
-    pub retention: crate::retention::Gate,
+    pub retention: crate::store_gate::Gate,
     next_connection: AtomicU64,
     next_slot: AtomicU64,
 }
@@ -81,7 +81,7 @@ impl Daemon {
             started: Instant::now(),
             stopping: CancellationToken::new(),
             active_turns: AtomicUsize::new(0),
-            retention: crate::retention::Gate::default(),
+            retention: crate::store_gate::Gate::default(),
             next_connection: AtomicU64::new(1),
             next_slot: AtomicU64::new(0),
         })
