@@ -2,16 +2,17 @@
 //! llama-server's `/props` (the server's facts: native tool calls, per-slot context, slots),
 //! counts tokens with `/tokenize`, and streams OpenAI-compatible `POST /v1/chat/completions`
 //! (`ChatStream` accumulates text and native `tool_calls` deltas and counts the deltas that
-//! carried text; what comes back is only a proposal). A prompt the server refuses as too long
-//! for its context, up front or in the stream, becomes `EngineError::ContextExceeded`
-//! (`engine/overflow.rs` reads the bodies). For the supervisor it also builds the managed
-//! server's loopback URL, asks `/health` whether the server has loaded, and probes whether a
-//! loopback port has a listener.
+//! carried text; what comes back is only a proposal); `engine/tools.rs` makes the request's
+//! `tools` entries. A prompt the server refuses as too long for its context, up front or in the
+//! stream, becomes `EngineError::ContextExceeded` (`engine/overflow.rs` reads the bodies). For
+//! the supervisor it also builds the managed server's loopback URL, asks `/health` whether the
+//! server has loaded, and probes whether a loopback port has a listener.
 
 pub(crate) mod auth;
 mod overflow;
 #[cfg(test)]
 mod tests;
+pub mod tools;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -244,7 +245,7 @@ impl Engine {
                 request
                     .tools
                     .iter()
-                    .map(|t| crate::to_proto::tool_schema(*t))
+                    .map(|t| crate::engine::tools::tool_schema(*t))
                     .chain(request.external_tools.iter().cloned())
                     .collect(),
             );

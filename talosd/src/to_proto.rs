@@ -4,7 +4,7 @@
 pub mod record;
 pub mod restore;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use talos_core::contract::TaskContract;
 use talos_core::diff::Preview;
 use talos_core::digest::Digested;
@@ -12,7 +12,7 @@ use talos_core::outcome::{Fine, Status};
 use talos_core::plan::{
     ArtifactGoal, Expectation, OutputObligation, RequestedResult, TurnPlan, VerifierProfile,
 };
-use talos_core::tools::{ParamKind, ToolId};
+use talos_core::tools::ToolId;
 use talos_protocol as proto;
 use talos_protocol::trace::{TextDigest, TraceContract, TracePlan, TraceTarget};
 
@@ -119,38 +119,6 @@ pub fn diff(p: &Preview) -> proto::DiffPreview {
         truncated: p.truncated,
         note: p.note.into(),
     }
-}
-
-/// The OpenAI-style `tools` entry for one tool.
-pub fn tool_schema(tool: ToolId) -> Value {
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    for p in tool.params() {
-        let kind = match p.kind {
-            ParamKind::String => "string",
-            ParamKind::Integer => "integer",
-            ParamKind::Boolean => "boolean",
-            ParamKind::Array => "array",
-        };
-        properties.insert(
-            p.name.into(),
-            match p.kind {
-                ParamKind::Array => json!({"type": kind, "description": p.description, "items": {"type": "object"}, "minItems": 1}),
-                ParamKind::String | ParamKind::Integer | ParamKind::Boolean => json!({"type": kind, "description": p.description}),
-            },
-        );
-        if p.required {
-            required.push(p.name);
-        }
-    }
-    json!({
-        "type": "function",
-        "function": {
-            "name": tool.name(),
-            "description": tool.description(),
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        }
-    })
 }
 
 pub fn plan(plan: &TurnPlan) -> TracePlan {

@@ -53,7 +53,7 @@ pub async fn count(ctx: &mut TurnCtx, items: &[Countable]) -> Option<Vec<u64>> {
             Countable::Tools(tools) => Value::Array(
                 tools
                     .iter()
-                    .map(|t| crate::to_proto::tool_schema(*t))
+                    .map(|t| crate::engine::tools::tool_schema(*t))
                     .collect(),
             )
             .to_string(),
