@@ -8,8 +8,7 @@ use std::io;
 use std::path::PathBuf;
 
 use talos_protocol::RpcError;
-
-use crate::socket::guard::Refusal;
+use talos_protocol::socket::trust::Distrust;
 
 /// Exit code for usage, connection and protocol errors.
 pub const EXIT_USAGE_OR_CONNECTION: u8 = 2;
@@ -78,10 +77,62 @@ impl fmt::Display for Failure {
     }
 }
 
+/// Which entry on the way to the daemon a refusal is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// The socket's directory, at this path.
+    Directory(PathBuf),
+    /// The socket file.
+    Socket,
+    /// The process that accepted the connection.
+    Peer,
+}
+
+/// Why the CLI will not talk to a socket. Nothing has been sent when it is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub socket: PathBuf,
+    pub subject: Subject,
+    pub why: Distrust,
+    /// The effective uid of this process.
+    pub me: u32,
+}
+
+impl fmt::Display for Refusal {
+    /// "refusing to talk to PATH: WHO WHAT; nothing was sent ...".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "refusing to talk to {}: ", self.socket.display())?;
+        match &self.subject {
+            Subject::Directory(dir) => write!(f, "its directory {}", dir.display())?,
+            Subject::Socket => write!(f, "it")?,
+            Subject::Peer => write!(f, "the process listening on it")?,
+        }
+        let me = self.me;
+        match self.why {
+            Distrust::Symlink => write!(f, " is a symlink")?,
+            Distrust::NotADirectory => write!(f, " is not a directory")?,
+            Distrust::NotASocket => write!(f, " is not a socket")?,
+            Distrust::ForeignOwner { owner } => {
+                write!(f, " is owned by uid {owner}, not by you (uid {me})")?
+            }
+            Distrust::WritableByOthers { mode } => {
+                write!(f, " is writable by group or others (mode {mode:04o})")?
+            }
+            Distrust::ForeignPeer { peer } => {
+                write!(f, " runs as uid {peer}, not as you (uid {me})")?
+            }
+        }
+        write!(
+            f,
+            "; nothing was sent. If you did not make it, another user may have: remove it, or \
+             use --socket (or $XDG_RUNTIME_DIR) in a directory only you can write to"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::socket::guard::Subject;
     use talos_protocol::ErrorCode;
     use talos_protocol::socket::trust::Distrust;
 

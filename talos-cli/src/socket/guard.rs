@@ -3,72 +3,19 @@
 //! and the process that accepted the connection must run as the user (`SO_PEERCRED`). The rules
 //! are `talos_protocol::socket::trust`, the same the daemon applies to its directory; this module
 //! reads the facts (`lstat`, never following a symlink), makes the directory before the CLI
-//! starts a daemon, and words the refusal.
+//! starts a daemon, and makes the refusal (worded in `failure.rs`, with the other ways a command
+//! stops).
 
-use std::fmt;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use talos_protocol::socket::trust::{
     Distrust, EntryFacts, EntryKind, judge_peer, judge_socket_dir, judge_socket_file,
 };
 
-use crate::failure::Failure;
-
-/// Which entry on the way to the daemon a refusal is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Subject {
-    /// The socket's directory, at this path.
-    Directory(PathBuf),
-    /// The socket file.
-    Socket,
-    /// The process that accepted the connection.
-    Peer,
-}
-
-/// Why the CLI will not talk to a socket. Nothing has been sent when it is made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub socket: PathBuf,
-    pub subject: Subject,
-    pub why: Distrust,
-    /// The effective uid of this process.
-    pub me: u32,
-}
-
-impl fmt::Display for Refusal {
-    /// "refusing to talk to PATH: WHO WHAT; nothing was sent ...".
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "refusing to talk to {}: ", self.socket.display())?;
-        match &self.subject {
-            Subject::Directory(dir) => write!(f, "its directory {}", dir.display())?,
-            Subject::Socket => write!(f, "it")?,
-            Subject::Peer => write!(f, "the process listening on it")?,
-        }
-        let me = self.me;
-        match self.why {
-            Distrust::Symlink => write!(f, " is a symlink")?,
-            Distrust::NotADirectory => write!(f, " is not a directory")?,
-            Distrust::NotASocket => write!(f, " is not a socket")?,
-            Distrust::ForeignOwner { owner } => {
-                write!(f, " is owned by uid {owner}, not by you (uid {me})")?
-            }
-            Distrust::WritableByOthers { mode } => {
-                write!(f, " is writable by group or others (mode {mode:04o})")?
-            }
-            Distrust::ForeignPeer { peer } => {
-                write!(f, " runs as uid {peer}, not as you (uid {me})")?
-            }
-        }
-        write!(
-            f,
-            "; nothing was sent. If you did not make it, another user may have: remove it, or \
-             use --socket (or $XDG_RUNTIME_DIR) in a directory only you can write to"
-        )
-    }
-}
+use crate::failure::{Failure, Refusal, Subject};
 
 /// Judges the socket's directory and the socket file before a connect. The outer error is a
 /// refusal; the inner one says why there is nothing to connect to (`NotFound` when the
@@ -172,6 +119,7 @@ mod tests {
 
     use super::*;
     use crate::socket::effective_uid;
+    use std::path::PathBuf;
 
     /// A fresh private directory under the temp dir, removed when dropped (the CLI has no
     /// `tempfile`, and this is all it needs).
