@@ -1,4 +1,4 @@
-//! The `talos` command: argument parsing, dispatch to the commands, and exit codes
+//! The `talos` command: argument parsing, dispatch to the commands (`dispatch.rs`), and exit codes
 //! (0 success, 1 a turn that did not complete, 2 usage and connection errors, 3 a socket that is
 //! not the user's own). It is a thin, blocking client of `talosd`; it never runs a model or
 //! touches files itself.
@@ -13,6 +13,7 @@ mod client;
 mod config_cmd;
 mod control;
 mod custom;
+mod dispatch;
 mod doctor;
 mod failure;
 mod generate;
@@ -31,13 +32,11 @@ mod turn;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use talos_protocol::{CompletionStatus, Mode};
 
-use crate::client::Client;
 use crate::failure::{EXIT_USAGE_OR_CONNECTION, Failure};
 use crate::render::Output;
-use crate::socket::{AutoStart, SocketTarget};
 use crate::turn::{Format, RunRequest};
 
 /// Talos: a local coding assistant. With no command, an interactive session on the current
@@ -356,7 +355,7 @@ fn main() -> ExitCode {
         }
     };
     let output = Output::detect();
-    match dispatch(cli, &output) {
+    match dispatch::run(cli, &output) {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             let message = failure.to_string();
@@ -365,209 +364,6 @@ fn main() -> ExitCode {
             }
             ExitCode::from(failure.exit_code())
         }
-    }
-}
-
-/// Runs the chosen command and returns the exit code it earned.
-fn dispatch(cli: Cli, output: &Output) -> Result<u8, Failure> {
-    let target = SocketTarget::resolve(cli.socket.as_deref(), &socket::socket_env_from_process());
-    cli.interactive.check_unused(&cli.command)?;
-    let Some(command) = cli.command else {
-        let start = interactive::Start {
-            workspace: workspace_or_current(cli.interactive.workspace)?,
-            mode: mode_of(cli.interactive.mode.unwrap_or(ModeArg::Agent)),
-        };
-        return interactive::run(&target, start, output);
-    };
-    match command {
-        Command::Run(args) => {
-            let request = run_request(args)?;
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            client.initialize()?;
-            let status = turn::run(&mut client, &request, output, Some(&target))?;
-            Ok(turn_exit_code(status))
-        }
-        Command::Status { json } => match socket::connect(&target, AutoStart::Never) {
-            // A machine asking gets a JSON value either way (issue 29, item 4).
-            Err(Failure::NotRunning(_)) if json => {
-                output.out(&format!("{}\n", control::NOT_RUNNING_JSON))?;
-                Ok(0)
-            }
-            connected => {
-                let mut client = Client::new(connected?)?;
-                control::status(&mut client, json, output)?;
-                Ok(0)
-            }
-        },
-        Command::Grants {
-            workspace,
-            mode,
-            revoke,
-            json,
-        } => {
-            let workspace = canonical_workspace(&match workspace {
-                Some(dir) => dir,
-                None => std::env::current_dir().map_err(|error| {
-                    Failure::Usage(format!("cannot read the current directory: {error}"))
-                })?,
-            })?;
-            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
-            sessions::grants(
-                &mut client,
-                &workspace,
-                mode.map(mode_of),
-                revoke,
-                json,
-                output,
-            )?;
-            Ok(0)
-        }
-        Command::Profiles {
-            action,
-            workspace,
-            json,
-        } => {
-            let workspace = canonical_workspace(&match workspace {
-                Some(dir) => dir,
-                None => std::env::current_dir().map_err(|error| {
-                    Failure::Usage(format!("cannot read the current directory: {error}"))
-                })?,
-            })?;
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            match action {
-                None => profiles::show(&mut client, &workspace, json, output)?,
-                Some(ProfilesAction::Trust { yes }) => {
-                    profiles::trust(&mut client, &workspace, yes, output)?
-                }
-            }
-            Ok(0)
-        }
-        Command::Trace {
-            action,
-            workspace,
-            limit,
-            json,
-        } => {
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            match action {
-                Some(TraceAction::Show { id }) => traces::show(&mut client, &id, json, output)?,
-                None => {
-                    let workspace = canonical_workspace(&match workspace {
-                        Some(dir) => dir,
-                        None => std::env::current_dir().map_err(|error| {
-                            Failure::Usage(format!("cannot read the current directory: {error}"))
-                        })?,
-                    })?;
-                    traces::list(&mut client, &workspace, limit, json, output)?
-                }
-            }
-            Ok(0)
-        }
-        Command::Acp => acp::run(&target),
-        Command::Index {
-            action,
-            workspace,
-            json,
-        } => {
-            let workspace = workspace_or_current(workspace)?;
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            match action.unwrap_or(IndexAction::Status) {
-                IndexAction::Status => index::status(&mut client, &workspace, json, output)?,
-                IndexAction::Rebuild => index::rebuild(&mut client, &workspace, json, output)?,
-            }
-            Ok(0)
-        }
-        Command::Search {
-            query,
-            limit,
-            workspace,
-            json,
-        } => {
-            let workspace = workspace_or_current(workspace)?;
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            index::search(&mut client, &workspace, &query, limit, json, output)?;
-            Ok(0)
-        }
-        Command::Doctor { json } => doctor::run(&target, json, output),
-        Command::Generate { action } => generate::run(action, Cli::command()),
-        Command::Config { action } => match action {
-            ConfigAction::Path => config_cmd::run(&["--config-path".into()]),
-            ConfigAction::Check { file } => {
-                let mut args = vec![std::ffi::OsString::from("--check-config")];
-                if let Some(file) = file {
-                    args.extend(["--config-file".into(), file.into_os_string()]);
-                }
-                config_cmd::run(&args)
-            }
-        },
-        Command::Gc { json } => {
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            traces::gc(&mut client, json, output)?;
-            Ok(0)
-        }
-        Command::Model {
-            action: ModelAction::Status { json },
-        } => {
-            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
-            control::model_status(&mut client, json, output)?;
-            Ok(0)
-        }
-        Command::Checkpoints { workspace, json } => {
-            let workspace = workspace_or_current(workspace)?;
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            client.initialize()?;
-            checkpoints::list(&mut client, &workspace, json, output)?;
-            Ok(0)
-        }
-        Command::Checkpoint {
-            action: CheckpointAction::Show { id, json },
-        } => {
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            client.initialize()?;
-            checkpoints::show(&mut client, &id, json, output)?;
-            Ok(0)
-        }
-        Command::Restore {
-            id,
-            overwrite_conflicts,
-            json,
-        } => {
-            let mut client = Client::new(socket::connect(&target, AutoStart::Start)?)?;
-            client.initialize()?;
-            checkpoints::restore(
-                &mut client,
-                &id,
-                overwrite_conflicts,
-                json,
-                output,
-                &mut approval::ask,
-            )
-        }
-        Command::Undo {
-            workspace,
-            overwrite_conflicts,
-            json,
-        } => {
-            let workspace = workspace_or_current(workspace)?;
-            let mut client = Client::new(socket::connect(&target, AutoStart::Never)?)?;
-            client.initialize()?;
-            checkpoints::undo(&mut client, &workspace, overwrite_conflicts, json, output)
-        }
-        Command::Stop => match socket::connect(&target, AutoStart::Never) {
-            // Nothing to stop is not a failure: the daemon is not running, as asked.
-            Err(Failure::NotRunning(socket)) => {
-                output.out(&format!(
-                    "talosd is not running (socket: {}); nothing to stop\n",
-                    socket.display()
-                ))?;
-                Ok(0)
-            }
-            connected => {
-                let mut client = Client::new(connected?)?;
-                control::stop(&mut client, output)?;
-                Ok(0)
-            }
-        },
     }
 }
 
@@ -587,14 +383,8 @@ fn run_request(args: RunArgs) -> Result<RunRequest, Failure> {
     if prompt.trim().is_empty() {
         return Err(Failure::Usage("the request is empty".into()));
     }
-    let workspace = match args.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(|error| {
-            Failure::Usage(format!("cannot read the current directory: {error}"))
-        })?,
-    };
     Ok(RunRequest {
-        workspace: canonical_workspace(&workspace)?,
+        workspace: workspace_or_current(args.workspace)?,
         mode: mode_of(args.mode),
         new_session: args.new_session,
         model: args.model,
