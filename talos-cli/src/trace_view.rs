@@ -40,10 +40,34 @@ pub fn list(traces: &[TraceSummary], palette: Palette) -> String {
     table(&columns, &rows, palette)
 }
 
-/// `talos trace show ID`.
+/// `talos trace show ID`: the sections in the order a turn ran.
 pub fn show(got: &TraceGetResult, palette: Palette) -> String {
     let t = &got.trace;
     let mut out = Sections::new(palette);
+    let (request, answer) = got.turn_log.as_deref().map(turn_words).unwrap_or_default();
+    heading_lines(&mut out, t);
+    request_section(&mut out, t, request);
+    contract_section(&mut out, t);
+    plan_section(&mut out, t);
+    model_calls_section(&mut out, t);
+    calls_section(&mut out, t);
+    approvals_section(&mut out, t);
+    checkpoints_section(&mut out, t);
+    verification_section(&mut out, t);
+    commands_and_warnings(&mut out, t);
+    out.heading("Answer");
+    match answer {
+        Some(answer) => out.block(&answer),
+        None => out.line(&format!(
+            "not kept (no turn log): {} characters, {}",
+            t.outcome.answer.chars, t.outcome.answer.hash
+        )),
+    }
+    out.text
+}
+
+/// The title, when and how long, and the outcome.
+fn heading_lines(out: &mut Sections, t: &TraceRecord) {
     out.title(&format!(
         "Trace {} · session {} · turn {} · {}",
         t.trace_id, t.session_id, t.turn_number, t.mode
@@ -53,9 +77,12 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
         utc(t.started_at_ms),
         duration(t.finished_at_ms.saturating_sub(t.started_at_ms))
     ));
+    let palette = out.palette;
     out.raw(&outcome_line(t, palette));
+}
 
-    let (request, answer) = got.turn_log.as_deref().map(turn_words).unwrap_or_default();
+/// The request as the turn log kept it (or its digest), and the targets it named.
+fn request_section(out: &mut Sections, t: &TraceRecord, request: Option<String>) {
     out.heading("Request");
     match request {
         Some(request) => out.block(&request),
@@ -67,7 +94,10 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
     if !t.request_targets.is_empty() {
         out.line(&format!("targets named: {}", t.request_targets.join(", ")));
     }
+}
 
+/// The task contract the request was resolved into.
+fn contract_section(out: &mut Sections, t: &TraceRecord) {
     let c = &t.task_contract;
     out.heading("Contract");
     out.line(&format!(
@@ -85,7 +115,10 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
     out.list("evidence", &c.source_evidence_targets);
     out.list("forbidden", &c.forbidden_targets);
     out.line(&format!("why: {}", c.classification_reason));
+}
 
+/// The turn plan, the tool surface of each model call and the phase changes.
+fn plan_section(out: &mut Sections, t: &TraceRecord) {
     let p = &t.turn_plan;
     out.heading("Plan and surface");
     out.line(&format!(
@@ -112,7 +145,10 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
             change.from, change.to, change.reason
         ));
     }
+}
 
+/// Each model call with its tokens and what the context budget cut.
+fn model_calls_section(out: &mut Sections, t: &TraceRecord) {
     out.heading("Model calls");
     if t.model_calls.is_empty() {
         out.line("none made");
@@ -122,18 +158,25 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
             out.line(&line);
         }
     }
+}
 
+/// Each proposed call with the check or rung that decided it.
+fn calls_section(out: &mut Sections, t: &TraceRecord) {
     out.heading("Calls");
     if t.tool_calls.is_empty() {
         out.line("none proposed");
     }
     for call in &t.tool_calls {
+        let palette = out.palette;
         out.raw(&call_line(call, palette));
         for detail in call_details(t, &call.call_id) {
             out.line(&format!("    {detail}"));
         }
     }
+}
 
+/// Each approval asked, how and by whom it was answered, and its diff's size.
+fn approvals_section(out: &mut Sections, t: &TraceRecord) {
     out.heading("Approvals");
     if t.approvals.is_empty() {
         out.line("none asked");
@@ -151,7 +194,10 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
             if a.diff_truncated { ", cut" } else { "" }
         ));
     }
+}
 
+/// Each checkpoint taken before a change.
+fn checkpoints_section(out: &mut Sections, t: &TraceRecord) {
     out.heading("Checkpoints");
     if t.checkpoints.is_empty() {
         out.line("none taken");
@@ -173,11 +219,15 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
             c.call_id, c.path, c.status
         ));
     }
+}
 
+/// Each verification, green when it passed.
+fn verification_section(out: &mut Sections, t: &TraceRecord) {
     out.heading("Verification");
     if t.verification.is_empty() {
         out.line("nothing verified");
     }
+    let palette = out.palette;
     for v in &t.verification {
         let style = if v.status == "PASS" {
             Style::Green
@@ -192,7 +242,10 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
             printable(&v.summary)
         ));
     }
+}
 
+/// The commands run and the warnings, each section only when it has lines.
+fn commands_and_warnings(out: &mut Sections, t: &TraceRecord) {
     if !t.commands.is_empty() {
         out.heading("Commands");
         for c in &t.commands {
@@ -216,16 +269,6 @@ pub fn show(got: &TraceGetResult, palette: Palette) -> String {
             out.line(&format!("{}: {}", w.code, w.message));
         }
     }
-
-    out.heading("Answer");
-    match answer {
-        Some(answer) => out.block(&answer),
-        None => out.line(&format!(
-            "not kept (no turn log): {} characters, {}",
-            t.outcome.answer.chars, t.outcome.answer.hash
-        )),
-    }
-    out.text
 }
 
 /// `talos gc`: what was removed, per kind, and what is kept.
