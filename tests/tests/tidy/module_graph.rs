@@ -1,8 +1,9 @@
 //! The module graph of a crate's sources, read from the text, and its cycles.
 //!
 //! How a module graph is read. A module is a source file: `contract.rs` and
-//! `contract/lexical.rs` are two nodes, named `contract` and `contract/lexical` (`lib.rs` is
-//! `lib`; `main.rs` is another crate and is left out). An edge A -> B is any path in A's code
+//! `contract/lexical.rs` are two nodes, named `contract` and `contract/lexical`. The crate root
+//! is `lib` (`lib.rs`), or `main` for a binary crate without a `lib.rs`; beside a `lib.rs`,
+//! `main.rs` and the files under `bin/` are other crates and are left out. An edge A -> B is any path in A's code
 //! (comments, string and char literals and `#[cfg(test)]` modules removed) that names B: a `use`
 //! of `crate::…`, `super::…`, `self::…` or of a child module A declares, and any qualified
 //! `crate::b::…`, `super::…` or `child::…` path in an expression or a type. A path resolves to
@@ -25,7 +26,7 @@ use super::{files_with_extension, read};
 /// Checks the graph builder against small sources whose edges are known.
 #[test]
 fn module_graph_reads_the_edges_it_should() {
-    let rows: [(&str, &[(&str, &str)], &str); 5] = [
+    let rows: [(&str, &[(&str, &str)], &str); 7] = [
         (
             "a sibling cycle through `super::` is found; the child -> parent edge is not",
             &[
@@ -82,6 +83,25 @@ fn module_graph_reads_the_edges_it_should() {
             ],
             "",
         ),
+        (
+            "a binary crate's main.rs is its root, and its modules are read",
+            &[
+                ("main.rs", "mod a;\nmod b;\nfn main() { a::f(); }"),
+                ("a.rs", "use crate::b::G;\npub fn f() {}"),
+                ("b.rs", "pub struct G;\nfn g() { crate::a::f(); }"),
+            ],
+            "a -> b\nb -> a\nmain -> a\ncycle: a -> b -> a",
+        ),
+        (
+            "beside a lib.rs, main.rs and bin/ are other crates",
+            &[
+                ("lib.rs", "pub mod a;"),
+                ("a.rs", "pub fn f() {}"),
+                ("main.rs", "mod x;\nuse crate::a;"),
+                ("bin/tool.rs", "mod y;\nuse crate::a;"),
+            ],
+            "",
+        ),
     ];
     for (row, (what, files, expected)) in rows.into_iter().enumerate() {
         check_module_graph(row, what, files, expected);
@@ -116,16 +136,22 @@ fn check_module_graph(row: usize, what: &str, files: &[(&str, &str)], expected: 
     assert_eq!(lines.join("\n"), expected, "{what}");
 }
 
-/// The module graph of the crate whose sources are under `src` (`lib.rs` is the root node
-/// `lib`; `main.rs` is another crate and is left out). Rules: see the block comment above.
+/// The module graph of the crate whose sources are under `src` (its root is `lib`, or `main`
+/// for a binary crate; see the block comment above for the rules).
 pub fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let root = if src.join("lib.rs").is_file() {
+        "lib"
+    } else {
+        "main"
+    };
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
     for file in files_with_extension(src, "rs") {
         let Ok(rel) = file.strip_prefix(src) else {
             continue;
         };
         let name = rel.with_extension("").to_string_lossy().replace('\\', "/");
-        if name != "main" {
+        let other_crate = root == "lib" && (name == "main" || name.starts_with("bin/"));
+        if !other_crate {
             sources.insert(name, strip_comments_and_literals(&read(&file)));
         }
     }
@@ -134,20 +160,24 @@ pub fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         .flat_map(|(name, code)| {
             test_module_declarations(code)
                 .into_iter()
-                .map(move |child| [module_segments(name), vec![child]].concat().join("/"))
+                .map(move |child| {
+                    [module_segments(name, root), vec![child]]
+                        .concat()
+                        .join("/")
+                })
         })
         .collect();
     let modules: BTreeSet<Vec<String>> = sources
         .keys()
         .filter(|name| !test_only.contains(*name))
-        .map(|name| module_segments(name))
+        .map(|name| module_segments(name, root))
         .collect();
     let mut graph = BTreeMap::new();
     for (name, code) in &sources {
         if test_only.contains(name) {
             continue;
         }
-        let me = module_segments(name);
+        let me = module_segments(name, root);
         let code = without_test_modules(code);
         let children = declared_modules(&code);
         let mut targets = BTreeSet::new();
@@ -165,21 +195,21 @@ pub fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 }
             }
         }
-        graph.insert(node_name(&me), targets);
+        graph.insert(node_name(&me, root), targets);
     }
     graph
 }
 
-fn module_segments(name: &str) -> Vec<String> {
-    if name == "lib" {
+fn module_segments(name: &str, root: &str) -> Vec<String> {
+    if name == root {
         return Vec::new();
     }
     name.split('/').map(str::to_string).collect()
 }
 
-fn node_name(segments: &[String]) -> String {
+fn node_name(segments: &[String], root: &str) -> String {
     if segments.is_empty() {
-        "lib".into()
+        root.into()
     } else {
         segments.join("/")
     }
@@ -403,6 +433,9 @@ pub fn strip_comments_and_literals(source: &str) -> String {
 pub enum Literals {
     Keep,
     Blank,
+    /// Blanked, keeping their line breaks (and those of block comments), so that every line
+    /// stays where it was: for counting lines.
+    BlankKeepingLines,
 }
 
 /// Rust source without comments; string and char literals kept or blanked.
@@ -432,6 +465,9 @@ pub fn strip_source(source: &str, literals: Literals) -> String {
                         break;
                     }
                 } else {
+                    if chars[i] == '\n' && literals == Literals::BlankKeepingLines {
+                        out.push('\n');
+                    }
                     i += 1;
                 }
             }
@@ -480,6 +516,10 @@ fn push_literal(out: &mut String, literal: &[char], blank: &str, literals: Liter
     match literals {
         Literals::Keep => out.extend(literal),
         Literals::Blank => out.push_str(blank),
+        Literals::BlankKeepingLines => {
+            out.push_str(blank);
+            out.extend(literal.iter().filter(|c| **c == '\n'));
+        }
     }
 }
 
@@ -509,6 +549,23 @@ fn char_literal_len(chars: &[char], at: usize) -> usize {
         (Some(_), Some('\'')) => 3,
         _ => 0,
     }
+}
+
+/// The graph of the crate's top-level modules: each module stands for itself and everything
+/// under it (`checkpoint` for `checkpoint/restore`), and an edge between two modules under
+/// different top-level ones is an edge between those. A cycle here is two areas of the crate
+/// that each reach into the other, though no two files do.
+pub fn top_level_graph(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let top = |node: &str| node.split('/').next().unwrap_or(node).to_string();
+    let mut collapsed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (node, targets) in graph {
+        let from = top(node);
+        let entry = collapsed.entry(from.clone()).or_default();
+        entry.extend(targets.iter().map(|t| top(t)).filter(|t| *t != from));
+    }
+    collapsed
 }
 
 /// Every cycle of the graph: one line per strongly connected component of two or more nodes,
