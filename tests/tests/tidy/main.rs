@@ -810,6 +810,7 @@ fn daemon_clippy_config_repeats_the_root_and_denies_filesystem_calls() {
 // in tests/tests/tidy/module_graph.rs (kept out of this file, inside its own size budget).
 
 mod config;
+mod function_length;
 mod layering;
 mod module_graph;
 mod schema;
