@@ -1,7 +1,8 @@
 //! A request as one typed value: [`Request`] has one variant per method of
 //! [`ALL_METHODS`](crate::methods::ALL_METHODS), each carrying its params type (methods whose
 //! params are ignored carry nothing), read from a JSON-RPC `(method, params)` pair by
-//! [`Request::parse`] and written back by [`Request::method`] and [`Request::params`]. A
+//! [`Request::parse`] (or [`Request::parse_to_daemon`], which refuses the methods the daemon
+//! sends) and written back by [`Request::method`] and [`Request::params`]. A
 //! receiver then handles a request with one exhaustive `match`, so a new method is a compile
 //! error wherever it was forgotten (codex-rs's `ClientRequest`). Unknown methods and params that
 //! do not fit are [`RequestError`]s, which become the JSON-RPC errors `-32601` and `-32602`.
@@ -90,6 +91,9 @@ pub enum RequestError {
     UnknownMethod(String),
     /// The params do not decode into the method's type; serde's message.
     InvalidParams(String),
+    /// A method the daemon sends (`turn/event`, `approval/request`, `index/progress`) was sent
+    /// to it ([`Request::parse_to_daemon`]).
+    SentByTheDaemon(String),
 }
 
 impl std::fmt::Display for RequestError {
@@ -97,6 +101,9 @@ impl std::fmt::Display for RequestError {
         match self {
             RequestError::UnknownMethod(method) => write!(f, "method not found: {method}"),
             RequestError::InvalidParams(why) => write!(f, "invalid params: {why}"),
+            RequestError::SentByTheDaemon(method) => {
+                write!(f, "{method} is sent by the daemon, not to it")
+            }
         }
     }
 }
@@ -104,10 +111,13 @@ impl std::fmt::Display for RequestError {
 impl std::error::Error for RequestError {}
 
 impl From<RequestError> for RpcError {
-    /// `-32601` for an unknown method, `-32602` for params that do not fit.
+    /// `-32601` for an unknown method (or one sent the wrong way), `-32602` for params that do
+    /// not fit.
     fn from(error: RequestError) -> RpcError {
         let code = match &error {
-            RequestError::UnknownMethod(_) => ErrorCode::MethodNotFound,
+            RequestError::UnknownMethod(_) | RequestError::SentByTheDaemon(_) => {
+                ErrorCode::MethodNotFound
+            }
             RequestError::InvalidParams(_) => ErrorCode::InvalidParams,
         };
         RpcError::new(code, error.to_string())
@@ -155,6 +165,17 @@ impl Request {
             m::COMMAND_EXPAND => R::CommandExpand(decode(params)?),
             other => return Err(RequestError::UnknownMethod(other.to_string())),
         })
+    }
+
+    /// A request sent to the daemon: as [`Request::parse`], but a method the daemon sends is
+    /// refused as [`RequestError::SentByTheDaemon`] before its params are read.
+    pub fn parse_to_daemon(method: &str, params: Value) -> Result<Request, RequestError> {
+        match method {
+            m::TURN_EVENT | m::APPROVAL_REQUEST | m::INDEX_PROGRESS => {
+                Err(RequestError::SentByTheDaemon(method.to_string()))
+            }
+            _ => Request::parse(method, params),
+        }
     }
 
     /// The method's name on the wire.
@@ -259,6 +280,22 @@ mod tests {
                 -32602,
                 "invalid params: unknown field `x`, expected one of `workspace`, `mode`, `continueFrom`, `directory`, `mcpServers`"
             )
+        );
+    }
+
+    /// Proves a method the daemon sends is refused by name when sent to it, whatever its params.
+    #[test]
+    fn the_daemons_own_methods_are_refused_before_their_params_are_read() {
+        for method in [m::TURN_EVENT, m::APPROVAL_REQUEST, m::INDEX_PROGRESS] {
+            let error = RpcError::from(Request::parse_to_daemon(method, Value::Null).unwrap_err());
+            assert_eq!(
+                (error.code, error.message),
+                (-32601, format!("{method} is sent by the daemon, not to it"))
+            );
+        }
+        assert_eq!(
+            Request::parse_to_daemon(m::DAEMON_GC, Value::Null),
+            Ok(Request::DaemonGc)
         );
     }
 

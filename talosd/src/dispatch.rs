@@ -36,8 +36,8 @@ impl Handler for Dispatch {
     }
 }
 
-/// One request: parsed into its [`proto::Request`] variant (an unknown method is `-32601`,
-/// params that do not fit `-32602`), then the arm for it, each a call into the module that owns
+/// One request: parsed into its [`proto::Request`] variant (an unknown method, or one the
+/// daemon sends, is `-32601`; params that do not fit `-32602`), then the arm for it, each a call into the module that owns
 /// the work (blocking work through [`crate::offload::blocking`]).
 pub async fn handle(
     daemon: &Arc<Daemon>,
@@ -47,7 +47,7 @@ pub async fn handle(
 ) -> Result<Value, RpcError> {
     use crate::offload::blocking;
     use proto::Request as R;
-    match R::parse(method, params)? {
+    match R::parse_to_daemon(method, params)? {
         R::Initialize(p) => initialize(peer, &p),
         R::DaemonStatus => to_value(status(daemon)),
         R::DaemonShutdown => shutdown(daemon, peer),
@@ -80,10 +80,9 @@ pub async fn handle(
         R::DaemonGc => crate::gc::run_once(daemon)
             .map_err(|message| RpcError::new(ErrorCode::ConfigError, message))
             .and_then(to_value),
-        R::TurnEvent(_) | R::ApprovalRequest(_) | R::IndexProgress(_) => Err(RpcError::new(
-            ErrorCode::MethodNotFound,
-            format!("{method} is sent by the daemon, not to it"),
-        )),
+        R::TurnEvent(_) | R::ApprovalRequest(_) | R::IndexProgress(_) => {
+            Err(proto::RequestError::SentByTheDaemon(method.to_string()).into())
+        }
     }
 }
 
