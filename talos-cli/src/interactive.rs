@@ -192,70 +192,15 @@ impl Repl<'_> {
         };
         let (client, output, workspace) = (&mut self.client, self.output, self.workspace.as_str());
         match command {
-            Slash::Help => {
-                output.out(&slash::help())?;
-                if let Ok(listed) = crate::custom::list(client, &self.session_id)
-                    && !listed.commands.is_empty()
-                {
-                    output.out(&format!("{}\n", crate::custom::lines(&listed).join("\n")))?;
-                }
-            }
-            Slash::Commands => {
-                let listed = crate::custom::list(client, &self.session_id)?;
-                let lines = crate::custom::lines(&listed);
-                if lines.is_empty() {
-                    output.out("no custom commands: add .talos/commands/NAME.md (or commands/NAME.md in the Talos config dir)\n")?;
-                } else {
-                    output.out(&format!("{}\n", lines.join("\n")))?;
-                }
-            }
+            Slash::Help => self.help()?,
+            Slash::Commands => self.list_commands()?,
             Slash::Custom { name, arguments } => return self.custom(&name, &arguments),
             Slash::Exit => return Ok(true),
-            Slash::Mode(mode) => {
-                self.session_id =
-                    crate::sessions::continue_in(client, workspace, mode, &self.session_id, &[])?;
-                self.mode = mode;
-                output.err_line(&format!(
-                    "mode {} (session {})",
-                    mode.as_str(),
-                    self.session_id
-                ));
-            }
-            Slash::New => {
-                self.session_id = crate::sessions::open_in(
-                    client,
-                    (workspace, crate::sessions::here(workspace).as_deref()),
-                    self.mode,
-                    true,
-                    &[],
-                )?;
-                if let Some(name) = &self.model {
-                    crate::sessions::select_model(client, &self.session_id, name)?;
-                }
-                self.last_context = None;
-                output.err_line(&format!("new session {}", self.session_id));
-            }
-            Slash::Status => {
-                crate::control::status(client, false, output)?;
-                if let Some(info) = crate::sessions::info_of(client, workspace, &self.session_id) {
-                    output.out(&format!("session model: {}\n", printable(&info.model)))?;
-                    let line = crate::render::instructions_line(&info.instructions)
-                        .unwrap_or_else(|| "instructions: none used by the last turn".into());
-                    output.out(&format!("{}\n", printable(&line)))?;
-                }
-                if let Some(line) = last_turn_line(self.last_context.as_ref()) {
-                    output.out(&format!("{line}\n"))?;
-                }
-            }
+            Slash::Mode(mode) => self.switch_mode(mode)?,
+            Slash::New => self.new_session()?,
+            Slash::Status => self.status()?,
             Slash::Model(None) => crate::control::model_status(client, false, output)?,
-            Slash::Model(Some(name)) => {
-                let chosen = crate::sessions::select_model(client, &self.session_id, &name)?;
-                self.model = Some(chosen.name.clone());
-                output.err_line(&format!(
-                    "model {} ({} {}) for the next turns (was {})",
-                    chosen.name, chosen.mode, chosen.url, chosen.previous
-                ));
-            }
+            Slash::Model(Some(name)) => self.select_model(&name)?,
             Slash::Grants { revoke } => {
                 crate::sessions::grants(client, workspace, Some(self.mode), revoke, false, output)?
             }
@@ -286,6 +231,95 @@ impl Repl<'_> {
             Slash::Trace(Some(id)) => crate::traces::show(client, &id, false, output)?,
         }
         Ok(false)
+    }
+
+    /// `/help`: the slash commands, then the custom ones when there are any.
+    fn help(&mut self) -> Result<(), Failure> {
+        self.output.out(&slash::help())?;
+        if let Ok(listed) = crate::custom::list(&mut self.client, &self.session_id)
+            && !listed.commands.is_empty()
+        {
+            let lines = crate::custom::lines(&listed).join("\n");
+            self.output.out(&format!("{lines}\n"))?;
+        }
+        Ok(())
+    }
+
+    /// `/commands`: the custom commands, or where to add one.
+    fn list_commands(&mut self) -> Result<(), Failure> {
+        let listed = crate::custom::list(&mut self.client, &self.session_id)?;
+        let lines = crate::custom::lines(&listed);
+        if lines.is_empty() {
+            self.output.out("no custom commands: add .talos/commands/NAME.md (or commands/NAME.md in the Talos config dir)\n")
+        } else {
+            self.output.out(&format!("{}\n", lines.join("\n")))
+        }
+    }
+
+    /// `/mode MODE`: the session continues in another mode.
+    fn switch_mode(&mut self, mode: Mode) -> Result<(), Failure> {
+        self.session_id = crate::sessions::continue_in(
+            &mut self.client,
+            &self.workspace,
+            mode,
+            &self.session_id,
+            &[],
+        )?;
+        self.mode = mode;
+        self.output.err_line(&format!(
+            "mode {} (session {})",
+            mode.as_str(),
+            self.session_id
+        ));
+        Ok(())
+    }
+
+    /// `/new`: a new session on the workspace, with the model chosen before.
+    fn new_session(&mut self) -> Result<(), Failure> {
+        let workspace = self.workspace.as_str();
+        self.session_id = crate::sessions::open_in(
+            &mut self.client,
+            (workspace, crate::sessions::here(workspace).as_deref()),
+            self.mode,
+            true,
+            &[],
+        )?;
+        if let Some(name) = &self.model {
+            crate::sessions::select_model(&mut self.client, &self.session_id, name)?;
+        }
+        self.last_context = None;
+        self.output
+            .err_line(&format!("new session {}", self.session_id));
+        Ok(())
+    }
+
+    /// `/status`: the daemon's status, the session's model and instructions, the last turn.
+    fn status(&mut self) -> Result<(), Failure> {
+        let output = self.output;
+        crate::control::status(&mut self.client, false, output)?;
+        if let Some(info) =
+            crate::sessions::info_of(&mut self.client, &self.workspace, &self.session_id)
+        {
+            output.out(&format!("session model: {}\n", printable(&info.model)))?;
+            let line = crate::render::instructions_line(&info.instructions)
+                .unwrap_or_else(|| "instructions: none used by the last turn".into());
+            output.out(&format!("{}\n", printable(&line)))?;
+        }
+        if let Some(line) = last_turn_line(self.last_context.as_ref()) {
+            output.out(&format!("{line}\n"))?;
+        }
+        Ok(())
+    }
+
+    /// `/model NAME`: the session's next turns use another model.
+    fn select_model(&mut self, name: &str) -> Result<(), Failure> {
+        let chosen = crate::sessions::select_model(&mut self.client, &self.session_id, name)?;
+        self.model = Some(chosen.name.clone());
+        self.output.err_line(&format!(
+            "model {} ({} {}) for the next turns (was {})",
+            chosen.name, chosen.mode, chosen.url, chosen.previous
+        ));
+        Ok(())
     }
 
     /// Shows a failure; a broken connection is replaced by a new one.

@@ -301,24 +301,7 @@ impl Turn<'_> {
                     target: target.as_deref(),
                     reason: reason.as_deref(),
                 };
-                if status == talos_protocol::CallStatus::Running
-                    && !self.shown_calls.contains(&call_id)
-                {
-                    self.advance_plan(&call);
-                    self.held = Some(HeldCall {
-                        call_id: call_id.clone(),
-                        tool: tool.clone(),
-                        target: target.clone(),
-                    });
-                    return;
-                }
-                let update = if self.shown_calls.insert(call_id.clone()) {
-                    SessionUpdate::ToolCall(map::tool_call(&self.workspace, &call))
-                } else {
-                    SessionUpdate::ToolCallUpdate(map::tool_call_update(&call))
-                };
-                self.bridge.update(&self.acp_id, update);
-                self.advance_plan(&call);
+                self.on_call(&call);
             }
             TurnEvent::Ok { text } | TurnEvent::Info { text } | TurnEvent::TrustedInfo { text } => {
                 self.bridge.update(
@@ -362,6 +345,29 @@ impl Turn<'_> {
             | TurnEvent::ApprovalResolved { .. }
             | TurnEvent::Outcome { .. } => {}
         }
+    }
+
+    /// A `call` event: a first `running` is held (its approval may still come, and ACP shows
+    /// a call once); anything else is shown as the call or an update of it.
+    fn on_call(&mut self, call: &CallEvent<'_>) {
+        if call.status == talos_protocol::CallStatus::Running
+            && !self.shown_calls.contains(call.call_id)
+        {
+            self.advance_plan(call);
+            self.held = Some(HeldCall {
+                call_id: call.call_id.to_string(),
+                tool: call.tool.to_string(),
+                target: call.target.map(str::to_string),
+            });
+            return;
+        }
+        let update = if self.shown_calls.insert(call.call_id.to_string()) {
+            SessionUpdate::ToolCall(map::tool_call(&self.workspace, call))
+        } else {
+            SessionUpdate::ToolCallUpdate(map::tool_call_update(call))
+        };
+        self.bridge.update(&self.acp_id, update);
+        self.advance_plan(call);
     }
 
     /// Shows the held call as running (`in_progress`), if there is one.

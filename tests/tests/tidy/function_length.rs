@@ -28,8 +28,6 @@ const PRODUCT_SOURCES: [&str; 5] = [
 /// Shorten one and lower (or remove) its entry; never add one.
 #[rustfmt::skip]
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
-    ("talos-cli/src/acp/prompt.rs", "on_event", 87),
-    ("talos-cli/src/interactive.rs", "slash", 105),
     ("talosd/core/src/contract/cues.rs", "simple_listing_shape", 87),
     ("talosd/core/src/guard.rs", "replacement", 87),
     ("talosd/core/src/intent.rs", "derive", 125),
