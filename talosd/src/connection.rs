@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use talos_protocol::{ErrorCode, Message, RpcError, rpc::MessageKind};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -82,6 +83,18 @@ impl Drop for PendingGuard<'_> {
 }
 
 impl Peer {
+    /// Connection `id`, whose outgoing lines go to `out`; nothing pending yet.
+    fn new(id: u64, out: mpsc::Sender<String>) -> Peer {
+        Peer {
+            id,
+            out,
+            next_request_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            aliases: Mutex::new(HashMap::new()),
+            closed: CancellationToken::new(),
+        }
+    }
+
     /// Queues one message; waits while the queue is full.
     pub async fn send(&self, message: &Message) -> Result<(), Closed> {
         self.out.send(message.to_line()).await.map_err(|_| Closed)
@@ -150,28 +163,9 @@ pub async fn serve<H: Handler>(
     stopping: CancellationToken,
 ) {
     let (read_half, write_half) = stream.into_split();
-    let (tx, mut rx) = mpsc::channel::<String>(OUTGOING_QUEUE);
-    let peer = Arc::new(Peer {
-        id,
-        out: tx,
-        next_request_id: AtomicU64::new(1),
-        pending: Mutex::new(HashMap::new()),
-        aliases: Mutex::new(HashMap::new()),
-        closed: CancellationToken::new(),
-    });
-    let writer = tokio::spawn(async move {
-        let mut w = BufWriter::new(write_half);
-        while let Some(line) = rx.recv().await {
-            if w.write_all(line.as_bytes()).await.is_err() || w.write_all(b"\n").await.is_err() {
-                break;
-            }
-            if rx.is_empty() && w.flush().await.is_err() {
-                break;
-            }
-        }
-        let _ = w.flush().await;
-        let _ = w.shutdown().await;
-    });
+    let (tx, rx) = mpsc::channel::<String>(OUTGOING_QUEUE);
+    let peer = Arc::new(Peer::new(id, tx));
+    let writer = tokio::spawn(write_lines(write_half, rx));
     let tasks = TaskTracker::new();
     let (requests, queued) = mpsc::channel::<Message>(QUEUED_REQUESTS);
     let dispatcher = tokio::spawn(dispatch_requests(
@@ -210,18 +204,7 @@ pub async fn serve<H: Handler>(
                 Incoming::Request(message) => match requests.try_send(message) {
                     Ok(()) => {}
                     Err(mpsc::error::TrySendError::Full(message)) => {
-                        let error = RpcError::new(
-                            ErrorCode::TooManyRequests,
-                            format!(
-                                "{MAX_IN_FLIGHT} requests are running and {QUEUED_REQUESTS} are waiting on this connection; retry once some are answered"
-                            ),
-                        );
-                        let id = message.id.clone().unwrap_or(Value::Null);
-                        if peer
-                            .send(&Message::error_response(id, error))
-                            .await
-                            .is_err()
-                        {
+                        if peer.send(&too_many_requests(&message)).await.is_err() {
                             break;
                         }
                     }
@@ -229,15 +212,7 @@ pub async fn serve<H: Handler>(
                 },
             },
             Ok(Some(Line::TooLong)) => {
-                let error = RpcError::new(
-                    ErrorCode::InvalidRequest,
-                    format!("message longer than {MAX_LINE_BYTES} bytes"),
-                );
-                if peer
-                    .send(&Message::error_response(Value::Null, error))
-                    .await
-                    .is_err()
-                {
+                if peer.send(&too_long()).await.is_err() {
                     break;
                 }
             }
@@ -256,6 +231,42 @@ pub async fn serve<H: Handler>(
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), tasks.wait()).await;
     drop(peer);
     let _ = writer.await;
+}
+
+/// Writes the connection's outgoing lines, flushing when none is waiting, until the queue
+/// closes or the client stops reading.
+async fn write_lines(write_half: OwnedWriteHalf, mut rx: mpsc::Receiver<String>) {
+    let mut w = BufWriter::new(write_half);
+    while let Some(line) = rx.recv().await {
+        if w.write_all(line.as_bytes()).await.is_err() || w.write_all(b"\n").await.is_err() {
+            break;
+        }
+        if rx.is_empty() && w.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = w.flush().await;
+    let _ = w.shutdown().await;
+}
+
+/// The answer to a line over [`MAX_LINE_BYTES`].
+fn too_long() -> Message {
+    let error = RpcError::new(
+        ErrorCode::InvalidRequest,
+        format!("message longer than {MAX_LINE_BYTES} bytes"),
+    );
+    Message::error_response(Value::Null, error)
+}
+
+/// The answer to a request that found every slot of the connection taken.
+fn too_many_requests(message: &Message) -> Message {
+    let error = RpcError::new(
+        ErrorCode::TooManyRequests,
+        format!(
+            "{MAX_IN_FLIGHT} requests are running and {QUEUED_REQUESTS} are waiting on this connection; retry once some are answered"
+        ),
+    );
+    Message::error_response(message.id.clone().unwrap_or(Value::Null), error)
 }
 
 enum Line {

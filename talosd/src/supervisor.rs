@@ -293,40 +293,8 @@ impl Supervisor {
 
     async fn run_once(&self) -> Ended {
         let c = &self.config;
-        let mut args: Vec<String> = vec![
-            "-m".into(),
-            c.path.clone(),
-            "--host".into(),
-            "127.0.0.1".into(),
-            "--port".into(),
-            c.port.to_string(),
-            "-c".into(),
-            c.ctx.to_string(),
-            "-t".into(),
-            c.threads.to_string(),
-            "--parallel".into(),
-            c.slots.to_string(),
-            "--jinja".into(),
-        ];
-        if !c.chat_template_file.is_empty() {
-            args.extend(["--chat-template-file".into(), c.chat_template_file.clone()]);
-        }
-        args.push("--no-webui".into());
-        if let Some(layers) = c.gpu_layers {
-            args.extend(["-ngl".into(), layers.to_string()]);
-        }
-        // Checked when the configuration was read: none of them is one Talos sets itself.
-        args.extend(c.server_args.iter().cloned());
-        let log = std::fs::create_dir_all(&self.logs).and_then(|()| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(self.logs.join("llama-server.log"))
-        });
-        let (out, err) = match log.and_then(|f| Ok((f.try_clone()?, f))) {
-            Ok((a, b)) => (Stdio::from(a), Stdio::from(b)),
-            Err(_) => (Stdio::null(), Stdio::null()),
-        };
+        let args = server_args(c);
+        let (out, err) = self.log_outputs();
         self.set(State::Starting);
         let mut child = match tokio::process::Command::new(&c.server)
             .args(&args)
@@ -376,20 +344,7 @@ impl Supervisor {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         // Prove the listener is ours before any request reaches it.
-        let ours = match (listener_pid(c.port), launched_at) {
-            (Ok(owner), Ok(expected)) if owner == pid => {
-                start_time(owner).is_ok_and(|t| t == expected)
-            }
-            (Ok(owner), Ok(_)) => {
-                tracing::error!(owner, pid, "the listener belongs to another process");
-                false
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                tracing::error!(error = %e, "listener ownership could not be observed");
-                false
-            }
-        };
-        if !ours {
+        if !listener_is_ours(c.port, pid, launched_at) {
             terminate(&mut child, pid).await;
             return Ended::Fatal(format!(
                 "listener ownership check failed: 127.0.0.1:{} is not served by the process Talos started (pid {pid}); nothing is sent to it",
@@ -406,6 +361,66 @@ impl Supervisor {
                 terminate(&mut child, pid).await;
                 Ended::Stopped
             }
+        }
+    }
+
+    /// The model server's stdout and stderr: `llama-server.log` in the logs folder, appended
+    /// to (nowhere when it cannot be opened).
+    fn log_outputs(&self) -> (Stdio, Stdio) {
+        let log = std::fs::create_dir_all(&self.logs).and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.logs.join("llama-server.log"))
+        });
+        match log.and_then(|f| Ok((f.try_clone()?, f))) {
+            Ok((a, b)) => (Stdio::from(a), Stdio::from(b)),
+            Err(_) => (Stdio::null(), Stdio::null()),
+        }
+    }
+}
+
+/// The model server's arguments, from the `model:` configuration.
+fn server_args(c: &ModelConfig) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "-m".into(),
+        c.path.clone(),
+        "--host".into(),
+        "127.0.0.1".into(),
+        "--port".into(),
+        c.port.to_string(),
+        "-c".into(),
+        c.ctx.to_string(),
+        "-t".into(),
+        c.threads.to_string(),
+        "--parallel".into(),
+        c.slots.to_string(),
+        "--jinja".into(),
+    ];
+    if !c.chat_template_file.is_empty() {
+        args.extend(["--chat-template-file".into(), c.chat_template_file.clone()]);
+    }
+    args.push("--no-webui".into());
+    if let Some(layers) = c.gpu_layers {
+        args.extend(["-ngl".into(), layers.to_string()]);
+    }
+    // Checked when the configuration was read: none of them is one Talos sets itself.
+    args.extend(c.server_args.iter().cloned());
+    args
+}
+
+/// Whether the process listening on `port` is the one launched as `pid` at `launched_at`
+/// (same pid, same start time); why not is logged.
+fn listener_is_ours(port: u16, pid: u32, launched_at: Result<u64, ProcError>) -> bool {
+    match (listener_pid(port), launched_at) {
+        (Ok(owner), Ok(expected)) if owner == pid => start_time(owner).is_ok_and(|t| t == expected),
+        (Ok(owner), Ok(_)) => {
+            tracing::error!(owner, pid, "the listener belongs to another process");
+            false
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::error!(error = %e, "listener ownership could not be observed");
+            false
         }
     }
 }

@@ -3,7 +3,9 @@
 //! the turn starts; everything the turn did is filled in here when it ends.
 
 use talos_core::turn::record::{
-    Answer, AnswerSource, CheckpointRecord, Decision, ExecutionRecord, ToolCallRecord, TurnRecord,
+    Answer, AnswerSource, ApprovalRecord, CheckpointRecord, Decision, ExecutionRecord,
+    ModelCallRecord, PermissionRecord, SurfaceRecord, ToolCallRecord, TurnRecord,
+    VerificationRecord,
 };
 use talos_protocol as proto;
 use talos_protocol::event::ApprovalSource;
@@ -150,72 +152,14 @@ pub fn fill(trace: &mut TraceRecord, record: &TurnRecord) {
             reason: reason.clone(),
         })
         .collect();
-    trace.tool_surfaces = record
-        .tool_surfaces
-        .iter()
-        .map(|s| TraceSurface {
-            model_call: s.model_call,
-            phase: s.phase.as_str().into(),
-            tools: s.tools.iter().map(|t| t.name().to_string()).collect(),
-            reason: s.reason.clone(),
-        })
-        .collect();
-    trace.model_calls = record
-        .model_calls
-        .iter()
-        .map(|m| TraceModelCall {
-            index: m.index,
-            finish_reason: m.finish_reason.clone(),
-            content: digest(m.content.clone()),
-            tool_calls: m.tool_calls,
-            prompt_tokens: m.prompt_tokens,
-            completion_tokens: m.completion_tokens,
-            cached_tokens: m.cached_tokens,
-            context_tokens: m.context_tokens,
-            budgeted_tokens: m.budgeted_tokens,
-            cut: m.cut.clone(),
-            error: m.error.clone(),
-        })
-        .collect();
+    trace.tool_surfaces = record.tool_surfaces.iter().map(surface).collect();
+    trace.model_calls = record.model_calls.iter().map(model_call).collect();
     trace.tool_calls = record.tool_calls.iter().map(tool_call).collect();
-    trace.permission_decisions = record
-        .permission_decisions
-        .iter()
-        .map(|p| TracePermission {
-            call_id: p.call_id.clone(),
-            tool: p.tool.clone(),
-            action: p.action.as_str().into(),
-            reason_code: p.reason_code.clone(),
-            relative_path: p.relative_path.clone(),
-            remember_eligible: p.remember_eligible,
-        })
-        .collect();
-    trace.approvals = record
-        .approvals
-        .iter()
-        .map(|a| TraceApproval {
-            request_id: a.request_id.clone(),
-            call_id: a.call_id.clone(),
-            tool: a.tool.name().into(),
-            decision: decision(a.answer.decision),
-            source: source(a.answer.source),
-            diff_added: a.diff_added,
-            diff_removed: a.diff_removed,
-            diff_truncated: a.diff_truncated,
-        })
-        .collect();
+    trace.permission_decisions = record.permission_decisions.iter().map(permission).collect();
+    trace.approvals = record.approvals.iter().map(approval).collect();
     trace.checkpoints = record.checkpoints.iter().map(checkpoint).collect();
     trace.executions = record.executions.iter().map(execution).collect();
-    trace.verification = record
-        .verification
-        .iter()
-        .map(|v| TraceVerification {
-            call_id: v.call_id.clone(),
-            path: v.path.clone(),
-            status: v.status.as_str().into(),
-            summary: v.summary.clone(),
-        })
-        .collect();
+    trace.verification = record.verification.iter().map(verification).collect();
     trace.commands = record.commands.iter().map(command).collect();
     trace.warnings = record
         .warnings
@@ -225,6 +169,64 @@ pub fn fill(trace: &mut TraceRecord, record: &TurnRecord) {
             message: w.message.clone(),
         })
         .collect();
+}
+
+fn surface(s: &SurfaceRecord) -> TraceSurface {
+    TraceSurface {
+        model_call: s.model_call,
+        phase: s.phase.as_str().into(),
+        tools: s.tools.iter().map(|t| t.name().to_string()).collect(),
+        reason: s.reason.clone(),
+    }
+}
+
+fn model_call(m: &ModelCallRecord) -> TraceModelCall {
+    TraceModelCall {
+        index: m.index,
+        finish_reason: m.finish_reason.clone(),
+        content: digest(m.content.clone()),
+        tool_calls: m.tool_calls,
+        prompt_tokens: m.prompt_tokens,
+        completion_tokens: m.completion_tokens,
+        cached_tokens: m.cached_tokens,
+        context_tokens: m.context_tokens,
+        budgeted_tokens: m.budgeted_tokens,
+        cut: m.cut.clone(),
+        error: m.error.clone(),
+    }
+}
+
+fn permission(p: &PermissionRecord) -> TracePermission {
+    TracePermission {
+        call_id: p.call_id.clone(),
+        tool: p.tool.clone(),
+        action: p.action.as_str().into(),
+        reason_code: p.reason_code.clone(),
+        relative_path: p.relative_path.clone(),
+        remember_eligible: p.remember_eligible,
+    }
+}
+
+fn approval(a: &ApprovalRecord) -> TraceApproval {
+    TraceApproval {
+        request_id: a.request_id.clone(),
+        call_id: a.call_id.clone(),
+        tool: a.tool.name().into(),
+        decision: decision(a.answer.decision),
+        source: source(a.answer.source),
+        diff_added: a.diff_added,
+        diff_removed: a.diff_removed,
+        diff_truncated: a.diff_truncated,
+    }
+}
+
+fn verification(v: &VerificationRecord) -> TraceVerification {
+    TraceVerification {
+        call_id: v.call_id.clone(),
+        path: v.path.clone(),
+        status: v.status.as_str().into(),
+        summary: v.summary.clone(),
+    }
 }
 
 fn tool_call(c: &ToolCallRecord) -> TraceToolCall {
