@@ -29,8 +29,6 @@ const PRODUCT_SOURCES: [&str; 5] = [
 #[rustfmt::skip]
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("talosd/core/src/contract/cues.rs", "simple_listing_shape", 87),
-    ("talosd/core/src/guard.rs", "replacement", 87),
-    ("talosd/core/src/intent.rs", "derive", 125),
     ("talosd/core/src/ladder.rs", "decide", 116),
     ("talosd/core/src/targets/evidence.rs", "conventional_static_web_targets", 87),
     ("talosd/core/src/tools/catalogue.rs", "params", 152),

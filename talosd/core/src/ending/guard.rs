@@ -107,30 +107,8 @@ fn replacement(model_answer: &str, facts: &TurnFacts) -> Option<String> {
     if facts.malformed_tool_call && !succeeded {
         return Some("[Truth check: the model produced an invalid tool-call payload, so no action was taken.]\nNo file changes were applied. Please retry the request.".into());
     }
-    if !succeeded && !denied.is_empty() && blocked.is_empty() {
-        let mut out = String::from(
-            "[Truth check: no file was changed in this turn because the requested write was not approved.]\nNo file changes were applied because approval was denied for:\n",
-        );
-        for p in denied {
-            out.push_str(&format!("- {p}: approval denied\n"));
-        }
-        out.push_str("Talos can still help in a later turn if you want to retry the edit or take a read-only approach.");
-        return Some(out);
-    }
-    if !succeeded && !blocked.is_empty() {
-        let mut out = String::from(
-            "[Truth check: no file was changed in this turn because the requested write was blocked or failed.]\nNo file changes were applied:\n",
-        );
-        for (p, reason) in blocked {
-            out.push_str(&format!("- {p}: {reason}\n"));
-        }
-        for p in denied {
-            out.push_str(&format!("- {p}: approval denied\n"));
-        }
-        for p in not_attempted(facts) {
-            out.push_str(&format!("- {p}: not attempted\n"));
-        }
-        return Some(out.trim_end().to_string());
+    if !succeeded && let Some(text) = unapplied_writes(facts, &denied, &blocked) {
+        return Some(text);
     }
     if facts.read_only_blocked && facts.mutation_requested && !succeeded {
         return Some(READ_ONLY_BLOCK_REPLACEMENT.into());
@@ -148,21 +126,62 @@ fn replacement(model_answer: &str, facts: &TurnFacts) -> Option<String> {
         return Some(correction.to_string());
     }
     if facts.action_not_taken && !succeeded {
-        let targets = not_attempted(facts);
-        let what = if targets.is_empty() {
-            String::new()
-        } else {
-            format!(" to {}", targets.join(", "))
-        };
-        let statement = format!(
-            "[Action not taken: the request needs a change{what}, and the model made no change call, even after Talos asked it again. No file was changed.]"
-        );
-        let (kept, _) = sentences::keep(model_answer, |s| {
-            sentences::claims_success(s) || sentences::refuses(s)
-        });
-        return Some(join(&statement, &kept));
+        return Some(action_not_taken(model_answer, facts));
     }
     None
+}
+
+/// When no change succeeded: the account of the writes that were denied (and none blocked), or
+/// blocked or failed, path by path; `None` when there were none.
+fn unapplied_writes(
+    facts: &TurnFacts,
+    denied: &[&str],
+    blocked: &[(&str, &str)],
+) -> Option<String> {
+    if !denied.is_empty() && blocked.is_empty() {
+        let mut out = String::from(
+            "[Truth check: no file was changed in this turn because the requested write was not approved.]\nNo file changes were applied because approval was denied for:\n",
+        );
+        for p in denied {
+            out.push_str(&format!("- {p}: approval denied\n"));
+        }
+        out.push_str("Talos can still help in a later turn if you want to retry the edit or take a read-only approach.");
+        return Some(out);
+    }
+    if !blocked.is_empty() {
+        let mut out = String::from(
+            "[Truth check: no file was changed in this turn because the requested write was blocked or failed.]\nNo file changes were applied:\n",
+        );
+        for (p, reason) in blocked {
+            out.push_str(&format!("- {p}: {reason}\n"));
+        }
+        for p in denied {
+            out.push_str(&format!("- {p}: approval denied\n"));
+        }
+        for p in not_attempted(facts) {
+            out.push_str(&format!("- {p}: not attempted\n"));
+        }
+        return Some(out.trim_end().to_string());
+    }
+    None
+}
+
+/// The statement that the change the request needs was not made, with the model's sentences
+/// that neither claim success nor refuse.
+fn action_not_taken(model_answer: &str, facts: &TurnFacts) -> String {
+    let targets = not_attempted(facts);
+    let what = if targets.is_empty() {
+        String::new()
+    } else {
+        format!(" to {}", targets.join(", "))
+    };
+    let statement = format!(
+        "[Action not taken: the request needs a change{what}, and the model made no change call, even after Talos asked it again. No file was changed.]"
+    );
+    let (kept, _) = sentences::keep(model_answer, |s| {
+        sentences::claims_success(s) || sentences::refuses(s)
+    });
+    join(&statement, &kept)
 }
 
 fn ungrounded(missing: &[String], asked_again: bool) -> String {

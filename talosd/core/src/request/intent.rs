@@ -229,56 +229,9 @@ pub(crate) fn derive(legacy: &Legacy, lex: &Lex<'_>, spans: &[TargetSpan]) -> De
     };
     refs.extend(forbidden.iter().map(forbidden_ref));
     if scoped_upgrade || sharpened {
-        for path in &mutation {
-            let (role, reason) = if optional.contains(path) {
-                (TargetRole::MayMutate, "optional-mutation-target")
-            } else {
-                (TargetRole::MustMutate, "explicit-mutation-target")
-            };
-            refs.push(TargetRef::user(path, role, reason));
-        }
-        refs.extend(legacy.outputs.iter().map(|p| {
-            TargetRef::user(
-                p,
-                TargetRole::OutputDestination,
-                "output-destination-target",
-            )
-        }));
-        refs.extend(
-            verify.iter().map(|p| {
-                TargetRef::user(p, TargetRole::VerifyOnly, "verify-only-constraint-target")
-            }),
-        );
+        refs.extend(clause_refs(legacy, &mutation, &optional, &verify));
     } else {
-        let role = if requested {
-            TargetRole::MustMutate
-        } else {
-            TargetRole::MustRead
-        };
-        let reason = if requested {
-            "explicit-mutation-target"
-        } else {
-            "requested-read-target"
-        };
-        refs.extend(
-            legacy
-                .expected
-                .iter()
-                .map(|p| TargetRef::user(p, role, reason)),
-        );
-        refs.extend(legacy.outputs.iter().map(|p| {
-            TargetRef::user(
-                p,
-                TargetRole::OutputDestination,
-                "output-destination-target",
-            )
-        }));
-        refs.extend(legacy.defaults.iter().map(|p| TargetRef {
-            path: p.clone(),
-            role: TargetRole::MustMutate,
-            source: TargetSource::RuntimeDefault,
-            reason: "conventional-static-web-target",
-        }));
+        refs.extend(legacy_refs(legacy, requested));
     }
     refs.extend(
         legacy
@@ -292,25 +245,92 @@ pub(crate) fn derive(legacy: &Legacy, lex: &Lex<'_>, spans: &[TargetSpan]) -> De
             .iter()
             .map(|p| TargetRef::user(p, TargetRole::MentionedOnly, "mentioned-target")),
     );
-    let mut merged = merge(refs);
+    Derived {
+        task_type,
+        requested,
+        reason,
+        targets: in_named_order(merge(refs), legacy),
+    }
+}
+
+/// The targets as the clauses read them: each mutation target must (or, when optional, may)
+/// change, then the outputs and the verify-only targets.
+fn clause_refs(
+    legacy: &Legacy,
+    mutation: &[String],
+    optional: &[String],
+    verify: &[String],
+) -> Vec<TargetRef> {
+    let mut refs: Vec<TargetRef> = mutation
+        .iter()
+        .map(|path| {
+            let (role, reason) = if optional.contains(path) {
+                (TargetRole::MayMutate, "optional-mutation-target")
+            } else {
+                (TargetRole::MustMutate, "explicit-mutation-target")
+            };
+            TargetRef::user(path, role, reason)
+        })
+        .collect();
+    refs.extend(legacy.outputs.iter().map(|p| {
+        TargetRef::user(
+            p,
+            TargetRole::OutputDestination,
+            "output-destination-target",
+        )
+    }));
+    refs.extend(
+        verify
+            .iter()
+            .map(|p| TargetRef::user(p, TargetRole::VerifyOnly, "verify-only-constraint-target")),
+    );
+    refs
+}
+
+/// The targets as the whole-request reading found them: each expected target must change (or,
+/// for a read, be read), then the outputs and the runtime's default site targets.
+fn legacy_refs(legacy: &Legacy, requested: bool) -> Vec<TargetRef> {
+    let (role, reason) = if requested {
+        (TargetRole::MustMutate, "explicit-mutation-target")
+    } else {
+        (TargetRole::MustRead, "requested-read-target")
+    };
+    let mut refs: Vec<TargetRef> = legacy
+        .expected
+        .iter()
+        .map(|p| TargetRef::user(p, role, reason))
+        .collect();
+    refs.extend(legacy.outputs.iter().map(|p| {
+        TargetRef::user(
+            p,
+            TargetRole::OutputDestination,
+            "output-destination-target",
+        )
+    }));
+    refs.extend(legacy.defaults.iter().map(|p| TargetRef {
+        path: p.clone(),
+        role: TargetRole::MustMutate,
+        source: TargetSource::RuntimeDefault,
+        reason: "conventional-static-web-target",
+    }));
+    refs
+}
+
+/// The targets in the order the request named them (those it did not name last).
+fn in_named_order(mut targets: Vec<TargetRef>, legacy: &Legacy) -> Vec<TargetRef> {
     let positions: BTreeMap<&str, usize> = legacy
         .named
         .iter()
         .enumerate()
         .map(|(i, n)| (n.as_str(), i))
         .collect();
-    merged.sort_by_key(|t| {
+    targets.sort_by_key(|t| {
         positions
             .get(t.path.as_str())
             .copied()
             .unwrap_or(usize::MAX)
     });
-    Derived {
-        task_type,
-        requested,
-        reason,
-        targets: merged,
-    }
+    targets
 }
 
 #[cfg(test)]
