@@ -30,7 +30,6 @@ const PRODUCT_SOURCES: [&str; 5] = [
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("talosd/core/src/contract/cues.rs", "simple_listing_shape", 87),
     ("talosd/core/src/ladder.rs", "decide", 116),
-    ("talosd/core/src/targets/evidence.rs", "conventional_static_web_targets", 87),
     ("talosd/core/src/tools/catalogue.rs", "params", 152),
     ("talosd/core/src/tools/normalise.rs", "normalise", 153),
     ("talosd/src/checkpoint.rs", "capture_entries", 88),

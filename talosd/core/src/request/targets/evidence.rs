@@ -262,90 +262,112 @@ pub(crate) fn sources_are_also_targets(lex: &Lex<'_>) -> bool {
         ])
 }
 
+/// Words that name a web page or site.
+const WEB_SURFACE: &[&str] = &[
+    "website",
+    "web site",
+    "webpage",
+    "web page",
+    "frontend",
+    "front-end",
+    "landing page",
+    " site",
+    " page",
+];
+
+/// Words that name a document file (the request may be a document about a site).
+const DOCUMENT_FILE: &[&str] = &[
+    "pdf file",
+    ".pdf",
+    "docx file",
+    "word file",
+    ".docx",
+    "txt file",
+    "text file",
+    ".txt",
+    "markdown file",
+    ".md",
+];
+
+/// Words that say a document is about how to make something.
+const ABOUT_WORDS: &[&str] = &[
+    "talks about",
+    "guide",
+    "instructions",
+    "how to build",
+    "how to create",
+    "how to make",
+];
+
+/// Words that ask for something to be made.
+const CREATE_WORDS: &[&str] = &[
+    "build", "create", "generate", "scaffold", "set up", "setup", "make me",
+];
+
+/// Words that point at a site already talked about.
+const DEICTIC_SITE: &[&str] = &[
+    "that site",
+    "the site",
+    "that webpage",
+    "the webpage",
+    "that web page",
+    "the web page",
+];
+
+/// Words that ask for a strong look.
+const STRONG_LOOK: &[&str] = &[
+    "synthwave",
+    "modern",
+    "polished",
+    "good looking",
+    "cool looking",
+];
+
+/// Words that ask for styling.
+const STYLE_ASSET: &[&str] = &[
+    "css",
+    "stylesheet",
+    "style sheet",
+    "styling",
+    "style",
+    "modern",
+    "synthwave",
+    "neon",
+    "visual",
+    "design",
+];
+
+/// Words that ask for scripting or interaction.
+const SCRIPT_ASSET: &[&str] = &[
+    "javascript",
+    ".js",
+    "scripting",
+    "script file",
+    "interaction",
+    "interactive",
+    "functioning",
+    "functional",
+];
+
 /// `index.html, style.css, script.js` when a create-like request refers to "the site" (or
 /// names a web surface, a style asset, a script asset and a strong look) without naming files;
 /// never for a document *about* building a site.
 pub(crate) fn conventional_static_web_targets(lex: &Lex<'_>, create_type: bool) -> Vec<String> {
     let lower = lex.lower;
     let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
-    let web_surface = has(&[
-        "website",
-        "web site",
-        "webpage",
-        "web page",
-        "frontend",
-        "front-end",
-        "landing page",
-        " site",
-        " page",
-    ]) || lower.starts_with("site")
-        || lower.starts_with("page");
-    let document_about_site = has(&[
-        "pdf file",
-        ".pdf",
-        "docx file",
-        "word file",
-        ".docx",
-        "txt file",
-        "text file",
-        ".txt",
-        "markdown file",
-        ".md",
-    ]) && has(&[
-        "talks about",
-        "guide",
-        "instructions",
-        "how to build",
-        "how to create",
-        "how to make",
-    ]) && web_surface;
+    let web_surface = has(WEB_SURFACE) || lower.starts_with("site") || lower.starts_with("page");
+    let document_about_site = has(DOCUMENT_FILE) && has(ABOUT_WORDS) && web_surface;
     if document_about_site {
         return Vec::new();
     }
-    let create_like = create_type
-        || lex.has_any(&[
-            "build", "create", "generate", "scaffold", "set up", "setup", "make me",
-        ]);
+    let create_like = create_type || lex.has_any(CREATE_WORDS);
     if !create_like {
         return Vec::new();
     }
-    let deictic_site = lex.has_any(&[
-        "that site",
-        "the site",
-        "that webpage",
-        "the webpage",
-        "that web page",
-        "the web page",
-    ]);
-    let strong_look = has(&[
-        "synthwave",
-        "modern",
-        "polished",
-        "good looking",
-        "cool looking",
-    ]);
-    let style_asset = has(&[
-        "css",
-        "stylesheet",
-        "style sheet",
-        "styling",
-        "style",
-        "modern",
-        "synthwave",
-        "neon",
-        "visual",
-        "design",
-    ]);
-    let script_asset = has(&[
-        "javascript",
-        ".js",
-        "scripting",
-        "script file",
-        "interaction",
-        "interactive",
-        "functioning",
-        "functional",
-    ]);
+    let deictic_site = lex.has_any(DEICTIC_SITE);
+    let strong_look = has(STRONG_LOOK);
+    let style_asset = has(STYLE_ASSET);
+    let script_asset = has(SCRIPT_ASSET);
     if deictic_site || (web_surface && style_asset && script_asset && strong_look) {
         vec!["index.html".into(), "style.css".into(), "script.js".into()]
     } else {
