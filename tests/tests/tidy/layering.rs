@@ -52,10 +52,18 @@ const HTTP_NEEDLES: [(&str, &[&str]); 8] = [
 const CRATE_SOURCES: [(&str, &str, &str); 6] = [
     ("talos-protocol", "protocol/src", "methods"),
     ("talosd", "talosd/src", "connection"),
-    ("talos-core", "talosd/core/src", "ladder"),
-    ("talos-webcheck", "webcheck/src", "html"),
+    ("talos-core", "talosd/core/src", "proposal/ladder"),
+    ("talos-webcheck", "talosd/webcheck/src", "html"),
     ("talos-cli", "talos-cli/src", "failure"),
     ("talos-tests", "tests/src", "harness"),
+];
+
+/// Crates whose top-level modules may reach into each other (their files still form no cycle),
+/// and why. The test fails when such a crate's top-level graph has no cycle left: then remove
+/// it here.
+#[rustfmt::skip]
+const TOP_LEVEL_CYCLES_EXCEPTED: [(&str, &str); 1] = [
+    ("talos-core", "its folders (request, planning, proposal, turn, ending) group modules by what a turn meets (issue 30, item 6), not by layer: planning and proposal, request and proposal, request and ending name each other's modules"),
 ];
 
 /// Proves the modules of every crate form a graph without cycles (rules in module_graph.rs):
@@ -72,11 +80,19 @@ fn no_crate_has_module_cycles() {
             ));
         }
         problems.extend(cycles(&graph).into_iter().map(|c| format!("{name}: {c}")));
-        problems.extend(
-            cycles(&top_level_graph(&graph))
-                .into_iter()
-                .map(|c| format!("{name} (top-level modules): {c}")),
-        );
+        let top_level = cycles(&top_level_graph(&graph));
+        let excepted = TOP_LEVEL_CYCLES_EXCEPTED.iter().any(|(n, _)| *n == name);
+        match (excepted, top_level.is_empty()) {
+            (true, true) => problems.push(format!(
+                "{name}: its top-level modules form no cycle now: remove it from TOP_LEVEL_CYCLES_EXCEPTED"
+            )),
+            (true, false) | (false, true) => {}
+            (false, false) => problems.extend(
+                top_level
+                    .into_iter()
+                    .map(|c| format!("{name} (top-level modules): {c}")),
+            ),
+        }
     }
     assert_none(&problems, "module cycles");
 }
