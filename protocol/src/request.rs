@@ -170,12 +170,10 @@ impl Request {
     /// A request sent to the daemon: as [`Request::parse`], but a method the daemon sends is
     /// refused as [`RequestError::SentByTheDaemon`] before its params are read.
     pub fn parse_to_daemon(method: &str, params: Value) -> Result<Request, RequestError> {
-        match method {
-            m::TURN_EVENT | m::APPROVAL_REQUEST | m::INDEX_PROGRESS => {
-                Err(RequestError::SentByTheDaemon(method.to_string()))
-            }
-            _ => Request::parse(method, params),
+        if m::DAEMON_TO_CLIENT.contains(&method) {
+            return Err(RequestError::SentByTheDaemon(method.to_string()));
         }
+        Request::parse(method, params)
     }
 
     /// The method's name on the wire.

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ALL_METHODS, APPROVAL_REQUEST, TURN_EVENT};
+use super::{ALL_METHODS, APPROVAL_REQUEST, INDEX_PROGRESS, TURN_EVENT};
 
 /// Params of `initialize`; every field is informational and may be left out. Unlike every
 /// other method's params, unknown fields are accepted (and listed in [`InitializeParams::other`])
@@ -115,7 +115,7 @@ pub const FEATURES: [&str; 8] = [
 ];
 
 /// The methods the daemon sends to clients (the rest of [`ALL_METHODS`] are called by clients).
-pub const DAEMON_TO_CLIENT: [&str; 2] = [TURN_EVENT, APPROVAL_REQUEST];
+pub const DAEMON_TO_CLIENT: [&str; 3] = [TURN_EVENT, APPROVAL_REQUEST, INDEX_PROGRESS];
 
 impl Capabilities {
     /// This daemon's capabilities.
@@ -195,7 +195,11 @@ mod tests {
         );
         assert!(caps.methods.iter().any(|m| m == "turn/cancel"));
         assert!(!caps.methods.iter().any(|m| m == TURN_EVENT));
-        assert_eq!(caps.daemon_to_client, [TURN_EVENT, APPROVAL_REQUEST]);
+        assert_eq!(
+            caps.daemon_to_client,
+            [TURN_EVENT, APPROVAL_REQUEST, INDEX_PROGRESS]
+        );
+        assert!(!caps.methods.iter().any(|m| m == INDEX_PROGRESS));
     }
 
     /// Proves other methods still refuse unknown fields and name the fields they accept.
