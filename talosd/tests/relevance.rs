@@ -20,11 +20,11 @@ const QUESTIONS: [(&str, &str); 20] = [
     ),
     (
         "which paths are protected: secrets, keys, VCS control files",
-        "talosd/core/src/proposal/protected.rs",
+        "talosd/core/src/text/protected.rs",
     ),
     (
         "unified diff shown in an approval, capped body lines",
-        "talosd/core/src/proposal/diff.rs",
+        "talosd/core/src/text/diff.rs",
     ),
     (
         "default socket path from XDG_RUNTIME_DIR",
@@ -52,7 +52,7 @@ const QUESTIONS: [(&str, &str); 20] = [
     ),
     (
         "resolve a raw tool name: alias table and backend namespaces",
-        "talosd/core/src/proposal/tools/names.rs",
+        "talosd/core/src/planning/tools/names.rs",
     ),
     (
         "JSON-RPC error codes and the message envelope",

@@ -6,29 +6,32 @@
 //! so each can be pinned by table-driven tests. No IO, no clock, no environment, no process,
 //! no async runtime: the daemon (`talosd`) performs every effect and passes the facts in.
 
-// By what a turn meets, in order (docs/architecture.md): the request, the plan, each proposed
-// call, the turn that drives them, and its end.
+// By what a turn meets, in order (docs/architecture.md), after the text every stage reads: each
+// folder names only those before it (tests/tests/tidy/layering.rs), and the turn, which drives
+// them all, names any.
+pub mod text;
+
 pub mod request;
 
 pub mod planning;
 
 pub mod proposal;
 
-pub mod turn;
-
 pub mod ending;
+
+pub mod turn;
 
 /// Outside any turn: how the daemon is started.
 pub mod activation;
 
 // The paths the daemon, the CLI and the tests use (`talos_core::contract`, ...), kept as they
 // were before the modules were grouped into the folders above (issue 30, item 6).
-pub use ending::{digest, guard, outcome, restore, retention, streamfilter};
-pub use planning::{budget, constrain, plan, posture, prompt, retrieval, surface};
-pub use proposal::{
-    change_rule, check, command, deceptive, diff, discipline, edit, hooks, ladder, mcp, ops,
-    pathname, protected, rules, sanitize, textcall, tools, view,
-};
+pub use ending::{guard, restore, retention};
+pub use planning::{budget, command, modes, ops, plan, posture, prompt, retrieval, surface, tools};
+pub use proposal::{change_rule, check, constrain, discipline, hooks, ladder, mcp, rules, view};
 pub use request::{
-    contract, custom_command, history, instructions, intent, modes, phase, targets, task,
+    contract, custom_command, history, instructions, intent, outcome, phase, targets, task,
+};
+pub use text::{
+    deceptive, diff, digest, edit, pathname, protected, sanitize, streamfilter, textcall,
 };

@@ -1,11 +1,14 @@
-//! The plan: what a turn may do, from its contract. The posture a mode caps, the turn plan,
-//! the surface of tools per phase, the system prompt, the context budget, the decoding
-//! constraint of the next reply, and what the index retrieves.
+//! The plan: what a turn may do, from its contract. Session modes and the posture each caps,
+//! the turn plan, the tool catalogue and the surface of tools per phase, typed operations and
+//! command plans, the system prompt, the context budget, and what the index retrieves.
 
 pub mod budget;
-pub mod constrain;
+pub mod command;
+pub mod modes;
+pub mod ops;
 pub mod plan;
 pub mod posture;
 pub mod prompt;
 pub mod retrieval;
 pub mod surface;
+pub mod tools;

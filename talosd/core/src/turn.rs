@@ -20,13 +20,13 @@ mod screen;
 pub mod view;
 pub mod web;
 
+use crate::planning::modes::SessionMode;
 use crate::planning::plan::{Phase, TurnPlan};
 use crate::planning::surface::Surface;
+use crate::planning::tools::ToolId;
 use crate::proposal::discipline::LoopGuard;
 use crate::proposal::ladder::{Grants, PermissionDecision};
 use crate::proposal::rules::Rule;
-use crate::proposal::tools::ToolId;
-use crate::request::modes::SessionMode;
 use record::{PermissionRecord, TurnRecord};
 
 /// What the person is told while the turn runs; the daemon turns each into a turn event.
@@ -232,7 +232,7 @@ impl Turn {
             action: decision.action,
             reason_code: decision.reason_code.to_string(),
             // A path with hidden characters (allowed by the configuration) is kept escaped.
-            relative_path: relative_path.map(|p| crate::proposal::deceptive::escaped(&p)),
+            relative_path: relative_path.map(|p| crate::text::deceptive::escaped(&p)),
             remember_eligible: decision.remember_eligible,
         });
     }
@@ -245,7 +245,7 @@ impl Turn {
         &mut self,
         call_id: &str,
         tool: ToolId,
-        facts: &crate::proposal::ladder::PathFacts,
+        facts: &crate::text::protected::PathFacts,
     ) -> PermissionDecision {
         let decision = crate::proposal::ladder::decide(
             &crate::proposal::ladder::LadderInput {

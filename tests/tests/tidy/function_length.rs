@@ -29,8 +29,8 @@ const PRODUCT_SOURCES: [&str; 5] = [
 #[rustfmt::skip]
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("talosd/core/src/proposal/ladder.rs", "decide", 116),
-    ("talosd/core/src/proposal/tools/catalogue.rs", "params", 152),
-    ("talosd/core/src/proposal/tools/normalise.rs", "normalise", 153),
+    ("talosd/core/src/planning/tools/catalogue.rs", "params", 152),
+    ("talosd/core/src/planning/tools/normalise.rs", "normalise", 153),
     ("talosd/core/src/request/contract/cues.rs", "simple_listing_shape", 87),
     ("talosd/src/checkpoint.rs", "capture_entries", 90),
     ("talosd/src/checkpoint/restore.rs", "run", 93),

@@ -58,13 +58,9 @@ const CRATE_SOURCES: [(&str, &str, &str); 6] = [
     ("talos-tests", "tests/src", "harness"),
 ];
 
-/// Crates whose top-level modules may reach into each other (their files still form no cycle),
-/// and why. The test fails when such a crate's top-level graph has no cycle left: then remove
-/// it here.
-#[rustfmt::skip]
-const TOP_LEVEL_CYCLES_EXCEPTED: [(&str, &str); 1] = [
-    ("talos-core", "its folders (request, planning, proposal, turn, ending) group modules by what a turn meets (issue 30, item 6), not by layer: planning and proposal, request and proposal, request and ending name each other's modules"),
-];
+/// talos-core's folders in the order a turn meets them, after the text every stage reads
+/// (docs/architecture.md): each names only the folders before it; the turn, last, names any.
+const CORE_FOLDERS: [&str; 6] = ["text", "request", "planning", "proposal", "ending", "turn"];
 
 /// Proves the modules of every crate form a graph without cycles (rules in module_graph.rs):
 /// in talosd, for one, the connection takes a handler instead of calling back into dispatch.
@@ -80,21 +76,39 @@ fn no_crate_has_module_cycles() {
             ));
         }
         problems.extend(cycles(&graph).into_iter().map(|c| format!("{name}: {c}")));
-        let top_level = cycles(&top_level_graph(&graph));
-        let excepted = TOP_LEVEL_CYCLES_EXCEPTED.iter().any(|(n, _)| *n == name);
-        match (excepted, top_level.is_empty()) {
-            (true, true) => problems.push(format!(
-                "{name}: its top-level modules form no cycle now: remove it from TOP_LEVEL_CYCLES_EXCEPTED"
-            )),
-            (true, false) | (false, true) => {}
-            (false, false) => problems.extend(
-                top_level
-                    .into_iter()
-                    .map(|c| format!("{name} (top-level modules): {c}")),
-            ),
-        }
+        problems.extend(
+            cycles(&top_level_graph(&graph))
+                .into_iter()
+                .map(|c| format!("{name} (top-level modules): {c}")),
+        );
     }
     assert_none(&problems, "module cycles");
+}
+
+/// Proves talos-core's folders follow the order a turn meets them: a module in one folder names
+/// modules of its own folder and of those before it in `CORE_FOLDERS`, never of one after it.
+#[test]
+fn core_folders_name_only_the_folders_before_them() {
+    let graph = top_level_graph(&module_graph(&workspace_root().join("talosd/core/src")));
+    let rank = |module: &str| CORE_FOLDERS.iter().position(|f| *f == module);
+    for folder in CORE_FOLDERS {
+        assert!(
+            graph.contains_key(folder),
+            "talos-core has no folder `{folder}`"
+        );
+    }
+    let mut problems = Vec::new();
+    for (from, to) in graph
+        .iter()
+        .flat_map(|(from, tos)| tos.iter().map(move |to| (from, to)))
+    {
+        if let (Some(a), Some(b)) = (rank(from), rank(to))
+            && b > a
+        {
+            problems.push(format!("{from} names {to}, a folder after it"));
+        }
+    }
+    assert_none(&problems, "talos-core folders out of order");
 }
 
 /// Proves only runner.rs and supervisor.rs start processes in talosd (exceptions named above).

@@ -9,7 +9,7 @@ pub mod per_file;
 pub mod sentences;
 pub use documents::{DOCUMENT_NOTE_START, correct_document_claims, unreadable_documents};
 
-use crate::ending::outcome::{MutationResult, TurnFacts, target_states};
+use crate::request::outcome::{MutationResult, TurnFacts, target_states};
 pub use sentences::claims_no_problems;
 
 /// Whether any sentence of `text` is a refusal ("I can't share ...").
@@ -398,7 +398,7 @@ fn summary_of_changes(facts: &TurnFacts) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ending::outcome::MutationRecord;
+    use crate::request::outcome::MutationRecord;
 
     /// What the guarded answer must look like.
     enum Says {

@@ -5,7 +5,7 @@
 //! lines and diff the person approves. Values in, values out: the daemon reads the manifests and the
 //! current state of each path and passes them in, then performs the steps.
 
-use crate::proposal::diff;
+use crate::text::diff;
 
 /// A path's state as a checkpoint recorded it (before the change, or after it).
 #[derive(Debug, Clone, PartialEq, Eq)]

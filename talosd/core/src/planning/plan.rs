@@ -4,7 +4,7 @@
 
 use crate::planning::posture::EffectiveTurn;
 use crate::planning::surface::{self, Surface};
-use crate::proposal::tools::ToolId;
+use crate::planning::tools::ToolId;
 use crate::request::contract::{TaskContract, TaskType};
 
 mod kinds;

@@ -4,7 +4,7 @@
 
 use crate::planning::plan::TurnPlan;
 use crate::planning::surface::Surface;
-use crate::proposal::tools::{ParamKind, ToolId};
+use crate::planning::tools::{ParamKind, ToolId};
 use crate::request::phase::Phase;
 
 const RULES: &str = "You are Talos, a local assistant working inside the user's workspace.\n\

@@ -8,8 +8,8 @@ mod ignore_files;
 
 pub use ignore_files::{MAX_IGNORE_FILE_BYTES, Retrieval, UnreadIgnoreFile, too_large};
 
-use crate::proposal::protected::protected_kind;
 use crate::request::task::TaskType;
+use crate::text::protected::protected_kind;
 
 /// Folders no walk of a workspace enters, whatever its ignore files say: version control,
 /// dependencies, build output, caches and Talos's own folder. The one list the index, `talos.grep`

@@ -8,7 +8,7 @@
 //! profile gets the command tool alone. A request to run a raw command (`run pytest`) gets no
 //! tools (row 4), and a change turn never gets the command tool (row 14).
 
-use crate::proposal::tools::ToolId;
+use crate::planning::tools::ToolId;
 use crate::request::contract::{TaskContract, TaskType};
 use crate::request::phase::Phase;
 
@@ -160,7 +160,7 @@ fn select_base(contract: &TaskContract, phase: Phase) -> Surface {
     tools.extend(
         ToolId::ALL
             .into_iter()
-            .filter(|t| t.mutates() && t.risk() == crate::proposal::tools::Risk::Write),
+            .filter(|t| t.mutates() && t.risk() == crate::planning::tools::Risk::Write),
     );
     Surface {
         tools,
@@ -190,7 +190,7 @@ fn op_reason(tool: ToolId) -> &'static str {
 pub fn names_command_profile(request: &str) -> bool {
     let lower = request.to_lowercase();
     COMMAND_PROFILE_MARKERS.iter().any(|m| lower.contains(m))
-        || crate::proposal::command::BUILTIN_IDS.iter().any(|id| {
+        || crate::request::task::BUILTIN_IDS.iter().any(|id| {
             lower
                 .match_indices(id)
                 .any(|(at, _)| is_whole_word(&lower, at, id.len()))

@@ -2,7 +2,7 @@
 //! states: unknown tool, current-turn surface, payload normalisation, phase policy, read-only
 //! contract, validation. A call that fails any step is rejected before approval and before
 //! any IO. The permission ladder ([`crate::proposal::ladder`]) runs after, once the daemon has resolved
-//! the target path. For `talos.run_command` the command plan ([`crate::proposal::command::plan`],
+//! the target path. For `talos.run_command` the command plan ([`crate::planning::command::plan`],
 //! against the session's profile registry) comes between validation and the ladder; its
 //! refusals are reported at [`Stage::CommandPlan`].
 
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::planning::plan::TurnPlan;
 use crate::planning::surface::Surface;
-use crate::proposal::tools::{self, NameResolution, ToolArgs, ToolId};
+use crate::planning::tools::{self, NameResolution, ToolArgs, ToolId};
 use crate::request::phase::Phase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Stage {
     Phase,
     ReadOnlyContract,
     Validation,
-    /// `talos.run_command` refused by [`crate::proposal::command::plan`] (run by the daemon, which
+    /// `talos.run_command` refused by [`crate::planning::command::plan`] (run by the daemon, which
     /// holds the registry).
     CommandPlan,
 }
@@ -207,7 +207,7 @@ fn canonicalise_path(args: &mut ToolArgs) {
         | ToolArgs::ApplyWorkspaceBatch { .. }
         | ToolArgs::RunCommand { .. } => return,
     };
-    *path = crate::proposal::pathname::without_leading_current_dir(path.trim()).to_string();
+    *path = crate::text::pathname::without_leading_current_dir(path.trim()).to_string();
 }
 
 fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String> {
@@ -296,13 +296,13 @@ fn acted_on(args: &ToolArgs) -> Vec<&str> {
     }
 }
 
-fn op_source(op: &crate::proposal::ops::WorkspaceOp) -> Option<&str> {
+fn op_source(op: &crate::planning::ops::WorkspaceOp) -> Option<&str> {
     match op {
-        crate::proposal::ops::WorkspaceOp::Mkdir { .. } => None,
-        crate::proposal::ops::WorkspaceOp::Move { from, .. }
-        | crate::proposal::ops::WorkspaceOp::Copy { from, .. } => Some(from),
-        crate::proposal::ops::WorkspaceOp::Rename { path, .. }
-        | crate::proposal::ops::WorkspaceOp::Delete { path, .. } => Some(path),
+        crate::planning::ops::WorkspaceOp::Mkdir { .. } => None,
+        crate::planning::ops::WorkspaceOp::Move { from, .. }
+        | crate::planning::ops::WorkspaceOp::Copy { from, .. } => Some(from),
+        crate::planning::ops::WorkspaceOp::Rename { path, .. }
+        | crate::planning::ops::WorkspaceOp::Delete { path, .. } => Some(path),
     }
 }
 
@@ -323,8 +323,7 @@ fn same_target(expected: &str, actual: &str) -> bool {
 /// Problems visible in the path's text alone. The daemon resolves symlinks and checks the
 /// boundary again, before the decision and at the moment of IO.
 pub fn lexical_path_problem(path: &str) -> Option<&'static str> {
-    crate::proposal::pathname::text_problem(path)
-        .map(crate::proposal::pathname::PathProblem::message)
+    crate::text::pathname::text_problem(path).map(crate::text::pathname::PathProblem::message)
 }
 
 fn printable(path: &str) -> String {

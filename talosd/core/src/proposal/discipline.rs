@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::planning::surface::Surface;
-use crate::proposal::tools::{ToolArgs, ToolId};
+use crate::planning::tools::{ToolArgs, ToolId};
 
 /// Appended to the result of an edit of a file not read this turn (the reference's hint).
 pub const UNREAD_EDIT_HINT: &str = "\nHint: You did not read this file before editing. Call talos.read_file first to see the current content, then retry the edit with the exact text.";

@@ -112,7 +112,7 @@ pub fn verdict(hook: usize, run: &HookRun) -> HookVerdict {
         Some("deny") => Action::Deny,
         Some(other) => {
             let shown =
-                crate::proposal::deceptive::escaped(&other.chars().take(40).collect::<String>());
+                crate::text::deceptive::escaped(&other.chars().take(40).collect::<String>());
             return denied(format!("answered an unknown decision `{shown}`"));
         }
         None => return denied("answered without a `decision`".into()),
@@ -120,7 +120,7 @@ pub fn verdict(hook: usize, run: &HookRun) -> HookVerdict {
     let reason = answer
         .get("reason")
         .and_then(Value::as_str)
-        .map(|r| crate::proposal::deceptive::escaped(&r.chars().take(300).collect::<String>()))
+        .map(|r| crate::text::deceptive::escaped(&r.chars().take(300).collect::<String>()))
         .unwrap_or_default();
     HookVerdict {
         hook,

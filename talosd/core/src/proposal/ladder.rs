@@ -5,49 +5,16 @@
 //! allow rules; read-only tools are allowed; a write the session remembers is allowed;
 //! everything else asks. Deny therefore wins over ask over allow whatever the rule order.
 
-use crate::proposal::protected::ProtectedKind;
+use crate::planning::tools::{Risk, ToolId};
 use crate::proposal::rules::{self, Effect, Rule, RuleQuery};
-use crate::proposal::tools::{Risk, ToolId};
 use crate::request::phase::Phase;
 
 mod format;
 mod reason;
 
+pub use crate::text::protected::PathFacts;
 pub use format::format_rung;
 pub use reason::ReasonCode;
-
-/// What the daemon observed about a call's target path, resolved against the workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathFacts {
-    /// Workspace-relative, `/`-separated; `None` when the call has no path.
-    pub relative: Option<String>,
-    pub escapes: bool,
-    /// Why the path was refused, when it escapes or is malformed.
-    pub problem: Option<String>,
-    pub protected: Option<ProtectedKind>,
-    /// The link count of the regular file the path lands on (0 when it is not a regular file
-    /// or does not exist). Above one, the file's bytes are shared with another name, which may
-    /// be outside the workspace.
-    pub hard_links: u64,
-}
-
-impl PathFacts {
-    pub fn none() -> PathFacts {
-        PathFacts {
-            relative: None,
-            escapes: false,
-            problem: None,
-            protected: None,
-            hard_links: 0,
-        }
-    }
-
-    /// Whether the path is a regular file with more than one name (a hard link): reading it
-    /// may read bytes that belong to a file outside the workspace.
-    pub fn shares_bytes(&self) -> bool {
-        self.hard_links > 1
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -280,7 +247,7 @@ mod tests {
             relative: Some(relative.into()),
             escapes,
             problem: None,
-            protected: crate::proposal::protected::protected_kind(relative),
+            protected: crate::text::protected::protected_kind(relative),
             hard_links: 1,
         }
     }

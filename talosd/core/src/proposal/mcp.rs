@@ -213,7 +213,7 @@ pub fn approval_lines(arguments: &Map<String, Value>) -> Vec<String> {
             };
             format!(
                 "{}: {}{cut}",
-                crate::proposal::deceptive::escaped(key),
+                crate::text::deceptive::escaped(key),
                 shown.replace('\n', "\\n")
             )
         })

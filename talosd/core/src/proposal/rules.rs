@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::proposal::tools::{Risk, ToolId};
+use crate::planning::tools::{Risk, ToolId};
 use crate::request::phase::Phase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +123,7 @@ impl Glob {
 
 fn normalise(path: &str) -> String {
     let s = path.trim().replace('\\', "/").to_lowercase();
-    crate::proposal::pathname::without_leading_current_dir(&s).to_string()
+    crate::text::pathname::without_leading_current_dir(&s).to_string()
 }
 
 /// Iterative matcher with backtracking for `*` and `**` (no recursion, no exponential blowup

@@ -13,8 +13,8 @@ mod commands;
 mod cues;
 mod direct;
 mod documents;
-/// The lexical toolkit moved to [`crate::request::lexical`]; the name stays here for the resolver's parts.
-pub(crate) use crate::request::lexical;
+/// The lexical toolkit moved to [`crate::text::lexical`]; the name stays here for the resolver's parts.
+pub(crate) use crate::text::lexical;
 pub use direct::asks_about_talos;
 mod literal;
 mod mutation;
@@ -24,10 +24,10 @@ mod web;
 mod words;
 
 use crate::request::intent::{self, TargetRef};
-use crate::request::lexical::Lex;
 use crate::request::targets::{self, dedup};
 pub(crate) use crate::request::task::Legacy;
 pub use crate::request::task::{Reason, TaskType};
+use crate::text::lexical::Lex;
 pub use commands::{
     CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
 };

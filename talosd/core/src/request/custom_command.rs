@@ -71,16 +71,13 @@ pub fn name_of(file_name: &str) -> Option<String> {
 /// Whether a workspace command file may be read: inside the workspace, not hard-linked, and
 /// not a secret. `.talos/` itself is protected from the model's changes (a control path), not
 /// from the person's own commands being read for them.
-pub fn admit_path(
-    path: &str,
-    facts: &crate::proposal::ladder::PathFacts,
-) -> Result<String, String> {
+pub fn admit_path(path: &str, facts: &crate::text::protected::PathFacts) -> Result<String, String> {
     let shown = facts.relative.clone().unwrap_or_else(|| path.to_string());
     if facts.escapes {
         let problem = facts.problem.as_deref().unwrap_or("outside the workspace");
         return Err(format!("command {shown} not read: {problem}"));
     }
-    if facts.protected == Some(crate::proposal::protected::ProtectedKind::Secret) {
+    if facts.protected == Some(crate::text::protected::ProtectedKind::Secret) {
         return Err(format!("command {shown} not read: it is a protected path"));
     }
     if facts.shares_bytes() {
@@ -108,7 +105,7 @@ pub fn parse(name: &str, source: Source, text: &str) -> Result<Command, String> 
         if key == "description" {
             description = value.trim().trim_matches('"').to_string();
         } else {
-            ignored.push(crate::proposal::deceptive::escaped(
+            ignored.push(crate::text::deceptive::escaped(
                 &key.chars().take(40).collect::<String>(),
             ));
         }
@@ -129,7 +126,7 @@ pub fn parse(name: &str, source: Source, text: &str) -> Result<Command, String> 
     Ok(Command {
         name: name.to_string(),
         source,
-        description: crate::proposal::deceptive::escaped(&description),
+        description: crate::text::deceptive::escaped(&description),
         body,
         ignored,
     })

@@ -29,8 +29,8 @@ pub enum PriorOutcome {
 
 impl PriorOutcome {
     /// How a finished turn is remembered, from its classification.
-    pub fn of(fine: crate::ending::outcome::Fine) -> PriorOutcome {
-        use crate::ending::outcome::Fine;
+    pub fn of(fine: crate::request::outcome::Fine) -> PriorOutcome {
+        use crate::request::outcome::Fine;
         match fine {
             Fine::CompletedVerified => PriorOutcome::Verified,
             Fine::CompletedUnverified => PriorOutcome::Unverified,

@@ -5,8 +5,8 @@
 //! policy, which are decided before and without them. Which files are looked for and how much
 //! of them is sent is decided here; the daemon only reads (`talosd/src/instructions.rs`).
 
-use crate::ending::digest::sha256;
-use crate::proposal::ladder::PathFacts;
+use crate::text::digest::sha256;
+use crate::text::protected::PathFacts;
 
 /// `instructions.max_bytes` when unset: all files together.
 pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;
@@ -326,7 +326,7 @@ mod tests {
         assert!(admit_path("AGENTS.md", &linked).is_err_and(|e| e.contains("hard link")));
         let protected = PathFacts {
             relative: Some(".ssh/AGENTS.md".into()),
-            protected: crate::proposal::protected::protected_kind(".ssh/AGENTS.md"),
+            protected: crate::text::protected::protected_kind(".ssh/AGENTS.md"),
             ..base
         };
         assert!(protected.protected.is_some());

@@ -7,9 +7,9 @@
 
 mod clauses;
 
-use crate::request::lexical::Lex;
 use crate::request::targets::TargetSpan;
 use crate::request::task::{Legacy, Reason, TaskType};
+use crate::text::lexical::Lex;
 use clauses::Clauses;
 use std::collections::BTreeMap;
 

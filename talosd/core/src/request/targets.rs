@@ -13,7 +13,7 @@ pub(crate) use evidence::{
 };
 pub(crate) use negation::{forbidden_in, negated_targets, preserved_in, read_forbidden_in};
 
-use crate::request::lexical::{self, Lex};
+use crate::text::lexical::{self, Lex};
 
 /// File extensions that make a token a file target (web, document, image, archive and configuration
 /// formats, and the common source extensions of a coding assistant: rs, go, c, h, ...).
@@ -147,7 +147,7 @@ fn gap_is_blank(gap: &str) -> bool {
 /// Backslashes become slashes, leading `./` is dropped, trailing dots are dropped.
 pub(crate) fn normalise_path(raw: &str) -> String {
     let token = raw.replace('\\', "/");
-    crate::proposal::pathname::without_leading_current_dir(&token)
+    crate::text::pathname::without_leading_current_dir(&token)
         .trim_end_matches('.')
         .to_string()
 }

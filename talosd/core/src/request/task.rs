@@ -150,3 +150,18 @@ pub(crate) struct Legacy {
     /// Every target named in the request, in order of appearance.
     pub(crate) named: Vec<String>,
 }
+
+/// The built-in command profile ids, in registry order: words a request may name (the contract
+/// reads them) and the profiles `planning::command` builds.
+pub const BUILTIN_IDS: [&str; 10] = [
+    "gradle_test",
+    "gradle_check",
+    "gradle_build",
+    "gradle_install_dist",
+    "gradle_e2e_test",
+    "cargo_test",
+    "cargo_check",
+    "cargo_build",
+    "cargo_clippy",
+    "cargo_fmt_check",
+];

@@ -15,14 +15,14 @@ use std::collections::BTreeMap;
 
 use super::record::{CallStage, ToolCallRecord, WarningCode};
 use super::{CallStatus, Notice, Turn};
-use crate::ending::digest::digest_text;
-use crate::ending::outcome::{MutationRecord, MutationResult};
+use crate::planning::command::{CommandPlan, CommandRequest};
+use crate::planning::ops::WorkspaceOp;
+use crate::planning::tools::{ToolArgs, ToolId};
 use crate::proposal::check::{self, CheckOutcome};
-use crate::proposal::command::{CommandPlan, CommandRequest};
 use crate::proposal::discipline::{CallEnd, Verdict};
 use crate::proposal::ladder::{self, Action, LadderInput, PathFacts, PermissionDecision};
-use crate::proposal::ops::WorkspaceOp;
-use crate::proposal::tools::{ToolArgs, ToolId};
+use crate::request::outcome::{MutationRecord, MutationResult};
+use crate::text::digest::digest_text;
 
 pub use command::{CommandRun, PlannedCommand};
 pub use external::ExternalOutput;
@@ -56,7 +56,7 @@ pub struct ApprovalAsk {
     pub description: String,
     pub target: Option<String>,
     pub details: Vec<String>,
-    pub diff: Option<crate::proposal::diff::Preview>,
+    pub diff: Option<crate::text::diff::Preview>,
     /// The whole text before and after, for clients that draw their own diff (ACP editors);
     /// only for text files up to [`FULL_CHANGE_CAP`] bytes on each side.
     pub change: Option<ProposedChange>,
@@ -355,7 +355,7 @@ impl Call {
         let path_hint = raw
             .get("path")
             .or_else(|| raw.get("file_path"))
-            .map(|p| crate::proposal::deceptive::escaped(p));
+            .map(|p| crate::text::deceptive::escaped(p));
         let reason = format!("{}: {message}", stage.as_str());
         self.record(
             turn,
@@ -688,7 +688,7 @@ fn invisible_path(args: &ToolArgs) -> Option<String> {
         .iter()
         .map(|p| p.as_ref())
         .chain(cwd)
-        .find_map(crate::proposal::deceptive::path_refusal)
+        .find_map(crate::text::deceptive::path_refusal)
 }
 
 /// Content-like parameters whose digests the record keeps.
@@ -735,9 +735,9 @@ pub(crate) fn first_sentence(message: &str) -> String {
 /// A path as records and notices show it: a protected name is never repeated, and characters
 /// that change what the eye sees are escaped (`\u{202e}`).
 fn hidden_if_protected(path: &str) -> String {
-    if crate::proposal::protected::protected_kind(path).is_some() {
+    if crate::text::protected::protected_kind(path).is_some() {
         "<protected-path>".to_string()
     } else {
-        crate::proposal::deceptive::escaped(path)
+        crate::text::deceptive::escaped(path)
     }
 }

@@ -3,9 +3,9 @@
 //! classification, and the answer the person sees after the guards (a claimed change that did
 //! not happen, a clean verdict the checks contradict, protected lines echoed back).
 
-use crate::ending::outcome::{self, Fine, MutationResult};
 use crate::planning::plan::{EvidenceObligation, Expectation, RequestedResult};
 use crate::request::contract::TaskType;
+use crate::request::outcome::{self, Fine, MutationResult};
 
 use super::Turn;
 use super::record::WarningCode;

@@ -13,10 +13,10 @@ mod request;
 use std::collections::VecDeque;
 
 use crate::planning::budget::{Kind, Limits};
-use crate::planning::constrain::Level;
 use crate::planning::prompt::ToolCalling;
 use crate::planning::retrieval::{self, Hit, Retrieval};
-use crate::proposal::tools::ToolId;
+use crate::planning::tools::ToolId;
+use crate::proposal::constrain::Level;
 
 use super::Turn;
 use super::call::{self, Call, Proposal};
@@ -103,7 +103,7 @@ pub struct ModelRequest {
     /// text: the system text lists them then).
     pub external_tools: Vec<serde_json::Value>,
     pub tool_choice_required: bool,
-    /// The decoding constraint (`crate::planning::constrain`).
+    /// The decoding constraint (`crate::proposal::constrain`).
     pub schema: Option<serde_json::Value>,
     /// Read the reply to its end without streaming its text (the guards decide it first).
     pub hold: bool,

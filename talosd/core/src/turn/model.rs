@@ -6,7 +6,7 @@
 use crate::planning::plan::{ActionObligation, Phase};
 use crate::planning::prompt::ToolCalling;
 use crate::planning::surface::Surface;
-use crate::proposal::textcall::{self, TextCalls};
+use crate::text::textcall::{self, TextCalls};
 
 use super::Turn;
 use super::call::{CallReport, Proposal};
@@ -181,7 +181,7 @@ impl Turn {
                     &m.target == t
                         && matches!(
                             m.result,
-                            crate::ending::outcome::MutationResult::Succeeded { .. }
+                            crate::request::outcome::MutationResult::Succeeded { .. }
                         )
                 })
             })

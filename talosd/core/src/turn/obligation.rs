@@ -6,10 +6,10 @@
 //! Every decision here reads the turn's records (calls, results, reads, mutations); the only
 //! words read are the request's ask for an explanation, which no record can show.
 
-use crate::ending::outcome::MutationResult;
 use crate::planning::plan::{ActionObligation, EvidenceObligation, RequestedResult};
 use crate::planning::surface::Surface;
-use crate::proposal::tools::ToolId;
+use crate::planning::tools::ToolId;
+use crate::request::outcome::MutationResult;
 
 use super::Turn;
 use super::record::WarningCode;
@@ -336,7 +336,7 @@ mod tests {
         use crate::planning::plan::TurnPlan;
         use crate::planning::posture::{Posture, apply};
         let settings = || super::super::TurnSettings {
-            mode: crate::request::modes::SessionMode::Agent,
+            mode: crate::planning::modes::SessionMode::Agent,
             strict_names: false,
             rules: Vec::new(),
             require_tool_call: false,

@@ -5,10 +5,10 @@
 //! bytes may belong to a file outside the workspace), is too large or is not UTF-8 text is
 //! refused.
 
-use crate::ending::digest::digest_text;
 use crate::planning::budget::Kind;
-use crate::proposal::ladder::PathFacts;
 use crate::request::instructions::Found;
+use crate::text::digest::digest_text;
+use crate::text::protected::PathFacts;
 
 use super::conversation::{Entry, Message, Role};
 
@@ -89,7 +89,7 @@ impl Turn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proposal::protected::protected_kind;
+    use crate::text::protected::protected_kind;
 
     fn facts(relative: &str, escapes: bool) -> PathFacts {
         PathFacts {
@@ -144,7 +144,7 @@ mod tests {
             crate::request::contract::resolve("Explain notes.md"),
         ));
         let settings = super::super::TurnSettings {
-            mode: crate::request::modes::SessionMode::Agent,
+            mode: crate::planning::modes::SessionMode::Agent,
             strict_names: false,
             rules: Vec::new(),
             require_tool_call: false,

@@ -2,9 +2,9 @@
 //! happened. The daemon turns it into the wire trace (schema version 5) in one place
 //! (`talosd/src/to_proto/record.rs`); nothing here knows the wire format.
 
-use crate::ending::digest::{Digested, digest_text};
-use crate::ending::outcome::TurnFacts;
-use crate::proposal::tools::ToolId;
+use crate::planning::tools::ToolId;
+use crate::request::outcome::TurnFacts;
+use crate::text::digest::{Digested, digest_text};
 
 /// Why the runtime added a warning to the trace. The wire keeps [`WarningCode::as_str`];
 /// `tests/tests/tidy/main.rs` checks every code is documented in `docs/traces.md`.

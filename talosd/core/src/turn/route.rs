@@ -5,10 +5,10 @@
 //! for documents the text tools cannot read, or the model. Also the context a follow-up
 //! carries and whether the turn becomes the one a later "try again" continues.
 
-use crate::ending::outcome::Fine;
+use crate::planning::modes::{SessionMode, Structural, structural_command};
 use crate::planning::plan::TurnPlan;
 use crate::request::contract::{CommandAsk, Reason, TaskContract, TaskType, asks_about_talos};
-use crate::request::modes::{SessionMode, Structural, structural_command};
+use crate::request::outcome::Fine;
 use crate::request::targets::is_unreadable_document;
 
 use super::record::FileResult;

@@ -6,7 +6,7 @@
 use super::Turn;
 use super::call::ApprovalAsk;
 use super::record::WarningCode;
-use crate::proposal::deceptive::{ApprovalText, warnings};
+use crate::text::deceptive::{ApprovalText, warnings};
 
 impl Turn {
     /// Adds the approval's warnings to its details and to the record; returns how many.

@@ -3,9 +3,9 @@
 //! and the output is shown to the person as trusted information. It speaks the call machine's
 //! [`Effect`]s and [`Input`]s, so the daemon performs it with the same code.
 
+use crate::planning::modes::Structural;
+use crate::planning::tools::{ToolArgs, ToolId};
 use crate::proposal::ladder::{Action, PermissionDecision};
-use crate::proposal::tools::{ToolArgs, ToolId};
-use crate::request::modes::Structural;
 
 use super::call::{ApprovalAsk, CallReport, Effect, Input, ResolvedPath};
 use super::record::{ApprovalRecord, Decision};

@@ -2,8 +2,8 @@
 //! due, what its report records and adds to the answer, and (after a failed check) whether one
 //! bounded repair of the already-targeted files runs.
 
-use crate::ending::outcome::MutationResult;
 use crate::request::contract::TaskType;
+use crate::request::outcome::MutationResult;
 
 use super::Turn;
 use super::record::{CheckStatus, WarningCode};

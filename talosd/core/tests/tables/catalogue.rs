@@ -10,7 +10,7 @@ use talos_core::tools::{
     NameResolution, ParamKind, Risk, ToolArgs, ToolId, normalise, resolve_name,
 };
 
-/// The alias table for the tools this catalogue has (`talosd/core/src/proposal/tools/names.rs`).
+/// The alias table for the tools this catalogue has (`talosd/core/src/planning/tools/names.rs`).
 const ALIASES: &[(ToolId, &[&str])] = &[
     (
         ToolId::WriteFile,

@@ -1,8 +1,8 @@
 //! The runtime's statement of mixed results, one line per file, from where each target ended
-//! ([`crate::ending::outcome::target_states`]): changed (and verified or not), failed, refused, not
+//! ([`crate::request::outcome::target_states`]): changed (and verified or not), failed, refused, not
 //! approved, not attempted, and whether the request needed it.
 
-use crate::ending::outcome::{TargetEnd, TargetState, TurnFacts, target_states};
+use crate::request::outcome::{TargetEnd, TargetState, TurnFacts, target_states};
 
 /// The heading of the per-file statement.
 pub const PER_FILE_HEADING: &str = "Per-file results (from Talos's records, not the model):";
@@ -45,7 +45,7 @@ fn line(state: &TargetState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ending::outcome::{MutationRecord, MutationResult};
+    use crate::request::outcome::{MutationRecord, MutationResult};
 
     fn m(target: &str, result: MutationResult) -> MutationRecord {
         MutationRecord {

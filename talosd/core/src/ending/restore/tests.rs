@@ -334,5 +334,5 @@ fn the_approval_diff_shows_each_changed_file_under_its_name() {
         "{}",
         p.text
     );
-    assert!(p.text.lines().count() <= crate::proposal::diff::MAX_DIFF_LINES + 1);
+    assert!(p.text.lines().count() <= crate::text::diff::MAX_DIFF_LINES + 1);
 }

@@ -4,7 +4,7 @@
 //! root, never through a link that leaves it, at most [`MAX_IGNORE_FILE_BYTES`]. One that is
 //! not read is left out whole: its patterns do not apply, so the files it names are listed.
 
-use crate::proposal::deceptive::escaped;
+use crate::text::deceptive::escaped;
 
 /// Largest ignore file the walk reads, in bytes (256 KiB, about ten thousand patterns). A
 /// larger one is not read.

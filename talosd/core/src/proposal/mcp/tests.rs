@@ -144,8 +144,8 @@ fn mcp_calls_ask_unless_a_rule_names_them() {
 fn an_mcp_only_rule_never_matches_an_own_tool() {
     let r = rule(Effect::Allow, &["mcp.fs.*"]);
     let q = crate::proposal::rules::RuleQuery {
-        tool: crate::proposal::tools::ToolId::WriteFile,
-        risk: crate::proposal::tools::Risk::Write,
+        tool: crate::planning::tools::ToolId::WriteFile,
+        risk: crate::planning::tools::Risk::Write,
         phase: crate::planning::plan::Phase::Apply,
         path: Some("a.txt"),
         within_workspace: true,
@@ -169,7 +169,7 @@ fn arguments_follow_the_schema_and_approvals_escape() {
     let hostile = Map::from_iter([("path".to_string(), json!("a\u{202e}txt.exe\nrm -rf"))]);
     let lines = approval_lines(&hostile);
     assert!(!lines[0].contains('\n'), "{lines:?}");
-    let warned = crate::proposal::deceptive::warnings(&crate::proposal::deceptive::ApprovalText {
+    let warned = crate::text::deceptive::warnings(&crate::text::deceptive::ApprovalText {
         description: "mcp.fs.write_text",
         target: None,
         details: &lines,

@@ -6,8 +6,8 @@
 use super::cues::{DIAGNOSE, WORKSPACE, asks_for_listing, simple_listing_shape};
 use super::direct;
 use super::{Reason, TaskType};
-use crate::request::lexical::{Lex, contains_bounded};
 use crate::request::targets::TargetSpan;
+use crate::text::lexical::{Lex, contains_bounded};
 
 #[rustfmt::skip]
 const CREATE_MARKERS: &[&str] = &[
@@ -189,7 +189,7 @@ pub(crate) fn command_verification(lex: &Lex<'_>, spans: &[TargetSpan]) -> Optio
     ]
     .iter()
     .any(|m| lower.contains(m))
-        || crate::proposal::command::BUILTIN_IDS
+        || crate::request::task::BUILTIN_IDS
             .iter()
             .any(|id| lower.contains(id));
     let gradle = lower.contains("gradle")

@@ -13,9 +13,9 @@
 //!   answer, which lists the profiles that do exist.
 
 use super::{Reason, TaskContract, TaskType};
-use crate::ending::outcome::{MutationRecord, MutationResult};
 use crate::request::intent::{TargetRef, TargetRole};
-use crate::request::lexical::{self, Lex};
+use crate::request::outcome::{MutationRecord, MutationResult};
+use crate::text::lexical::{self, Lex};
 
 /// What the daemon knows about the workspace's commands when a turn starts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -159,7 +159,7 @@ pub fn after_change_run(
 
 /// The profiles a person can name in this workspace, in registry order.
 pub fn available_profiles(facts: &WorkspaceCommands) -> Vec<String> {
-    crate::proposal::command::BUILTIN_IDS
+    crate::request::task::BUILTIN_IDS
         .iter()
         .filter(|id| {
             (facts.cargo && id.starts_with("cargo_")) || (facts.gradle && id.starts_with("gradle_"))

@@ -2,7 +2,7 @@
 //! workspace words, and whether a request asks for a directory listing. A sibling below
 //! `classify` and `direct`, so neither reaches into the other for them.
 
-use crate::request::lexical::Lex;
+use crate::text::lexical::Lex;
 
 #[rustfmt::skip]
 pub(super) const DIAGNOSE: &[&str] = &[

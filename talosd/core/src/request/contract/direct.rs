@@ -5,8 +5,8 @@
 //! capability questions are answered from a fixed runtime text ([`asks_about_talos`]).
 
 use super::cues::{DIAGNOSE, WORKSPACE, asks_for_listing};
-use crate::request::lexical::Lex;
 use crate::request::targets::TargetSpan;
+use crate::text::lexical::Lex;
 
 #[rustfmt::skip]
 const SMALL_TALK: &[&str] = &[
@@ -64,7 +64,7 @@ const CAPABILITY: &[&str] = &[
 /// Whether a request asks who Talos is or what it can do ("Who are you?", "What can you do?"):
 /// answered from a fixed runtime text, never by the model.
 pub fn asks_about_talos(request: &str) -> bool {
-    let text = crate::request::lexical::normalise(request);
+    let text = crate::text::lexical::normalise(request);
     let lower = text.to_ascii_lowercase();
     let lex = Lex::new(&text, &lower);
     identity(&lex) || lex.has_any(CAPABILITY)

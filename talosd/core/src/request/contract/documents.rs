@@ -6,8 +6,8 @@
 //! goes to the model, which reads the fallback, instead of ending on the capability note.
 
 use crate::request::intent::{TargetRef, TargetRole};
-use crate::request::lexical::Lex;
 use crate::request::targets::{TargetSpan, is_unreadable_document};
+use crate::text::lexical::Lex;
 
 #[rustfmt::skip]
 const FALLBACK_CUES: &[&str] = &[

@@ -9,8 +9,8 @@ use super::questions::{
 };
 use super::read_only::global_read_only_negation;
 use super::words::{BUILD_VERBS, after_prefix, is_core, next_is_target};
-use crate::request::lexical::Lex;
 use crate::request::targets::{self, TargetSpan};
+use crate::text::lexical::Lex;
 
 #[rustfmt::skip]
 pub(crate) const ARTIFACT_NOUNS: &[&str] = &[
@@ -182,7 +182,7 @@ fn build_artifact_at(lex: &Lex<'_>, j: usize) -> bool {
     };
     let first = j + verb_len;
     (first..(first + 11).min(lex.words.len()))
-        .take_while(|&k| k == first || !crate::request::lexical::is_sentence_gap(gap(lex, k)))
+        .take_while(|&k| k == first || !crate::text::lexical::is_sentence_gap(gap(lex, k)))
         .any(|k| artifact_noun(lex, k))
 }
 
@@ -310,7 +310,7 @@ fn fix_problem_in_file(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
         matches!(lex.word(k), "fix" | "repair")
             && !negated(lex, k)
             && (k + 1..(k + 8).min(lex.words.len()))
-                .take_while(|&m| !crate::request::lexical::is_sentence_gap(gap(lex, m)))
+                .take_while(|&m| !crate::text::lexical::is_sentence_gap(gap(lex, m)))
                 .any(|m| {
                     matches!(lex.word(m), "in" | "inside" | "within" | "of")
                         && next_is_target(lex, spans, lex.words[m].end)

@@ -5,7 +5,7 @@
 //! show me the code").
 
 use super::words::{BUILD_VERBS, DETERMINERS, after_prefix, is_core};
-use crate::request::lexical::Lex;
+use crate::text::lexical::Lex;
 
 /// A question about a prior change ("did you make the changes?"), unless it carries a
 /// conditional apply clause ("… if not, fix it").

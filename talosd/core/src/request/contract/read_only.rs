@@ -4,8 +4,8 @@
 //! "do not create a local tailwind.min.css file", "do not touch the footer".
 
 use super::words::{DETERMINERS, is_core, next_is_target};
-use crate::request::lexical::Lex;
 use crate::request::targets::{self, TargetSpan};
+use crate::text::lexical::Lex;
 
 #[rustfmt::skip]
 const GLOBAL_NEGATION_VERBS: &[&str] = &[

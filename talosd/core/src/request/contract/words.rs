@@ -2,8 +2,8 @@
 //! prefix a request may open with, and whether a target follows a word. A sibling below
 //! `mutation`, `questions` and `read_only`, which all test requests with them.
 
-use crate::request::lexical::Lex;
 use crate::request::targets::{self, TargetSpan};
+use crate::text::lexical::Lex;
 
 /// Core mutation verbs (among them set, insert, improve, polish, adjust, tweak, bump and
 /// convert).

@@ -3,9 +3,9 @@
 //! first constraint marker ("Rewrite styles.css| so index.html still works"). Inside a constraint
 //! fragment, ", and update X too" starts a new clause: X is a mutation target, not verify-only.
 
-use crate::request::lexical::{self, Lex};
 use crate::request::targets::{self, TargetSpan, dedup};
 use crate::request::task::Legacy;
+use crate::text::lexical::{self, Lex};
 
 /// Words that may stand between ", and" and the verb of a new mutation ("…, and also update").
 const NEW_TARGET_FILLERS: &[&str] = &["also", "then"];

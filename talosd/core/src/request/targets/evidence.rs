@@ -4,7 +4,7 @@
 //! file names, and the visible facts a requested page must keep.
 
 use super::{TargetSpan, dedup, paths_within, span_starting_at, spans_within};
-use crate::request::lexical::{self, Lex};
+use crate::text::lexical::{self, Lex};
 
 /// At most this many required visible facts are kept, each cut to `MAX_FACT_CHARS`.
 const MAX_FACTS: usize = 40;

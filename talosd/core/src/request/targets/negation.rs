@@ -6,7 +6,7 @@
 //! ("do not read .env") are a separate list: they leave the expected and evidence targets.
 
 use super::{TargetSpan, dedup, inside_span, paths_within};
-use crate::request::lexical::{self, Lex};
+use crate::text::lexical::{self, Lex};
 
 /// Verbs whose negation forbids the targets that follow.
 #[rustfmt::skip]

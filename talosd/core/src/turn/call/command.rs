@@ -5,10 +5,10 @@
 //! applied or it looks like a secret.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
-use crate::ending::digest::digest_text;
-use crate::proposal::command::{self, CommandPlan, CommandRequest};
+use crate::planning::command::{self, CommandPlan, CommandRequest};
 use crate::proposal::discipline::CallEnd;
 use crate::proposal::ladder::Action;
+use crate::text::digest::digest_text;
 use crate::turn::Turn;
 use crate::turn::record::{ApprovalRecord, CommandRecord, Decision};
 

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
-use crate::ending::digest::digest_text;
 use crate::proposal::ladder::{Action, PermissionDecision};
 use crate::proposal::mcp::{self, ExternalTool};
+use crate::text::digest::digest_text;
 use crate::turn::record::{CallStage, Decision, ExternalCallRecord, WarningCode};
 use crate::turn::{CallStatus, Notice, Turn};
 
@@ -54,7 +54,7 @@ impl ExternalFlow {
         else {
             let message = format!(
                 "{} is not offered in this turn: name the MCP server or the tool in the request (or configure it surface: always); in a read-only mode only tools it trusts as read-only are offered",
-                crate::proposal::deceptive::escaped(&name.chars().take(100).collect::<String>())
+                crate::text::deceptive::escaped(&name.chars().take(100).collect::<String>())
             );
             return call.rejected(
                 turn,

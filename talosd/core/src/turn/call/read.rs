@@ -146,13 +146,13 @@ impl ReadFlow {
         };
         call.record(turn, Some(accepted.tool), path_hint.clone(), stage, None);
         turn.guard.after_call(accepted.tool, &accepted.args, end);
-        if success && accepted.tool == crate::proposal::tools::ToolId::ListDir {
+        if success && accepted.tool == crate::planning::tools::ToolId::ListDir {
             let folder = path_hint.clone().unwrap_or_default();
             turn.record.listings.push((folder, for_model.clone()));
         }
         if success && let Some(p) = path_hint {
             // A document whose text could not be extracted was read, but not seen (issue 27).
-            let unseen = accepted.tool == crate::proposal::tools::ToolId::ReadFile
+            let unseen = accepted.tool == crate::planning::tools::ToolId::ReadFile
                 && crate::proposal::view::is_document_note(&p, &for_model);
             let documents = &mut turn.record.facts.unreadable_documents;
             if unseen && !documents.contains(&p) {

@@ -4,11 +4,11 @@
 //! postconditions. A failure part-way stops the batch and says what was applied.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
-use crate::ending::outcome::{MutationRecord, MutationResult};
+use crate::planning::ops::{self, WorkspaceOp};
+use crate::planning::tools::{Risk, ToolArgs};
 use crate::proposal::discipline::CallEnd;
 use crate::proposal::ladder::Action;
-use crate::proposal::ops::{self, WorkspaceOp};
-use crate::proposal::tools::{Risk, ToolArgs};
+use crate::request::outcome::{MutationRecord, MutationResult};
 use crate::turn::record::{ApprovalRecord, CheckStatus, CheckpointRecord, Decision};
 use crate::turn::{Notice, Turn};
 

@@ -9,14 +9,14 @@
 //! the approval.
 
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
-use crate::ending::digest::{count_lines, sha256};
-use crate::ending::outcome::{MutationRecord, MutationResult};
 use crate::planning::plan::Expectation;
-use crate::proposal::diff::{self, Preview};
+use crate::planning::tools::{ToolArgs, ToolId};
 use crate::proposal::discipline::{CallEnd, UNREAD_EDIT_HINT};
-use crate::proposal::edit::{self, WriteCheck};
 use crate::proposal::ladder::{Action, PermissionDecision};
-use crate::proposal::tools::{ToolArgs, ToolId};
+use crate::request::outcome::{MutationRecord, MutationResult};
+use crate::text::diff::{self, Preview};
+use crate::text::digest::{count_lines, sha256};
+use crate::text::edit::{self, WriteCheck};
 use crate::turn::record::{
     ApprovalRecord, CheckStatus, CheckpointRecord, Decision, ExecutionRecord, WarningCode,
 };
@@ -275,7 +275,7 @@ impl WriteFlow {
             tool: self.accepted.tool,
             success: verification.passed,
             path: Some(shown.clone()),
-            output: crate::ending::digest::digest_text(&verification.summary),
+            output: crate::text::digest::digest_text(&verification.summary),
             sha256_after: Some(sha256(&on_disk)),
             error: None,
         });
@@ -493,7 +493,7 @@ fn proposed(
 /// The proposed text without trailing commentary or stray fences: what the approval shows is
 /// exactly what is written. A change is recorded (as digests, never the text).
 fn sanitized(call: &Call, turn: &mut Turn, path: &str, field: &str, text: &str) -> String {
-    let result = crate::proposal::sanitize::strip_commentary(path, text);
+    let result = crate::text::sanitize::strip_commentary(path, text);
     if result.changed {
         turn.record.warn(
             WarningCode::ToolContentSanitized,

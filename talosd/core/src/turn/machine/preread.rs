@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use crate::planning::budget::Kind;
 use crate::planning::plan::{ActionObligation, EvidenceObligation};
-use crate::proposal::protected::protected_kind;
-use crate::proposal::tools::ToolId;
+use crate::planning::tools::ToolId;
+use crate::text::protected::protected_kind;
 
 use super::super::Turn;
 use super::super::call::{self, Proposal};

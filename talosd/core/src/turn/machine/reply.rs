@@ -4,8 +4,8 @@
 //! outcome and the final answer.
 
 use crate::planning::budget::Kind;
-use crate::planning::constrain;
-use crate::proposal::textcall;
+use crate::proposal::constrain;
+use crate::text::textcall;
 
 use super::super::Notice;
 use super::super::Turn;

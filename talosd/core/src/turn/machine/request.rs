@@ -5,12 +5,12 @@
 //! request is cut again to fit and sent once more; only a request that cannot fit even the
 //! system text and the request ends the turn, with both sizes named.
 
-use crate::ending::digest::digest_text;
 use crate::planning::budget::{self, Fit, Kind, Limits, Part};
-use crate::planning::constrain::{self, Step};
 use crate::planning::prompt::{self, ToolCalling};
 use crate::planning::surface::Surface;
 use crate::proposal::change_rule;
+use crate::proposal::constrain::{self, Step};
+use crate::text::digest::digest_text;
 
 use super::super::Turn;
 use super::super::conversation::{Message, Role};
@@ -91,7 +91,7 @@ impl Turn {
     fn send(
         &mut self,
         messages: Vec<Message>,
-        tools: Vec<crate::proposal::tools::ToolId>,
+        tools: Vec<crate::planning::tools::ToolId>,
         surface: &Surface,
         tokens: u64,
         cut: Vec<String>,
@@ -125,7 +125,7 @@ impl Turn {
     fn uncounted(
         &mut self,
         system: &str,
-        tools: &[crate::proposal::tools::ToolId],
+        tools: &[crate::planning::tools::ToolId],
     ) -> Option<TurnEffect> {
         let mut items = Vec::new();
         let mut slots = Vec::new();
@@ -181,7 +181,7 @@ impl Turn {
     }
 
     /// The system text's and the tools' tokens, scaled.
-    fn counted_fixed(&self, tools: &[crate::proposal::tools::ToolId]) -> u64 {
+    fn counted_fixed(&self, tools: &[crate::planning::tools::ToolId]) -> u64 {
         let system = self.machine.counted_system.as_ref().map_or(0, |c| c.1);
         let tools = if tools.is_empty() {
             0

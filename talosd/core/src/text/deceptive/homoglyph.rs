@@ -5,7 +5,7 @@
 //! protected but whose skeleton is. The table is a deliberate subset of Unicode's confusables
 //! (TR39): the letters and punctuation protected names are spelled with.
 
-use crate::proposal::protected::protected_kind;
+use crate::text::protected::protected_kind;
 
 /// Look-alike characters and the ASCII character each imitates.
 const LOOK_ALIKES: &[(char, char)] = &[

@@ -339,8 +339,8 @@ fn workspace_relative(raw: &str) -> Result<String, Lexical> {
     if slashed.starts_with('/') || slashed.starts_with('~') || has_drive(&slashed) {
         return Err(Lexical::Invalid);
     }
-    let segments = crate::proposal::pathname::segments(&slashed).map_err(|_| Lexical::Escapes)?;
-    Ok(crate::proposal::pathname::joined(&segments))
+    let segments = crate::text::pathname::segments(&slashed).map_err(|_| Lexical::Escapes)?;
+    Ok(crate::text::pathname::joined(&segments))
 }
 
 /// `C:` and the like: a Windows drive, absolute or drive-relative, never workspace-relative.

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use super::*;
 use crate::planning::plan::TurnPlan;
 use crate::planning::posture::{Posture, apply};
+use crate::planning::tools::ToolArgs;
 use crate::proposal::check::{CheckOutcome, check_call};
-use crate::proposal::edit::apply_edit;
-use crate::proposal::textcall;
-use crate::proposal::tools::ToolArgs;
 use crate::request::contract::resolve;
+use crate::text::edit::apply_edit;
+use crate::text::textcall;
 
 fn plan_for(request: &str) -> TurnPlan {
     TurnPlan::from_turn(apply(Posture::Agent, resolve(request)))

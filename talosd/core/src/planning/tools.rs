@@ -8,8 +8,8 @@
 
 use std::borrow::Cow;
 
-use crate::proposal::command::CommandRequest;
-use crate::proposal::ops::{self, WorkspaceOp};
+use crate::planning::command::CommandRequest;
+use crate::planning::ops::{self, WorkspaceOp};
 
 mod catalogue;
 mod names;
@@ -120,7 +120,7 @@ pub enum ToolArgs {
     ApplyWorkspaceBatch {
         operations: Vec<WorkspaceOp>,
     },
-    /// A command profile run, not yet planned: [`crate::proposal::command::plan`] checks it against
+    /// A command profile run, not yet planned: [`crate::planning::command::plan`] checks it against
     /// the registry and builds the argv.
     RunCommand {
         request: CommandRequest,

@@ -4,7 +4,7 @@
 //! plain search, unless another wrapper or call opens first. `<tool>` and `<function>` around
 //! text that is not JSON are prose; the two explicit tags around it are a malformed call.
 
-use crate::proposal::textcall::markers::xml_tag_at;
+use crate::text::textcall::markers::xml_tag_at;
 
 use super::{
     Block, Source, Verdict, all_parse, next_call_line, object_run, object_verdict, parse_json,

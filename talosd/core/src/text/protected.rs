@@ -117,6 +117,39 @@ fn has_secret_letter_run(segment: &str) -> bool {
         || runs.windows(2).any(|w| w[0] == "private" && w[1] == "key")
 }
 
+/// What the daemon observed about a call's target path, resolved against the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathFacts {
+    /// Workspace-relative, `/`-separated; `None` when the call has no path.
+    pub relative: Option<String>,
+    pub escapes: bool,
+    /// Why the path was refused, when it escapes or is malformed.
+    pub problem: Option<String>,
+    pub protected: Option<ProtectedKind>,
+    /// The link count of the regular file the path lands on (0 when it is not a regular file
+    /// or does not exist). Above one, the file's bytes are shared with another name, which may
+    /// be outside the workspace.
+    pub hard_links: u64,
+}
+
+impl PathFacts {
+    pub fn none() -> PathFacts {
+        PathFacts {
+            relative: None,
+            escapes: false,
+            problem: None,
+            protected: None,
+            hard_links: 0,
+        }
+    }
+
+    /// Whether the path is a regular file with more than one name (a hard link): reading it
+    /// may read bytes that belong to a file outside the workspace.
+    pub fn shares_bytes(&self) -> bool {
+        self.hard_links > 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -305,7 +305,7 @@ mod tests {
             ],
         );
         let long: String = (0..80).map(|i| format!("line {i}\n")).collect();
-        let preview = crate::proposal::diff::preview(None, &format!("{long}x\u{2066}\n"));
+        let preview = crate::text::diff::preview(None, &format!("{long}x\u{2066}\n"));
         assert!(preview.truncated);
         check(
             ApprovalText {

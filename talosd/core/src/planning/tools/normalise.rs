@@ -1,14 +1,14 @@
 //! Normalisation of a call's raw string arguments into [`ToolArgs`]: aliases mapped to
 //! canonical parameter names, unknown parameters refused, required ones checked, integers
 //! and booleans parsed, a rename's new name checked to be one segment, and a batch's op list
-//! parsed by [`crate::proposal::ops::parse_operations`].
+//! parsed by [`crate::planning::ops::parse_operations`].
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use super::{ToolArgs, ToolId};
-use crate::proposal::command::{self, CommandError, CommandRequest};
-use crate::proposal::ops;
+use crate::planning::command::{self, CommandError, CommandRequest};
+use crate::planning::ops;
 
 /// A call whose arguments were refused: the tool and what was wrong. It reads
 /// "Invalid <tool> call: <problem>".

@@ -12,10 +12,10 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::planning::tools::{ParamKind, ToolId};
 use crate::proposal::change_rule::{self, ChangeRule};
-use crate::proposal::protected::protected_kind;
-use crate::proposal::tools::{ParamKind, ToolId};
 use crate::request::phase::Phase;
+use crate::text::protected::protected_kind;
 
 /// `model.constrain`: how much of the plan the request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,19 +46,7 @@ pub struct Registry {
     trust: TrustState,
 }
 
-/// The built-in profile ids, in registry order.
-pub const BUILTIN_IDS: [&str; 10] = [
-    "gradle_test",
-    "gradle_check",
-    "gradle_build",
-    "gradle_install_dist",
-    "gradle_e2e_test",
-    "cargo_test",
-    "cargo_check",
-    "cargo_build",
-    "cargo_clippy",
-    "cargo_fmt_check",
-];
+pub use crate::request::task::BUILTIN_IDS;
 
 const GRADLE_TIMEOUT_MS: u64 = 120_000;
 const CARGO_TIMEOUT_MS: u64 = 300_000;
