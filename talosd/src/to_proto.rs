@@ -147,7 +147,7 @@ pub fn plan(plan: &TurnPlan) -> TracePlan {
             .iter()
             .map(|e| match e {
                 Expectation::MustChange { target } => format!("must-change {target}"),
-                Expectation::Replacement { target, .. } => format!("replacement in {target}"),
+                Expectation::Change { target, ask } => format!("{} in {target}", ask.describe()),
                 Expectation::ExactContent { target, content } => format!(
                     "exact content of {target} ({})",
                     talos_core::digest::sha256(content.as_bytes())

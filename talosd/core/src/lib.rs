@@ -30,7 +30,7 @@ pub use ending::{guard, restore, retention};
 pub use planning::{budget, command, modes, ops, plan, posture, prompt, retrieval, surface, tools};
 pub use proposal::{change_rule, check, constrain, discipline, hooks, ladder, mcp, rules, view};
 pub use request::{
-    contract, custom_command, history, instructions, intent, outcome, phase, targets, task,
+    change, contract, custom_command, history, instructions, intent, outcome, phase, targets, task,
 };
 pub use text::{
     deceptive, diff, digest, edit, pathname, protected, sanitize, streamfilter, textcall,

@@ -3,6 +3,7 @@
 //! read), the task vocabulary and phases, and the text a turn reads beside the request (project
 //! instructions, custom commands).
 
+pub mod change;
 pub mod contract;
 pub mod custom_command;
 pub mod history;

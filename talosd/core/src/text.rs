@@ -2,6 +2,7 @@
 //! deceptive characters, digests, the diff preview, sanitising, edits, calls written as text and
 //! the stream filter. These name no other folder.
 
+pub mod assignment;
 pub mod deceptive;
 pub mod diff;
 pub mod digest;

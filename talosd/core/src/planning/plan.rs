@@ -5,6 +5,7 @@
 use crate::planning::posture::EffectiveTurn;
 use crate::planning::surface::{self, Surface};
 use crate::planning::tools::ToolId;
+use crate::request::change::ChangeAsk;
 use crate::request::contract::{TaskContract, TaskType};
 
 mod kinds;
@@ -24,11 +25,12 @@ pub use kinds::{
 pub enum Expectation {
     /// This target must be changed by an approved, verified write.
     MustChange { target: String },
-    /// "change X from A to B": after the turn, the target contains `to`.
-    Replacement {
+    /// The request names the change fully ("change X from A to B", "set X to V", "rename the
+    /// function f to g"): the constraint offers only edits that make it, and the verifier
+    /// checks the file holds it after the write (`crate::proposal::change_rule`).
+    Change {
         target: String,
-        from: String,
-        to: String,
+        ask: crate::request::change::ChangeAsk,
     },
     /// "Overwrite X with exactly LITERAL": the written bytes must equal the literal.
     ExactContent { target: String, content: String },
@@ -377,25 +379,28 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
         .iter()
         .map(|t| Expectation::MustChange { target: t.clone() })
         .collect();
-    if let ([target], Some(content)) = (
-        contract.expected_targets.as_slice(),
-        exact_literal(&contract.original_request),
-    ) {
-        out.push(Expectation::ExactContent {
-            target: target.clone(),
-            content,
-        });
+    let Some(ask) = &contract.change else {
         return out;
-    }
-    if let ([target], Some((from, to))) = (
-        contract.expected_targets.as_slice(),
-        replacement(&contract.original_request),
-    ) {
-        out.push(Expectation::Replacement {
+    };
+    match (ask, contract.expected_targets.as_slice()) {
+        (ChangeAsk::Content { content }, [target]) => out.push(Expectation::ExactContent {
             target: target.clone(),
-            from,
-            to,
-        });
+            content: content.clone(),
+        }),
+        // A symbol is renamed in every file the request names.
+        (ChangeAsk::RenameSymbol { .. }, targets) => {
+            out.extend(targets.iter().map(|target| Expectation::Change {
+                target: target.clone(),
+                ask: ask.clone(),
+            }));
+        }
+        (ChangeAsk::Replace { .. } | ChangeAsk::SetKey { .. }, [target]) => {
+            out.push(Expectation::Change {
+                target: target.clone(),
+                ask: ask.clone(),
+            });
+        }
+        _ => {}
     }
     out
 }
@@ -403,26 +408,6 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
 /// The exact literal a request asks for, when Talos is sure of it (see `contract/literal.rs`).
 pub fn exact_literal(request: &str) -> Option<String> {
     crate::request::contract::exact_literal(request)
-}
-
-/// "change X from A to B" -> (A, B), for single-token values.
-fn replacement(request: &str) -> Option<(String, String)> {
-    let lower = request.to_lowercase();
-    let from_at = lower.find(" from ")?;
-    let rest = &request[from_at + 6..];
-    let to_at = rest.to_lowercase().find(" to ")?;
-    let from = rest[..to_at].trim();
-    let to = rest[to_at + 4..]
-        .split_whitespace()
-        .next()?
-        .trim_end_matches(['.', ',', '!', ';']);
-    let single = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
-    (single(from) && single(to)).then(|| {
-        (
-            from.trim_matches(['"', '\'', '`']).to_string(),
-            to.trim_matches(['"', '\'', '`']).to_string(),
-        )
-    })
 }
 
 fn obligation_for(turn: &EffectiveTurn) -> ActionObligation {

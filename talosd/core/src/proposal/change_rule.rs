@@ -1,34 +1,40 @@
-//! What a change must put in place, from the plan's expectations (issue 24): one place for the
-//! decoding constraint (which admits only new text that passes) and the verifier's literal
-//! check after the write (which says when a change did not do what the request said).
+//! What a change must put in place, from the plan's expectations: one place for the decoding
+//! constraint (which admits only the edits that do it) and the verifier's check after the
+//! write (which says when a change did not do what the request said). Each rule is the
+//! request's [`ChangeAsk`] for one target:
 //!
-//! - "change TIMEOUT from 30 to 60": a [`ChangeRule::Replace`]. An edit's `old_string` is a
-//!   line holding `30` as a word, and its `new_string` is that line with `30` replaced by `60`;
-//!   after the write the file holds `60` where it held `30`.
-//! - "Overwrite notes.txt with exactly: hello": a [`ChangeRule::Exact`]: the written bytes are
-//!   the literal (the write flow corrects them; the constraint offers only the literal).
+//! - "change TIMEOUT from 30 to 60" (`Replace`): an edit's `old_string` is a line holding `30`
+//!   as a word (a line naming TIMEOUT when the request names the key), and its `new_string`
+//!   is that line with `30` replaced by `60`;
+//! - "set TIMEOUT to 60", "turn DEBUG off" (`SetKey`): the line assigning the key, with its
+//!   value replaced in the file's own spelling (`crate::text::assignment`);
+//! - "rename the function add to sum" (`RenameSymbol`): each line holding `add` as a word,
+//!   with every such word replaced;
+//! - "Overwrite notes.txt with exactly: hello", "Create VERSION containing 2.0.0"
+//!   (`Content`): the written bytes are the literal (the write flow corrects them).
+//!
+//! After the write, the file must be the file before with the asked change made and nothing
+//! else: a change of a line the request did not name is never verified.
 
 use crate::planning::plan::{Expectation, TurnPlan};
+use crate::request::change::ChangeAsk;
+use crate::text::assignment;
 
 /// A rule for one target.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChangeRule {
-    Replace {
-        target: String,
-        from: String,
-        to: String,
-    },
-    Exact {
-        target: String,
-        content: String,
-    },
+pub struct ChangeRule {
+    pub target: String,
+    pub ask: ChangeAsk,
 }
 
 impl ChangeRule {
     pub fn target(&self) -> &str {
-        match self {
-            ChangeRule::Replace { target, .. } | ChangeRule::Exact { target, .. } => target,
-        }
+        &self.target
+    }
+
+    /// Whether the rule is a whole file's content (a write), not a change of some lines.
+    pub fn is_content(&self) -> bool {
+        matches!(self.ask, ChangeAsk::Content { .. })
     }
 }
 
@@ -37,14 +43,15 @@ pub fn rules(plan: &TurnPlan) -> Vec<ChangeRule> {
     plan.expectations()
         .iter()
         .filter_map(|e| match e {
-            Expectation::Replacement { target, from, to } => Some(ChangeRule::Replace {
+            Expectation::Change { target, ask } => Some(ChangeRule {
                 target: target.clone(),
-                from: from.clone(),
-                to: to.clone(),
+                ask: ask.clone(),
             }),
-            Expectation::ExactContent { target, content } => Some(ChangeRule::Exact {
+            Expectation::ExactContent { target, content } => Some(ChangeRule {
                 target: target.clone(),
-                content: content.clone(),
+                ask: ChangeAsk::Content {
+                    content: content.clone(),
+                },
             }),
             Expectation::MustChange { .. } => None,
         })
@@ -56,51 +63,168 @@ pub fn rule_for<'a>(rules: &'a [ChangeRule], target: &str) -> Option<&'a ChangeR
     rules.iter().find(|r| r.target() == target)
 }
 
-/// Every edit of `text` a [`ChangeRule::Replace`] admits: each line holding `from` as a word
-/// (once in the file, so the edit applies), paired with that line where every such `from` is
-/// `to`. Lines first to last.
-pub fn replacements(text: &str, from: &str, to: &str) -> Vec<(String, String)> {
+/// Every edit of `text` a `Replace` admits: each line holding `from` as a word (once in the
+/// file, so the edit applies), paired with that line where every such `from` is `to`. With a
+/// key the request named, only the lines naming it, when any does. Lines first to last.
+pub fn replacements(text: &str, from: &str, to: &str, key: Option<&str>) -> Vec<(String, String)> {
+    let all = word_lines(text, from, |line| replace_words(line, from, to));
+    match key {
+        Some(key) => {
+            let named: Vec<(String, String)> = all
+                .iter()
+                .filter(|(old, _)| assignment::names_key(old, key))
+                .cloned()
+                .collect();
+            if named.is_empty() { all } else { named }
+        }
+        None => all,
+    }
+}
+
+/// The edits a rule admits for `text` (empty for a whole file's content).
+pub fn replacements_of(rule: &ChangeRule, text: &str) -> Vec<(String, String)> {
+    match &rule.ask {
+        ChangeAsk::Replace { from, to, key } => replacements(text, from, to, key.as_deref()),
+        ChangeAsk::SetKey { key, value } => assignment::assignments(text, key)
+            .into_iter()
+            .map(|a| {
+                let new = a.with_value(value);
+                (a.line, new)
+            })
+            .filter(|(old, new)| old != new && text.matches(old.as_str()).count() == 1)
+            .collect(),
+        ChangeAsk::RenameSymbol { from, to } => {
+            word_lines(text, from, |line| replace_words(line, from, to))
+        }
+        ChangeAsk::Content { .. } => Vec::new(),
+    }
+}
+
+/// The verifier's check of a written file: `None` when it holds what the rule asks, else what
+/// is wrong, in one sentence.
+pub fn check(rule: &ChangeRule, before: Option<&str>, after: &str) -> Option<String> {
+    let target = &rule.target;
+    let before = before.unwrap_or("");
+    match &rule.ask {
+        ChangeAsk::Content { content } => (trim_end(after) != trim_end(content))
+            .then(|| format!("{target} does not hold exactly the requested text")),
+        ChangeAsk::Replace { from, to, .. } => {
+            let pairs = replacements_of(rule, before);
+            if pairs.is_empty() {
+                return stale_replacement(target, before, after, from, to);
+            }
+            one_of(target, &pairs, before, after, from).map(|problem| {
+                problem.unwrap_or_else(|| format!("{target} does not have {from} replaced by {to}"))
+            })
+        }
+        ChangeAsk::SetKey { key, value } => check_set(target, key, value, before, after),
+        ChangeAsk::RenameSymbol { from, to } => {
+            if word_positions(before, from).is_empty() {
+                return Some(format!("{target} did not hold {from} before the change"));
+            }
+            if trim_end(after) == trim_end(&replace_words(before, from, to)) {
+                return None;
+            }
+            let left = after
+                .split('\n')
+                .filter(|l| !word_positions(l, from).is_empty())
+                .count();
+            Some(if left > 0 {
+                format!("{target} still holds {from} on {left} line(s)")
+            } else {
+                format!("{target} was changed beyond renaming {from} to {to}")
+            })
+        }
+    }
+}
+
+/// `None` when `after` is `before` with exactly one of `pairs` made and the choice was the
+/// request's; `Some(Some(why))` when it is one of them but several lines could have been
+/// meant; `Some(None)` when it is none of them.
+fn one_of(
+    target: &str,
+    pairs: &[(String, String)],
+    before: &str,
+    after: &str,
+    from: &str,
+) -> Option<Option<String>> {
+    let made = pairs
+        .iter()
+        .any(|(old, new)| trim_end(&before.replacen(old.as_str(), new, 1)) == trim_end(after));
+    match (made, pairs.len()) {
+        (true, 1) => None,
+        (true, n) => Some(Some(format!(
+            "{from} was on {n} lines of {target} and the request did not say which one to change"
+        ))),
+        (false, _) => Some(None),
+    }
+}
+
+/// A replacement whose old value the file never held (a stale request): the new value must be
+/// there more often than before.
+fn stale_replacement(
+    target: &str,
+    before: &str,
+    after: &str,
+    from: &str,
+    to: &str,
+) -> Option<String> {
+    let count = |text: &str, word: &str| word_positions(text, word).len();
+    let held = count(before, from) > 0;
+    let replaced =
+        (!held || count(after, from) < count(before, from)) && count(after, to) > count(before, to);
+    (!replaced).then(|| format!("{target} does not have {from} replaced by {to}"))
+}
+
+/// The key holds the new value on every line assigning it, and every other line is as before.
+fn check_set(target: &str, key: &str, value: &str, before: &str, after: &str) -> Option<String> {
+    let was = assignment::assignments(before, key);
+    let now = assignment::assignments(after, key);
+    if was.is_empty() {
+        return Some(format!("{target} had no line assigning {key}"));
+    }
+    if now.is_empty() {
+        return Some(format!("{target} no longer assigns {key}"));
+    }
+    if let Some(wrong) = now
+        .iter()
+        .find(|a| !assignment::same_value(a.value(), value))
+    {
+        return Some(format!(
+            "{key} in {target} holds {} where the request asked for {value}",
+            wrong.value()
+        ));
+    }
+    let others = |text: &str, lines: &[assignment::Assignment]| -> Vec<String> {
+        text.split('\n')
+            .map(|l| l.trim_end_matches('\r').to_string())
+            .filter(|l| !lines.iter().any(|a| &a.line == l))
+            .filter(|l| !l.trim().is_empty())
+            .collect()
+    };
+    (others(before, &was) != others(after, &now))
+        .then(|| format!("{target} was changed beyond setting {key} to {value}"))
+}
+
+/// The lines of `text` holding `word` as a word, each once in the file, paired with `edit` of
+/// it. Lines first to last.
+fn word_lines(text: &str, word: &str, edit: impl Fn(&str) -> String) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for line in text.split('\n') {
         let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() || word_positions(line, from).is_empty() {
+        if line.trim().is_empty() || word_positions(line, word).is_empty() {
             continue;
         }
         if text.matches(line).count() != 1 || out.iter().any(|(old, _)| old == line) {
             continue;
         }
-        out.push((line.to_string(), replace_words(line, from, to)));
+        out.push((line.to_string(), edit(line)));
     }
     out
 }
 
-/// The edits a rule admits for `text` (empty for an exact literal).
-pub fn replacements_of(rule: &ChangeRule, text: &str) -> Vec<(String, String)> {
-    match rule {
-        ChangeRule::Replace { from, to, .. } => replacements(text, from, to),
-        ChangeRule::Exact { .. } => Vec::new(),
-    }
-}
-
-/// The verifier's literal check of a written file: `None` when it holds what the rule asks,
-/// else what is wrong, in one sentence.
-pub fn check(rule: &ChangeRule, before: Option<&str>, after: &str) -> Option<String> {
-    match rule {
-        ChangeRule::Replace { target, from, to } => {
-            let count = |text: &str, word: &str| word_positions(text, word).len();
-            let before = before.unwrap_or("");
-            // Where the file held the old value, fewer of it must remain; the new value must
-            // be there more often than before (a file that never held the old value, as a
-            // stale request may say, needs only the new one).
-            let held = count(before, from) > 0;
-            let replaced = (!held || count(after, from) < count(before, from))
-                && count(after, to) > count(before, to);
-            (!replaced).then(|| format!("{target} does not have {from} replaced by {to}"))
-        }
-        ChangeRule::Exact { target, content } => {
-            (after != content).then(|| format!("{target} does not hold exactly the requested text"))
-        }
-    }
+fn trim_end(text: &str) -> &str {
+    text.trim_end_matches(['\n', '\r'])
 }
 
 /// Byte offsets where `word` occurs in `text` with no word character right before or after
@@ -137,67 +261,4 @@ fn replace_words(line: &str, from: &str, to: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replacements_are_the_lines_holding_the_old_value_as_a_word() {
-        let rows: [(&str, &str, &str, &[(&str, &str)]); 5] = [
-            (
-                "TIMEOUT = 30\nRETRIES = 3\n",
-                "30",
-                "60",
-                &[("TIMEOUT = 30", "TIMEOUT = 60")],
-            ),
-            ("x = 300\ny = 30\n", "30", "60", &[("y = 30", "y = 60")]),
-            (
-                "<title>Home</title>\n<h1>Home</h1>\n",
-                "Home",
-                "Welcome",
-                &[
-                    ("<title>Home</title>", "<title>Welcome</title>"),
-                    ("<h1>Home</h1>", "<h1>Welcome</h1>"),
-                ],
-            ),
-            ("a = 1\na = 1\n", "1", "2", &[]),
-            (
-                "v = 1.0.0 # 1.0.0\n",
-                "1.0.0",
-                "1.1.0",
-                &[("v = 1.0.0 # 1.0.0", "v = 1.1.0 # 1.1.0")],
-            ),
-        ];
-        for (text, from, to, expected) in rows {
-            let got = replacements(text, from, to);
-            let expected: Vec<(String, String)> = expected
-                .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect();
-            assert_eq!(got, expected, "{text:?}: {from} -> {to}");
-        }
-    }
-
-    #[test]
-    fn the_literal_check_asks_for_the_replacement_made() {
-        let rule = ChangeRule::Replace {
-            target: "settings.py".into(),
-            from: "30".into(),
-            to: "60".into(),
-        };
-        let before = Some("TIMEOUT = 30\nRETRIES = 3\n");
-        assert_eq!(check(&rule, before, "TIMEOUT = 60\nRETRIES = 3\n"), None);
-        assert_eq!(
-            check(&rule, before, "RETRIES = 30, TIMEOUT = 60\nRETRIES = 3\n"),
-            Some("settings.py does not have 30 replaced by 60".into())
-        );
-        assert!(check(&rule, before, "TIMEOUT = 600\nRETRIES = 3\n").is_some());
-        // The file never held 30 (the request was stale): the new value is enough.
-        assert_eq!(check(&rule, Some("TIMEOUT = 45\n"), "TIMEOUT = 60\n"), None);
-        let exact = ChangeRule::Exact {
-            target: "n.txt".into(),
-            content: "hi\n".into(),
-        };
-        assert_eq!(check(&exact, None, "hi\n"), None);
-        assert!(check(&exact, None, "hi").is_some());
-    }
-}
+mod tests;

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::planning::tools::{ParamKind, ToolId};
 use crate::proposal::change_rule::{self, ChangeRule};
+use crate::request::change::ChangeAsk;
 use crate::request::phase::Phase;
 use crate::text::protected::protected_kind;
 
@@ -148,16 +149,24 @@ pub fn pins_new_text(level: Level, step: &Step<'_>, path: &str) -> bool {
         && !replacement_pairs(step, path).is_empty()
 }
 
-/// The (old, new) lines a replacement rule admits for `path` as read.
+/// The (old, new) lines the request's rule admits for `path` as read.
 fn replacement_pairs(step: &Step<'_>, path: &str) -> Vec<(String, String)> {
-    let Some(ChangeRule::Replace { from, to, .. }) = change_rule::rule_for(step.rules, path) else {
+    let Some(rule) = change_rule::rule_for(step.rules, path) else {
         return Vec::new();
     };
     step.read_texts
         .iter()
         .find(|(p, _)| p == path)
-        .map(|(_, text)| change_rule::replacements(text, from, to))
+        .map(|(_, text)| change_rule::replacements_of(rule, text))
         .unwrap_or_default()
+}
+
+/// Whether a whole-file write of `path` would replace an existing file where the request
+/// asked for a change of some of its lines (a key, a value, a symbol): never offered.
+fn small_change_of_existing(step: &Step<'_>, path: &str) -> bool {
+    let exists =
+        step.readable.iter().any(|p| p == path) || step.read_texts.iter().any(|(p, _)| p == path);
+    exists && change_rule::rule_for(step.rules, path).is_some_and(|r| !r.is_content())
 }
 
 /// The prose of a reply that is exactly `{"answer": "..."}` (the constraint's final answer).
@@ -197,15 +206,17 @@ fn tool_variants(level: Level, tool: ToolId, step: &Step<'_>) -> Vec<Value> {
             .iter()
             .flat_map(|path| edit_variants(tool, &properties, &required, step, path))
             .collect(),
-        // A file whose replacement the constraint pins is edited, never rewritten whole.
+        // A file whose change the request names is edited, never rewritten whole.
         Some(paths) if level == Level::Strict && tool == ToolId::WriteFile => paths
             .iter()
-            .filter(|path| replacement_pairs(step, path).is_empty())
+            .filter(|path| !small_change_of_existing(step, path))
             .map(|path| {
                 let mut props = properties.clone();
                 props.insert("path".into(), json!({"const": path}));
-                if let Some(ChangeRule::Exact { content, .. }) =
-                    change_rule::rule_for(step.rules, path)
+                if let Some(ChangeRule {
+                    ask: ChangeAsk::Content { content },
+                    ..
+                }) = change_rule::rule_for(step.rules, path)
                 {
                     props.insert("content".into(), json!({"const": content}));
                 }
@@ -213,6 +224,17 @@ fn tool_variants(level: Level, tool: ToolId, step: &Step<'_>) -> Vec<Value> {
             })
             .collect(),
         Some(paths) => {
+            let paths: Vec<String> = if tool == ToolId::WriteFile {
+                paths
+                    .into_iter()
+                    .filter(|path| !small_change_of_existing(step, path))
+                    .collect()
+            } else {
+                paths
+            };
+            if paths.is_empty() {
+                return Vec::new();
+            }
             properties.insert("path".into(), json!({"enum": paths}));
             vec![call_schema(tool, properties, &required)]
         }

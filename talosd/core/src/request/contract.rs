@@ -13,6 +13,7 @@ mod commands;
 mod cues;
 mod direct;
 mod documents;
+mod files;
 /// The lexical toolkit moved to [`crate::text::lexical`]; the name stays here for the resolver's parts.
 pub(crate) use crate::text::lexical;
 pub use direct::asks_about_talos;
@@ -23,6 +24,7 @@ mod read_only;
 mod web;
 mod words;
 
+use crate::request::change::ChangeAsk;
 use crate::request::intent::{self, TargetRef};
 use crate::request::targets::{self, dedup};
 pub(crate) use crate::request::task::Legacy;
@@ -31,6 +33,7 @@ use crate::text::lexical::Lex;
 pub use commands::{
     CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
 };
+pub use files::{Choice, Reading, choose, names_to_find, with_files};
 pub use literal::exact_literal;
 pub use web::{
     NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets,
@@ -70,6 +73,12 @@ pub struct TaskContract {
     /// The command profile the request asks for in plain words, decided against the
     /// workspace by [`with_workspace`] (`contract/commands.rs`); `None` until then.
     pub command: CommandAsk,
+    /// The change the request's words name fully (`crate::request::change`), for a change
+    /// request only: what the constraint offers and the verifier checks.
+    pub change: Option<ChangeAsk>,
+    /// Whether the words decide the contract's kind, or the person must choose
+    /// (`contract/files.rs`); decided against the workspace by [`with_files`].
+    pub reading: Reading,
 }
 
 impl TaskContract {
@@ -108,6 +117,9 @@ impl TaskContract {
         let mutation_allowed = mutation_requested && task_type.mutates();
         let compiled = intent::compile(&roleful_targets, mutation_requested);
         let web = web::web_request(&original_request, &compiled.expected);
+        let change = mutation_allowed
+            .then(|| crate::request::change::read(&original_request, &compiled.expected))
+            .flatten();
         TaskContract {
             task_type,
             mutation_requested,
@@ -126,6 +138,8 @@ impl TaskContract {
             roleful_targets,
             web,
             command: CommandAsk::None,
+            change,
+            reading: Reading::Settled,
         }
     }
 }

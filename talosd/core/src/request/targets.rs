@@ -47,6 +47,15 @@ const BARE_TARGETS: &[&str] = &[
     "Dockerfile",
 ];
 
+/// Extensionless file names recognised only as written: in another case they are ordinary
+/// words ("update the version").
+#[rustfmt::skip]
+const BARE_TARGETS_EXACT: &[&str] = &[
+    "VERSION", "COPYING", "CODEOWNERS", "Containerfile", "Gemfile", "Rakefile", "Procfile",
+    "Vagrantfile", "Jenkinsfile", "Justfile", "justfile", "Brewfile", "Pipfile", "GNUmakefile",
+    "makefile",
+];
+
 /// Verbs after which an extensionless name in any case is a target ("update readme").
 #[rustfmt::skip]
 const BARE_TARGET_VERBS: &[&str] = &[
@@ -157,10 +166,10 @@ fn is_target(token: &str) -> bool {
         return false;
     }
     let name = token.rsplit('/').next().unwrap_or(token);
-    if BARE_TARGETS.contains(&name) {
+    if BARE_TARGETS.contains(&name) || BARE_TARGETS_EXACT.contains(&name) {
         return true;
     }
-    if name == ".env" || name.starts_with(".env.") {
+    if name == ".env" || name.starts_with(".env.") || is_dotfile(name) {
         return true;
     }
     if is_outside_path(token) {
@@ -184,6 +193,22 @@ fn is_target(token: &str) -> bool {
         return false;
     }
     TARGET_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+}
+
+/// A dotfile by its name (`.gitignore`, `.editorconfig`, `.prettierrc`): a dot, a lowercase
+/// letter, then name characters. A bare extension (`.py`, `.log`, as in "all .log files") is a
+/// kind of file, not a file.
+fn is_dotfile(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    rest.len() >= 2
+        && rest.starts_with(|c: char| c.is_ascii_lowercase())
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !TARGET_EXTENSIONS.contains(&rest.split('.').next().unwrap_or(rest))
+        && !BINARY_DOCUMENTS.contains(&rest)
 }
 
 /// Objects whose members a request names as code: `console.log`, `document.title`,

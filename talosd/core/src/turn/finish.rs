@@ -49,7 +49,7 @@ impl Turn {
                     Some(target.clone())
                 }
                 Expectation::MustChange { .. }
-                | Expectation::Replacement { .. }
+                | Expectation::Change { .. }
                 | Expectation::ExactContent { .. } => None,
             })
             .collect();
@@ -60,7 +60,7 @@ impl Turn {
             .iter()
             .filter_map(|e| match e {
                 Expectation::MustChange { target } => Some(target.clone()),
-                Expectation::Replacement { .. } | Expectation::ExactContent { .. } => None,
+                Expectation::Change { .. } | Expectation::ExactContent { .. } => None,
             })
             .collect();
         facts.tools_offered = self

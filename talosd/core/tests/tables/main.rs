@@ -8,6 +8,7 @@ mod budget;
 mod catalogue;
 mod command;
 mod command_ask;
+mod corpus;
 mod history;
 mod history_repair;
 mod history_replay;

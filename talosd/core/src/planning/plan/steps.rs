@@ -44,8 +44,12 @@ pub fn steps(plan: &TurnPlan) -> Vec<PlanStep> {
                 out.push(step(format!("Read {target}"), Some(target), StepKind::Read))
             }
             RequestedResult::Changed { target } => {
-                let text = match replacement(plan.expectations(), target) {
-                    Some((from, to)) => format!("Change {target} ({from} → {to})"),
+                use crate::request::change::ChangeAsk;
+                let text = match change_of(plan.expectations(), target) {
+                    Some(ChangeAsk::Replace { from, to, .. }) => {
+                        format!("Change {target} ({from} → {to})")
+                    }
+                    Some(ask) => format!("Change {target} ({})", ask.describe()),
                     None => format!("Change {target}"),
                 };
                 out.push(step(text, Some(target), StepKind::Change));
@@ -68,13 +72,12 @@ fn step(text: String, target: Option<&String>, kind: StepKind) -> PlanStep {
     }
 }
 
-fn replacement<'a>(expectations: &'a [Expectation], target: &str) -> Option<(&'a str, &'a str)> {
+fn change_of<'a>(
+    expectations: &'a [Expectation],
+    target: &str,
+) -> Option<&'a crate::request::change::ChangeAsk> {
     expectations.iter().find_map(|e| match e {
-        Expectation::Replacement {
-            target: t,
-            from,
-            to,
-        } if t == target => Some((from.as_str(), to.as_str())),
+        Expectation::Change { target: t, ask } if t == target => Some(ask),
         _ => None,
     })
 }

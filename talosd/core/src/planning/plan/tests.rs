@@ -22,10 +22,13 @@ fn the_timeout_edit_compiles_to_a_change_and_a_replacement() {
             Expectation::MustChange {
                 target: "settings.py".into()
             },
-            Expectation::Replacement {
+            Expectation::Change {
                 target: "settings.py".into(),
-                from: "30".into(),
-                to: "60".into()
+                ask: crate::request::change::ChangeAsk::Replace {
+                    from: "30".into(),
+                    to: "60".into(),
+                    key: Some("TIMEOUT".into()),
+                },
             },
         ]
     );

@@ -132,17 +132,24 @@ fn runtime_accepts(plan: &TurnPlan, phase: Phase, texts: &[(String, String)], re
     {
         let after = apply_edit(text, &old_string, &new_string)
             .unwrap_or_else(|e| panic!("edit refused: {reply}: {e:?}"));
-        // Where the request named the old and the new value, the verifier's literal check
-        // passes too: the constraint and the check are one rule.
+        // Where the request named the old and the new value, the verifier's check passes
+        // too: the constraint and the check are one rule. Where several lines hold the old
+        // value and the request names none of them, each admitted edit is a real choice and
+        // the check says the request did not say which, so it is never verified.
         let rules = crate::proposal::change_rule::rules(plan);
-        if let Some(rule) = crate::proposal::change_rule::rule_for(&rules, &path)
-            && !crate::proposal::change_rule::replacements_of(rule, text).is_empty()
-        {
-            assert_eq!(
-                crate::proposal::change_rule::check(rule, Some(text), &after),
-                None,
-                "{reply}"
-            );
+        if let Some(rule) = crate::proposal::change_rule::rule_for(&rules, &path) {
+            let candidates = crate::proposal::change_rule::replacements_of(rule, text).len();
+            let verdict = crate::proposal::change_rule::check(rule, Some(text), &after);
+            match candidates {
+                0 => {}
+                1 => assert_eq!(verdict, None, "{reply}"),
+                _ => assert!(
+                    verdict
+                        .as_deref()
+                        .is_some_and(|v| v.contains("did not say which")),
+                    "{reply}: {verdict:?}"
+                ),
+            }
         }
     }
 }
@@ -442,7 +449,7 @@ fn an_exact_literal_is_the_only_content_a_write_may_carry() {
     assert!(!rules.is_empty(), "the contract records the literal");
     let s = step(&plan, Phase::Apply, &[], &[], false);
     let schema = compile(Level::Strict, &s).expect("a schema").to_string();
-    let crate::proposal::change_rule::ChangeRule::Exact { content, .. } = &rules[0] else {
+    let crate::request::change::ChangeAsk::Content { content } = &rules[0].ask else {
         panic!("{rules:?}");
     };
     assert!(

@@ -58,6 +58,7 @@ pub(crate) fn reason(lex: &Lex<'_>, spans: &[TargetSpan]) -> Reason {
         .copied()
         .filter(|&s| request_at(lex, s))
         .chain(comma_starts(lex).filter(|&s| comma_request(lex, spans, s)))
+        .chain(scope_starts(lex, spans, &starts).filter(|&s| request_at(lex, s)))
         .min();
     let unsuppressed = |at: usize| first_request.is_none_or(|r| r > lex.clause_of(&starts, at));
     if global_read_only_negation(lex, spans) {
@@ -119,6 +120,30 @@ pub(crate) fn reason(lex: &Lex<'_>, spans: &[TargetSpan]) -> Reason {
         return Reason::RequestPattern;
     }
     Reason::NonMutating
+}
+
+/// The word after a leading place phrase that names a file with no comma after it ("In
+/// settings.py change …", "For the Makefile use …"): it opens the clause as the comma would.
+fn scope_starts<'a>(
+    lex: &'a Lex<'_>,
+    spans: &'a [TargetSpan],
+    starts: &'a [usize],
+) -> impl Iterator<Item = usize> + 'a {
+    starts.iter().filter_map(move |&s| {
+        let j = after_prefix(lex, s);
+        if !matches!(lex.word(j), "in" | "inside" | "within" | "for" | "on") {
+            return None;
+        }
+        let mut at = lex.words.get(j)?.end;
+        let rest = &lex.lower[at..];
+        at += rest.len() - rest.trim_start_matches([' ', '`']).len();
+        if lex.lower[at..].starts_with("the ") {
+            at += 4;
+        }
+        let span = spans.iter().find(|span| span.start == at)?;
+        let next = lex.word_at_or_after(span.end);
+        (next < lex.words.len()).then_some(next)
+    })
 }
 
 /// Words right after a comma ("Don't delete index.html, rename it …"): an imperative there is a
@@ -220,10 +245,39 @@ fn action_at(lex: &Lex<'_>, j: usize) -> bool {
     build_object
         || make_object
         || is_core(lex.word(j))
+        || everyday_action_at(lex, j)
         || build_artifact_at(lex, j)
         || (lex.word(j) == "make"
             && matches!(lex.word(j + 1), "it" | "this" | "that" | "the" | "them"))
         || directory_creation_at(lex, j)
+}
+
+/// Whether the request holds a change verb anywhere that no negation governs ("comment out"
+/// counts; "comment" alone does not).
+pub(super) fn has_change_verb(lex: &Lex<'_>) -> bool {
+    (0..lex.words.len()).any(|k| {
+        (is_core(lex.word(k)) || everyday_action_at(lex, k))
+            && !negated(lex, k)
+            && !(k > 0 && NON_IMPERATIVE.contains(&lex.word(k - 1)))
+    })
+}
+
+/// The everyday edits whose verb is also a common word: "comment out X", "use B instead of
+/// A", "make X false" (a value right after the thing it sets).
+fn everyday_action_at(lex: &Lex<'_>, j: usize) -> bool {
+    let clause = |from: usize, words: usize| {
+        (from..(from + words).min(lex.words.len()))
+            .take_while(move |&k| k == from || !crate::text::lexical::is_sentence_gap(gap(lex, k)))
+    };
+    match lex.word(j) {
+        "comment" => lex.word(j + 1) == "out",
+        "use" => clause(j + 1, 8).any(|k| lex.seq(k, "instead of") || lex.seq(k, "rather than")),
+        "make" => clause(j + 1, 5).skip(1).any(|k| {
+            let w = lex.word(k);
+            matches!(w, "true" | "false" | "on" | "off" | "yes" | "no") || w.parse::<f64>().is_ok()
+        }),
+        _ => false,
+    }
 }
 
 /// The explicit request patterns (an action verb, "only <verb>", "use write_file to", ...),

@@ -13,6 +13,10 @@ pub(super) const CORE_VERBS: &[&str] = &[
     "redesign", "restyle", "re-style", "re-design", "write", "create", "save", "apply", "append",
     "add", "remove", "delete", "move", "copy", "rename", "mkdir", "refactor", "put", "implement",
     "set", "insert", "improve", "polish", "adjust", "tweak", "bump", "convert",
+    // The verbs of everyday edits: a value raised or lowered, a flag turned on or off, one
+    // thing swapped for another, a line commented out or back in.
+    "turn", "switch", "toggle", "enable", "disable", "increase", "decrease", "raise", "lower",
+    "reduce", "swap", "uncomment", "prepend", "correct", "drop",
 ];
 
 pub(super) const BUILD_VERBS: &[&str] =

@@ -406,7 +406,7 @@ fn read_first(turn: &Turn, args: &ToolArgs, shown: &str, before: Option<&str>) -
         ToolArgs::WriteFile { .. } => {
             let literal = turn.plan.expectations().iter().any(|e| match e {
                 Expectation::ExactContent { target, .. } => target == shown,
-                Expectation::MustChange { .. } | Expectation::Replacement { .. } => false,
+                Expectation::MustChange { .. } | Expectation::Change { .. } => false,
             });
             (!literal).then(|| format!(
                 "{shown} already exists and was not read in this turn. Read {shown} with talos.read_file before replacing it with talos.write_file, or change part of it with talos.edit_file. {ending}"
@@ -522,7 +522,7 @@ fn exact_literal(
         Expectation::ExactContent { target, content } if target == shown => Some(content.clone()),
         Expectation::ExactContent { .. }
         | Expectation::MustChange { .. }
-        | Expectation::Replacement { .. } => None,
+        | Expectation::Change { .. } => None,
     });
     match literal {
         Some(literal) if after != literal => {

@@ -1,0 +1,62 @@
+//! What a change request says the changed file must hold, when its words say it fully: a value
+//! replaced ("change TIMEOUT from 30 to 60", "use clang instead of gcc"), a key given a new
+//! value ("set TIMEOUT to 60", "turn DEBUG off", "bump the version to 1.2.0"), a symbol renamed
+//! ("rename the function add to sum"), or the content of a new file ("containing 2.0.0").
+//!
+//! One reading feeds three stages: the plan's expectations, the decoding constraint (which
+//! offers only the edits that do it) and the verifier (which checks the file after the write
+//! with the same rule). It is read from the words alone, by families of shapes, never by
+//! matching whole sentences; a request whose words do not fully say the new text gives `None`,
+//! and the model's text is then its own (and the change is not called verified on the model's
+//! word).
+
+mod shapes;
+
+pub use shapes::content_in_words;
+
+/// The change a request fully names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeAsk {
+    /// `from` becomes `to` on the line that holds it; `key`, when the request names what holds
+    /// the value ("the timeout", "the title"), picks the line among several.
+    Replace {
+        from: String,
+        to: String,
+        key: Option<String>,
+    },
+    /// The line assigning `key` gets `value`, in the file's own spelling (True/False, on/off).
+    SetKey { key: String, value: String },
+    /// Every whole-word `from` becomes `to`.
+    RenameSymbol { from: String, to: String },
+    /// The file holds exactly `content`.
+    Content { content: String },
+}
+
+impl ChangeAsk {
+    /// One line for traces, approvals and notes: what the request asked the file to hold.
+    pub fn describe(&self) -> String {
+        match self {
+            ChangeAsk::Replace { from, to, key } => match key {
+                Some(key) => format!("change {key} from {from} to {to}"),
+                None => format!("change {from} to {to}"),
+            },
+            ChangeAsk::SetKey { key, value } => format!("set {key} to {value}"),
+            ChangeAsk::RenameSymbol { from, to } => format!("rename {from} to {to}"),
+            ChangeAsk::Content { content } => {
+                let first = content.lines().next().unwrap_or("");
+                if content.lines().count() > 1 {
+                    format!("write the given {} lines", content.lines().count())
+                } else {
+                    format!("write {first}")
+                }
+            }
+        }
+    }
+}
+
+/// The change the request names, read from its words, or `None` when they do not say the new
+/// text fully. `targets` are the file targets the contract found, so a file name is never read
+/// as a value or a symbol.
+pub fn read(request: &str, targets: &[String]) -> Option<ChangeAsk> {
+    shapes::read(request, targets)
+}
