@@ -129,7 +129,14 @@ fn select_base(contract: &TaskContract, phase: Phase) -> Surface {
         }
         return surface(&READ_TOOLS, "read-only metadata surface");
     }
-    let ops = workspace_operations(&contract.original_request);
+    let mut ops = workspace_operations(&contract.original_request);
+    // "Rename the function add to sum" changes text inside files, never a file's name.
+    if matches!(
+        contract.change,
+        Some(crate::request::change::ChangeAsk::RenameSymbol { .. })
+    ) {
+        ops.retain(|t| *t != ToolId::RenamePath);
+    }
     match ops.as_slice() {
         [] => {}
         [single] => {
@@ -148,7 +155,7 @@ fn select_base(contract: &TaskContract, phase: Phase) -> Surface {
         }
     }
     let all_named_files = !contract.expected_targets.is_empty()
-        && contract.expected_targets.iter().all(|t| has_extension(t));
+        && contract.expected_targets.iter().all(|t| is_named_file(t));
     let mut tools = READ_TOOLS.to_vec();
     if contract.task_type == TaskType::FileEdit && all_named_files {
         tools.extend([ToolId::WriteFile, ToolId::EditFile]);
@@ -202,6 +209,12 @@ fn is_whole_word(text: &str, at: usize, len: usize) -> bool {
     let glued = |c: char| c.is_alphanumeric() || c == '_';
     !text[..at].chars().next_back().is_some_and(glued)
         && !text[at + len..].chars().next().is_some_and(glued)
+}
+
+/// A target that names a file: one with an extension, or a file name the resolver knows
+/// without one (`Makefile`, `VERSION`, `.gitignore`).
+fn is_named_file(target: &str) -> bool {
+    has_extension(target) || crate::request::targets::file_targets(target) == [target]
 }
 
 fn has_extension(target: &str) -> bool {

@@ -96,7 +96,63 @@ pub fn replacements_of(rule: &ChangeRule, text: &str) -> Vec<(String, String)> {
         ChangeAsk::RenameSymbol { from, to } => {
             word_lines(text, from, |line| replace_words(line, from, to))
         }
+        ChangeAsk::CommentOut { needle } => {
+            let (open, close) = comment_marker(&rule.target);
+            word_lines(text, needle, |line| {
+                let body = line.trim_start();
+                let indent = &line[..line.len() - body.len()];
+                format!("{indent}{open}{body}{close}")
+            })
+            .into_iter()
+            .filter(|(old, _)| !old.trim_start().starts_with(open.trim_end()))
+            .collect()
+        }
+        ChangeAsk::Uncomment { needle } => {
+            let (open, close) = comment_marker(&rule.target);
+            word_lines(text, needle, |line| {
+                let body = line.trim_start();
+                let indent = &line[..line.len() - body.len()];
+                let inner = body
+                    .strip_prefix(open)
+                    .or_else(|| body.strip_prefix(open.trim_end()))
+                    .unwrap_or(body);
+                let inner = inner
+                    .strip_suffix(close)
+                    .or_else(|| inner.strip_suffix(close.trim_start()))
+                    .unwrap_or(inner);
+                format!("{indent}{inner}")
+            })
+            .into_iter()
+            .filter(|(old, _)| old.trim_start().starts_with(open.trim_end()))
+            .collect()
+        }
+        ChangeAsk::RemoveLine { needle } => word_lines(text, needle, |_| String::new())
+            .into_iter()
+            .map(|(old, _)| (format!("{old}\n"), String::new()))
+            .filter(|(old, _)| text.matches(old.as_str()).count() == 1)
+            .collect(),
         ChangeAsk::Content { .. } => Vec::new(),
+    }
+}
+
+/// The comment marker of a file by its name: `# ` for Python, shell, YAML, TOML, Makefiles
+/// and the like, `// ` for the C family, JavaScript, Rust, Go and Java, `-- ` for SQL and
+/// Lua, and a pair for CSS and markup.
+fn comment_marker(target: &str) -> (&'static str, &'static str) {
+    let name = target.rsplit('/').next().unwrap_or(target);
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "js" | "mjs" | "cjs" | "jsx" | "ts" | "tsx" | "rs" | "c" | "h" | "cpp" | "hpp" | "cc"
+        | "go" | "java" | "kt" | "kts" | "swift" | "cs" | "scss" | "php" | "dart" | "scala"
+        | "gradle" => ("// ", ""),
+        "sql" | "lua" | "hs" => ("-- ", ""),
+        "css" => ("/* ", " */"),
+        "html" | "htm" | "xml" | "md" | "vue" | "svg" => ("<!-- ", " -->"),
+        "ini" => ("; ", ""),
+        _ => ("# ", ""),
     }
 }
 
@@ -118,6 +174,19 @@ pub fn check(rule: &ChangeRule, before: Option<&str>, after: &str) -> Option<Str
             })
         }
         ChangeAsk::SetKey { key, value } => check_set(target, key, value, before, after),
+        ChangeAsk::CommentOut { needle }
+        | ChangeAsk::Uncomment { needle }
+        | ChangeAsk::RemoveLine { needle } => {
+            let pairs = replacements_of(rule, before);
+            if pairs.is_empty() {
+                return Some(format!("{target} had no line with {needle} to change"));
+            }
+            one_of(target, &pairs, before, after, needle).map(|problem| {
+                problem.unwrap_or_else(|| {
+                    format!("{target} was not changed as asked: {}", rule.ask.describe())
+                })
+            })
+        }
         ChangeAsk::RenameSymbol { from, to } => {
             if word_positions(before, from).is_empty() {
                 return Some(format!("{target} did not hold {from} before the change"));

@@ -10,6 +10,7 @@
 //! and the model's text is then its own (and the change is not called verified on the model's
 //! word).
 
+mod lines;
 mod shapes;
 
 pub use shapes::content_in_words;
@@ -30,6 +31,12 @@ pub enum ChangeAsk {
     RenameSymbol { from: String, to: String },
     /// The file holds exactly `content`.
     Content { content: String },
+    /// The line holding `needle` is commented out with the file's own marker.
+    CommentOut { needle: String },
+    /// The commented-out line holding `needle` is back in.
+    Uncomment { needle: String },
+    /// The line holding `needle` is gone.
+    RemoveLine { needle: String },
 }
 
 impl ChangeAsk {
@@ -42,6 +49,9 @@ impl ChangeAsk {
             },
             ChangeAsk::SetKey { key, value } => format!("set {key} to {value}"),
             ChangeAsk::RenameSymbol { from, to } => format!("rename {from} to {to}"),
+            ChangeAsk::CommentOut { needle } => format!("comment out the line with {needle}"),
+            ChangeAsk::Uncomment { needle } => format!("uncomment the line with {needle}"),
+            ChangeAsk::RemoveLine { needle } => format!("remove the line with {needle}"),
             ChangeAsk::Content { content } => {
                 let first = content.lines().next().unwrap_or("");
                 if content.lines().count() > 1 {
@@ -58,5 +68,26 @@ impl ChangeAsk {
 /// text fully. `targets` are the file targets the contract found, so a file name is never read
 /// as a value or a symbol.
 pub fn read(request: &str, targets: &[String]) -> Option<ChangeAsk> {
-    shapes::read(request, targets)
+    let ask = lines::read(request).or_else(|| shapes::read(request, targets))?;
+    let value_change = matches!(ask, ChangeAsk::Replace { .. } | ChangeAsk::SetKey { .. });
+    // "Set TIMEOUT to 60 and RETRIES to 5" names two changes; one pin would call the second
+    // a change beyond the request, so neither is pinned (the change is then not checked).
+    (!(value_change && several_values(request))).then_some(ask)
+}
+
+/// Whether a second "… to VALUE" follows a joining word after the first one.
+fn several_values(request: &str) -> bool {
+    let words: Vec<String> = request
+        .split_whitespace()
+        .map(|w| w.to_lowercase())
+        .collect();
+    let bare = |w: &String| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+    let Some(first) = words.iter().position(|w| bare(w) == "to") else {
+        return false;
+    };
+    let joined = words[first..]
+        .iter()
+        .position(|w| matches!(bare(w).as_str(), "and" | "also" | "then") || w.ends_with(','))
+        .map(|k| first + k);
+    joined.is_some_and(|j| words[j + 1..].iter().any(|w| bare(w) == "to"))
 }

@@ -75,7 +75,8 @@ fn parse() -> Vec<Row> {
 }
 
 /// A pin as the table spells it: `replace:FROM=>TO@KEY`, `set:KEY=VALUE`,
-/// `rename:FROM=>TO`, `content:TEXT` (`\n` for a line break), or `-`. Keys compare without case.
+/// `rename:FROM=>TO`, `content:TEXT` (`\n` for a line break), `comment:NEEDLE`,
+/// `uncomment:NEEDLE`, `remove-line:NEEDLE`, or `-`. Keys compare without case.
 fn pin(ask: Option<&ChangeAsk>) -> String {
     let text = match ask {
         None => "-".to_string(),
@@ -86,6 +87,9 @@ fn pin(ask: Option<&ChangeAsk>) -> String {
         Some(ChangeAsk::SetKey { key, value }) => format!("set:{}={value}", key.to_lowercase()),
         Some(ChangeAsk::RenameSymbol { from, to }) => format!("rename:{from}=>{to}"),
         Some(ChangeAsk::Content { content }) => format!("content:{}", content.replace('\n', "\\n")),
+        Some(ChangeAsk::CommentOut { needle }) => format!("comment:{needle}"),
+        Some(ChangeAsk::Uncomment { needle }) => format!("uncomment:{needle}"),
+        Some(ChangeAsk::RemoveLine { needle }) => format!("remove-line:{needle}"),
     };
     normal_pin(&text)
 }

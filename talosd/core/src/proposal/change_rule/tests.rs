@@ -146,6 +146,35 @@ fn the_check_asks_for_the_change_made_and_nothing_else() {
         .is_some()
     );
     assert!(check(&sum, lib, "src/talos.rename_path").is_some());
+    let print = rule(
+        "main.py",
+        ChangeAsk::CommentOut {
+            needle: "print".into(),
+        },
+    );
+    let main = Some("import sys\n    print(\"Hello\")\n");
+    assert_eq!(
+        check(&print, main, "import sys\n    # print(\"Hello\")\n"),
+        None
+    );
+    assert!(check(&print, main, "import sys\n").is_some());
+    let back = rule(
+        "main.js",
+        ChangeAsk::Uncomment {
+            needle: "log".into(),
+        },
+    );
+    let js = Some("// console.log(x);\nrun();\n");
+    assert_eq!(check(&back, js, "console.log(x);\nrun();\n"), None);
+    let gone = rule(
+        "flags.yaml",
+        ChangeAsk::RemoveLine {
+            needle: "legacy".into(),
+        },
+    );
+    let flags = Some("beta: false\nlegacy: true\n");
+    assert_eq!(check(&gone, flags, "beta: false\n"), None);
+    assert!(check(&gone, flags, "beta: false\nlegacy: false\n").is_some());
     let exact = rule(
         "n.txt",
         ChangeAsk::Content {

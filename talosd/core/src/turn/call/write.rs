@@ -283,6 +283,16 @@ impl WriteFlow {
             return self.integrity_failed(call, turn, &shown, &verification.summary);
         }
         let problem = literal_problem(turn, &shown, change.before.as_deref(), &on_disk);
+        // The next edit of this file is offered against what it holds now (a rename's second
+        // line), not against the text first read.
+        if let Some(entry) = turn
+            .machine
+            .read_texts
+            .iter_mut()
+            .find(|(path, _)| *path == shown)
+        {
+            entry.1 = String::from_utf8_lossy(&on_disk).into_owned();
+        }
         turn.record.facts.mutations.push(MutationRecord {
             target: shown.clone(),
             result: MutationResult::Succeeded {
@@ -525,7 +535,8 @@ fn exact_literal(
         | Expectation::Change { .. } => None,
     });
     match literal {
-        Some(literal) if after != literal => {
+        // A final line break the literal does not spell is the file's, not a different text.
+        Some(literal) if after.trim_end_matches('\n') != literal.trim_end_matches('\n') => {
             turn.record.warn(
                 WarningCode::ExactLiteralWriteCorrected,
                 format!(
