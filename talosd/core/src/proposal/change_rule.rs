@@ -30,6 +30,39 @@ impl ChangeRule {
             ChangeRule::Replace { target, .. } | ChangeRule::Exact { target, .. } => target,
         }
     }
+
+    /// What the request asked of the target, as the approval and the answer say it ("replace
+    /// 30 with 60 in settings.py").
+    pub fn asked(&self) -> String {
+        match self {
+            ChangeRule::Replace { target, from, to } => {
+                format!("replace {from} with {to} in {target}")
+            }
+            ChangeRule::Exact { target, .. } => format!("give {target} exactly the stated content"),
+        }
+    }
+
+    /// What [`check`] found when it held, for the trace's verification ("settings.py has 30
+    /// replaced by 60"): "verified" names what was checked.
+    pub fn held(&self) -> String {
+        match self {
+            ChangeRule::Replace { target, from, to } => {
+                format!("{target} has {from} replaced by {to}")
+            }
+            ChangeRule::Exact { target, .. } => {
+                format!("{target} holds exactly the requested text")
+            }
+        }
+    }
+
+    /// Whether the rule asks for a small change of an existing file, so a whole-file write of
+    /// it is refused before approval (an exact literal is a whole-file write by design).
+    pub fn small_change(&self) -> bool {
+        match self {
+            ChangeRule::Replace { .. } => true,
+            ChangeRule::Exact { .. } => false,
+        }
+    }
 }
 
 /// The rules the plan's expectations hold.

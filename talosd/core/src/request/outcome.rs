@@ -58,6 +58,10 @@ pub struct TurnFacts {
     pub expected_targets: Vec<String>,
     /// A task check the request asked for could not be run (no headless browser).
     pub task_unverified: bool,
+    /// Files changed and nothing the request gave could be checked beyond the read-back: no
+    /// change rule for any changed target, no workspace operation's postcondition, no web or
+    /// command check (issue 34). Such a turn is never `COMPLETED_VERIFIED`.
+    pub nothing_checkable: bool,
     /// Named documents the text tools cannot read (pdf, docx, xlsx, ...).
     pub unreadable_documents: Vec<String>,
     /// Issue 12: re-prompts the runtime sent because an obligation was not met (at most one
@@ -201,7 +205,7 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         let all_verified = changed
             .iter()
             .all(|s| s.end == TargetEnd::Changed { verified: true });
-        return if all_verified && !facts.task_unverified {
+        return if all_verified && !facts.task_unverified && !facts.nothing_checkable {
             Fine::CompletedVerified
         } else {
             Fine::CompletedUnverified
@@ -328,6 +332,15 @@ mod tests {
             (
                 TurnFacts {
                     task_unverified: true,
+                    ..edit_facts(vec![m("a", ok())], &[])
+                },
+                Fine::CompletedUnverified,
+                "SUCCEEDED",
+            ),
+            // Read back as approved, but nothing in the request could be checked (issue 34).
+            (
+                TurnFacts {
+                    nothing_checkable: true,
                     ..edit_facts(vec![m("a", ok())], &[])
                 },
                 Fine::CompletedUnverified,

@@ -10,6 +10,9 @@ use crate::request::outcome::{self, Fine, MutationResult};
 use super::Turn;
 use super::record::WarningCode;
 
+mod checked;
+pub use checked::NOTHING_CHECKABLE;
+
 /// The turn's final answer and outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Final {
@@ -102,9 +105,15 @@ impl Turn {
 
     /// The outcome and the answer the person sees. `diagnostics` are the verifier's lines.
     pub fn finish(&mut self, model_answer: &str, diagnostics: Option<String>) -> Final {
+        self.settle_checks();
         let facts = &self.record.facts;
         let fine = outcome::classify(facts);
         let mut answer = crate::ending::guard::guard_answer(model_answer, facts);
+        if fine == Fine::CompletedUnverified && facts.nothing_checkable {
+            answer = format!("{answer}\n\n[Not verified: {NOTHING_CHECKABLE}.]")
+                .trim_start()
+                .to_string();
+        }
         // Claims that a document whose text was not seen is empty do not stand (issue 27).
         answer =
             crate::ending::guard::correct_document_claims(&answer, &facts.unreadable_documents);

@@ -282,7 +282,18 @@ impl WriteFlow {
         if !verification.passed {
             return self.integrity_failed(call, turn, &shown, &verification.summary);
         }
-        let problem = literal_problem(turn, &shown, change.before.as_deref(), &on_disk);
+        let problem = match rule_check(turn, &shown, change.before.as_deref(), &on_disk) {
+            Some(Ok(held)) => {
+                // "Verified" names what was checked: the request's own rule, not only the
+                // read-back (issue 34).
+                let summary = format!("request check: {held}");
+                turn.record
+                    .verified(&call.id, &shown, CheckStatus::Pass, &summary);
+                None
+            }
+            Some(Err(problem)) => Some(problem),
+            None => None,
+        };
         turn.record.facts.mutations.push(MutationRecord {
             target: shown.clone(),
             result: MutationResult::Succeeded {
@@ -362,25 +373,27 @@ impl WriteFlow {
     }
 }
 
-/// What the written file lacks of the request's rule for it, if anything: checked against the
-/// file as it was before this turn first changed it (a repair's second edit is judged with the
-/// first).
-fn literal_problem(
+/// The request's rule for the written file, checked against the file as it was before this
+/// turn first changed it (a repair's second edit is judged with the first): `None` when the
+/// request gave no rule for it, else what held or what the file lacks.
+fn rule_check(
     turn: &mut Turn,
     shown: &str,
     before: Option<&[u8]>,
     on_disk: &[u8],
-) -> Option<String> {
+) -> Option<Result<String, String>> {
     let rules = crate::proposal::change_rule::rules(&turn.plan);
     let rule = crate::proposal::change_rule::rule_for(&rules, shown)?;
     let original = turn
         .originals
         .entry(shown.to_string())
         .or_insert_with(|| before.map(|b| String::from_utf8_lossy(b).into_owned()));
-    crate::proposal::change_rule::check(
-        rule,
-        original.as_deref(),
-        &String::from_utf8_lossy(on_disk),
+    let after = String::from_utf8_lossy(on_disk);
+    Some(
+        match crate::proposal::change_rule::check(rule, original.as_deref(), &after) {
+            None => Ok(rule.held()),
+            Some(problem) => Err(problem),
+        },
     )
 }
 
