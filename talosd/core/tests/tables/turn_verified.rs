@@ -241,3 +241,92 @@ fn a_finished_rename_counts_its_destination() {
         unmet: &[],
     });
 }
+
+fn nothing(_: &mut Turn) {}
+
+fn blocked_write(t: &mut Turn) {
+    let call = proposal(
+        "talos.write_file",
+        &[("path", "settings.py"), ("content", "TIMEOUT = 60\n")],
+    );
+    drive(t, call, &[]);
+}
+
+/// Proves a turn whose records show no successful write never keeps a change claim, in any
+/// of its shapes ("I have updated", "was changed", "I fixed", a bare "Done."), and the runtime
+/// says why from the records: the contract's reading, or the change the model never proposed.
+#[test]
+fn a_no_change_turn_never_keeps_a_change_claim() {
+    let base = || EndRow {
+        what: "",
+        request: "What does config.py do?",
+        setup: nothing,
+        answer: "",
+        fine: Fine::ReadOnlyAnswered,
+        says: &[],
+        lacks: "",
+        verification: &[],
+        unmet: &[],
+    };
+    let rows = vec![
+        EndRow {
+            what: "a question answered with a claimed change",
+            answer: "I have updated config.py. It sets DEBUG.",
+            says: &[
+                "Nothing was changed: the request was read as a question about config.py.",
+                "It sets DEBUG.",
+            ],
+            lacks: "I have updated",
+            ..base()
+        },
+        EndRow {
+            what: "a passive claim about a file",
+            answer: "config.py was changed to turn DEBUG off. DEBUG is a flag.",
+            says: &[
+                "Nothing was changed: the request was read as a question about config.py.",
+                "DEBUG is a flag.",
+            ],
+            lacks: "to turn DEBUG off",
+            ..base()
+        },
+        EndRow {
+            what: "a first-person claim past a filler word",
+            answer: "I've just fixed the bug.",
+            says: &["Nothing was changed: the request was read as a question about config.py."],
+            lacks: "fixed",
+            ..base()
+        },
+        EndRow {
+            what: "an answer describing the file is left alone",
+            answer: "config.py is loaded first. DEBUG is set to True in config.py.",
+            says: &["config.py is loaded first. DEBUG is set to True in config.py."],
+            lacks: "Nothing was changed",
+            ..base()
+        },
+        EndRow {
+            what: "a question, a change nobody asked for blocked, and the model's Done.",
+            request: "What is TIMEOUT in settings.py?",
+            setup: blocked_write,
+            answer: "Done.",
+            says: &["Nothing was changed: the request was read as a question about settings.py."],
+            lacks: "Done.",
+            ..base()
+        },
+        EndRow {
+            what: "a change asked for and never proposed, and the model's Done.",
+            request: EDIT,
+            answer: "Done.",
+            fine: Fine::BlockedByPolicy,
+            says: &[
+                "Nothing was changed: the request asked for a change to settings.py, and the model proposed none.",
+                "Remaining target(s): settings.py",
+            ],
+            lacks: "Done.",
+            unmet: &["settings.py"],
+            ..base()
+        },
+    ];
+    for row in rows {
+        check(row);
+    }
+}

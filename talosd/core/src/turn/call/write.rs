@@ -8,6 +8,8 @@
 //! only if the bytes are still the approved pre-image, and the read-back is verified against
 //! the approval.
 
+mod scope;
+
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
 use crate::planning::plan::Expectation;
 use crate::planning::tools::{ToolArgs, ToolId};
@@ -150,9 +152,13 @@ impl WriteFlow {
                 .args
                 .path()
                 .is_some_and(|path| turn.guard.was_read(path));
-        if let Some(text) = unread
-            .then(|| read_first(turn, &self.accepted.args, &shown, before_text))
-            .flatten()
+        let args = &self.accepted.args;
+        if let Some(text) =
+            scope::whole_write_refused(turn, args, &shown, before_text).or_else(|| {
+                unread
+                    .then(|| read_first(turn, args, &shown, before_text))
+                    .flatten()
+            })
         {
             return blocked(call, turn, &self.accepted, &shown, text);
         }
@@ -172,6 +178,7 @@ impl WriteFlow {
         let flow = flow;
         let (after, check) = exact_literal(call, turn, &shown, after, check);
         let preview = diff::preview(before_text, &after);
+        let removal = scope::removal_note(turn, &shown, before_text, preview.removed);
         let decision = format_rung(call, turn, &flow.accepted, &shown, before_text, &after);
         let change = Change {
             before,
@@ -180,7 +187,7 @@ impl WriteFlow {
             preview,
         };
         if decision.action == Action::Ask {
-            let ask = approval(flow.accepted.tool, &shown, &decision, &change);
+            let ask = approval(flow.accepted.tool, &shown, &decision, &change, removal);
             let mut flow = flow;
             flow.accepted.decision = decision;
             return flow.next(Step::Asked(change), Effect::Ask(ask));
@@ -575,11 +582,14 @@ fn format_rung(
     }
 }
 
+/// The approval of a write: what removes most of the file first (`removal`), then the
+/// permission, the target, the checkpoint and the diff.
 fn approval(
     tool: ToolId,
     shown: &str,
     decision: &PermissionDecision,
     change: &Change,
+    removal: Option<String>,
 ) -> ApprovalAsk {
     let lines = count_lines(&change.after);
     let mut details = vec![format!(
@@ -588,6 +598,9 @@ fn approval(
     )];
     if !decision.message.is_empty() {
         details.insert(0, format!("permission: {}", decision.message));
+    }
+    if let Some(removal) = removal {
+        details.insert(0, removal);
     }
     details.push("checkpoint: the current file is saved before the write".into());
     ApprovalAsk {
