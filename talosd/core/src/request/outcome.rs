@@ -60,10 +60,10 @@ pub struct TurnFacts {
     pub task_unverified: bool,
     /// Files changed and nothing the request gave could be checked beyond the read-back: no
     /// change rule for any changed target, no workspace operation's postcondition, no web or
-    /// command check (issue 34). Such a turn is never `COMPLETED_VERIFIED`.
+    /// command check. Such a turn is never `COMPLETED_VERIFIED`.
     pub nothing_checkable: bool,
     /// How the model's final answer ended: a question turn with no complete answer is not
-    /// `READ_ONLY_ANSWERED` (issue 34).
+    /// `READ_ONLY_ANSWERED`.
     pub answer_end: AnswerEnd,
     /// How the contract read the request, for the statements that say so ("a question about
     /// config.py"); empty before the turn is settled.
@@ -232,7 +232,7 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         };
     }
     // A question with no complete answer is not answered: a cut answer is partly there, no
-    // answer at all failed the turn's one task (issue 34).
+    // answer at all failed the turn's one task.
     match (facts.mutation_requested, facts.answer_end) {
         (false, AnswerEnd::Cut) => Fine::Partial,
         (false, AnswerEnd::CutEmpty | AnswerEnd::LoopStopped) => Fine::Failed,
@@ -363,7 +363,7 @@ mod tests {
                 Fine::CompletedUnverified,
                 "SUCCEEDED",
             ),
-            // Read back as approved, but nothing in the request could be checked (issue 34).
+            // Read back as approved, but nothing in the request could be checked.
             (
                 TurnFacts {
                     nothing_checkable: true,
@@ -470,7 +470,7 @@ mod tests {
             "NOT_REQUESTED",
         ));
         rows.extend(issue_12_rows());
-        // A question with no complete answer (issue 34).
+        // A question with no complete answer.
         for (end, fine) in [
             (AnswerEnd::Cut, Fine::Partial),
             (AnswerEnd::CutEmpty, Fine::Failed),

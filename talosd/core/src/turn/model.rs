@@ -207,7 +207,7 @@ impl Turn {
         {
             return Some(note);
         }
-        // The loop's note is the answer: the model gave none (issue 34).
+        // The loop's note is the answer: the model gave none.
         if let Some(reason) = stop.or_else(|| self.guard.should_stop()) {
             self.record
                 .warn(WarningCode::ToolLoopStopped, reason.clone());

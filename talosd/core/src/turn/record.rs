@@ -134,7 +134,7 @@ pub enum CheckStatus {
     IntegrityFail,
     /// A postcondition or a task check that failed.
     Fail,
-    /// Changed and read back, but the request gave nothing to check (issue 34).
+    /// Changed and read back, but the request gave nothing to check.
     NotChecked,
 }
 

@@ -1,4 +1,4 @@
-//! A turn that changed nothing never keeps a change claim (issue 34): when the records show no
+//! A turn that changed nothing never keeps a change claim: when the records show no
 //! successful write, every sentence that says a file was changed, created, updated, fixed or
 //! renamed, and a bare "Done.", is dropped, and the runtime says from the records why nothing
 //! changed: how the request was read, or what stopped the change it asked for.

@@ -216,7 +216,7 @@ impl OpsFlow {
                     turn.record
                         .verified(&call.id, &shown, CheckStatus::Pass, &summary);
                     // A rename, move or copy changed its destination too: the request's
-                    // target may be either name (issue 34).
+                    // target may be either name.
                     let destination = self.touched.get(index).and_then(|paths| paths.get(1));
                     for target in std::iter::once(&shown).chain(destination) {
                         turn.record.facts.mutations.push(MutationRecord {

@@ -292,7 +292,7 @@ impl WriteFlow {
         let problem = match rule_check(turn, &shown, change.before.as_deref(), &on_disk) {
             Some(Ok(held)) => {
                 // "Verified" names what was checked: the request's own rule, not only the
-                // read-back (issue 34).
+                // read-back.
                 let summary = format!("request check: {held}");
                 turn.record
                     .verified(&call.id, &shown, CheckStatus::Pass, &summary);

@@ -1,4 +1,4 @@
-//! What "verified" rests on at the end of a change turn (issue 34): the request's own checks
+//! What "verified" rests on at the end of a change turn: the request's own checks
 //! (a change rule that held on a changed target, a workspace operation's postcondition, the
 //! static web verifier, an after-change command), decided from the records. A turn whose
 //! changes were only read back as approved, with nothing in the request to check, is

@@ -1,4 +1,4 @@
-//! A question turn with no complete answer says so (issue 34): an answer cut at the reply limit
+//! A question turn with no complete answer says so: an answer cut at the reply limit
 //! is shown as far as it went, marked unfinished (`PARTIAL`); a reply cut before it said
 //! anything, or a loop that stopped with only its own note, has no answer (`FAILED`). Decided
 //! from the records ([`crate::request::outcome::AnswerEnd`]), never from the answer's words.

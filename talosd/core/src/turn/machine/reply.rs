@@ -36,7 +36,7 @@ impl Turn {
             context_tokens: self.limits().context,
         });
         // A constrained answer is prose in JSON; one cut at the reply limit is salvaged, so
-        // the person never sees the constraint's JSON (issue 34).
+        // the person never sees the constraint's JSON.
         let content = match constrain::unwrap_answer(&reply.content) {
             Some(answer) if self.machine.constrained => answer,
             _ if self.machine.constrained => {

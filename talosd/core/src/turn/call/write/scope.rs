@@ -1,4 +1,4 @@
-//! How much of an existing file a change takes, against what the request asked (issue 34): a
+//! How much of an existing file a change takes, against what the request asked: a
 //! whole-file `talos.write_file` of a file the request asked a small change of is refused
 //! before approval (use `talos.edit_file`), at every constraint level; and an approval whose
 //! change removes more than half of the file's lines says so first, above the diff, with what
