@@ -289,18 +289,7 @@ impl WriteFlow {
         if !verification.passed {
             return self.integrity_failed(call, turn, &shown, &verification.summary);
         }
-        let problem = match rule_check(turn, &shown, change.before.as_deref(), &on_disk) {
-            Some(Ok(held)) => {
-                // "Verified" names what was checked: the request's own rule, not only the
-                // read-back.
-                let summary = format!("request check: {held}");
-                turn.record
-                    .verified(&call.id, &shown, CheckStatus::Pass, &summary);
-                None
-            }
-            Some(Err(problem)) => Some(problem),
-            None => None,
-        };
+        let problem = request_problem(call, turn, &shown, change.before.as_deref(), &on_disk);
         turn.record.facts.mutations.push(MutationRecord {
             target: shown.clone(),
             result: MutationResult::Succeeded {
@@ -377,6 +366,26 @@ impl WriteFlow {
             "Changed {shown} and read it back as approved, but {problem}, which the request asked for. [verification: FAIL]"
         );
         call.conclude_change(turn, &self.accepted, text, CallEnd::Succeeded, false)
+    }
+}
+
+/// What the written file lacks of the request's rule for it; a rule that held is recorded in
+/// the verification, so "verified" names what was checked, not only the read-back.
+fn request_problem(
+    call: &Call,
+    turn: &mut Turn,
+    shown: &str,
+    before: Option<&[u8]>,
+    on_disk: &[u8],
+) -> Option<String> {
+    match rule_check(turn, shown, before, on_disk)? {
+        Ok(held) => {
+            let summary = format!("request check: {held}");
+            turn.record
+                .verified(&call.id, shown, CheckStatus::Pass, &summary);
+            None
+        }
+        Err(problem) => Some(problem),
     }
 }
 
