@@ -282,8 +282,9 @@ async fn no_op_proposals_are_refused_before_approval() {
         .skip(1)
         .map(talos_tests::fake_llama::last_tool_result)
         .collect();
+    // A whole-file write where a small change was asked is refused first, whatever it holds.
     assert!(
-        results[0].contains("identical to its current content"),
+        results[0].contains("Make that change with talos.edit_file"),
         "{results:?}"
     );
     assert!(results[1].contains("identical"), "{results:?}");

@@ -11,6 +11,8 @@ use talos_tests::harness::{
 };
 
 const EDIT_REQUEST: &str = "In settings.py, change TIMEOUT from 30 to 60.";
+/// A change of settings.py with no rule: a whole-file write of it is not refused for its size.
+const REWRITE_REQUEST: &str = "Rewrite settings.py so TIMEOUT is 60.";
 
 fn edit(old: &str) -> Reply {
     Reply::ToolCalls(vec![(
@@ -329,10 +331,11 @@ async fn every_mode_offers_exactly_its_surface_and_refuses_calls_outside_it() {
             } else {
                 Reply::Text("```json\n{\"name\": \"talos.read_file\", \"parameters\": {\"path\": \"settings.py\"}}\n```".into())
             };
-            // Read first: a full write may not replace a file not read this turn.
+            // Read first: a full write may not replace a file not read this turn. The request
+            // names no small change, so a whole-file write is a fair proposal.
             let steps = vec![read, step, Reply::Text("Done.".into())];
             let mut s = setup(native, steps, mode, "").await;
-            let (_, seen) = s.turn(EDIT_REQUEST, "deny").await;
+            let (_, seen) = s.turn(REWRITE_REQUEST, "deny").await;
             let trace = s.trace();
             let surface: Vec<String> = trace.tool_surfaces[0].tools.clone();
             let request = &s.llama.requests()[0];

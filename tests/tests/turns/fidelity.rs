@@ -4,7 +4,7 @@
 //! of the model's text; a claim opened by a past-tense change verb on a partly done turn is
 //! taken as the claim it is.
 
-use talos_protocol::Classification;
+use talos_protocol::{Classification, CompletionStatus};
 use talos_tests::fake_llama::{FakeLlama, Reply, read_call, scripted, write_call};
 use talos_tests::harness::{TestDaemon, agent_turn};
 
@@ -125,9 +125,11 @@ async fn two_edits_in_one_reply_both_land() {
         "{:?}",
         run.outcome
     );
+    // Both landed: the turn is complete, not PARTIAL (whether it is verified depends on the
+    // request's own checks, which "change KEY to VALUE" may or may not give).
     assert_eq!(
-        run.outcome.classification,
-        Classification::CompletedVerified,
+        run.outcome.status,
+        CompletionStatus::Complete,
         "{:?}",
         run.outcome
     );

@@ -381,9 +381,10 @@ async fn trailing_commentary_is_stripped_before_the_approval_so_approved_bytes_a
     let (outcome, asked) = c
         .turn("Create app.py with a function f that returns 1", "approve")
         .await;
+    // Written as approved; a function described in words is nothing Talos can check.
     assert_eq!(
         outcome.classification,
-        Classification::CompletedVerified,
+        Classification::CompletedUnverified,
         "{outcome:?}"
     );
     let diff = &asked[0].diff.as_ref().unwrap().text;

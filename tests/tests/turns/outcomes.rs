@@ -213,7 +213,10 @@ async fn a_full_write_of_an_unread_file_is_told_to_read_first() {
             write(native, "settings.py", CHANGED),
             Reply::Text("Done.".into()),
         ];
-        let r = run(ws.path(), native, "agent", steps, EDIT_REQUEST).await;
+        // A request with no small change to check: a whole-file write is a fair proposal, and
+        // nothing in the request can be checked beyond the read-back.
+        let request = "Rewrite settings.py so TIMEOUT is 60.";
+        let r = run(ws.path(), native, "agent", steps, request).await;
         assert_eq!(
             std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
             CHANGED,
@@ -229,7 +232,7 @@ async fn a_full_write_of_an_unread_file_is_told_to_read_first() {
         );
         assert_eq!(
             r.outcome.classification,
-            Classification::CompletedVerified,
+            Classification::CompletedUnverified,
             "native={native}"
         );
     }

@@ -4,6 +4,7 @@
 //! of what the records show, and only the model's sentences that do not conflict with them
 //! are kept ([`sentences`]). Mixed results are stated per file ([`per_file`]).
 
+mod claims;
 mod documents;
 pub mod per_file;
 pub mod sentences;
@@ -47,9 +48,17 @@ pub fn guard_answer(model_answer: &str, facts: &TurnFacts) -> String {
     let mut after = Vec::new();
     if facts.read_only_blocked && !succeeded {
         // A change nobody asked for, blocked: the answer to the question stands, with a note.
-        let (kept, _) = sentences::keep(&answer, sentences::claims_change);
-        if kept.is_empty() {
+        let (kept, _) = sentences::keep(&answer, |s| {
+            sentences::claims_change(s) || sentences::claims_done(s)
+        });
+        if kept.is_empty() && facts.reading.is_empty() {
             return READ_ONLY_BLOCK_REPLACEMENT.into();
+        }
+        if kept.is_empty() {
+            return format!(
+                "{READ_ONLY_BLOCK_REPLACEMENT}\nNothing was changed: the request was read as {}.",
+                facts.reading
+            );
         }
         answer = kept;
         after.push(READ_ONLY_BLOCK_NOTE.to_string());
@@ -311,12 +320,9 @@ fn changes_checked(answer: &str, facts: &TurnFacts, succeeded: bool) -> String {
     });
     let per_file = per_file::statement(facts);
     if !succeeded {
-        let (kept, dropped) = sentences::keep(answer, sentences::claims_change);
+        let (kept, dropped) = sentences::keep(answer, |s| claims::contradicted(facts, s));
         let body = if dropped {
-            join(
-                "[Truth check: no file was changed in this turn; the model's claim that it changed a file was removed. No file on disk was modified.]",
-                &kept,
-            )
+            join(&claims::nothing_changed(facts), &kept)
         } else {
             answer.to_string()
         };
@@ -462,7 +468,7 @@ mod tests {
                 "I have updated settings.py. TIMEOUT controls the wait.",
                 edit(vec![], &["settings.py"], &["settings.py"]),
                 Says::Shape(
-                    "[Truth check: no file was changed in this turn; the model's claim that it changed a file was removed.",
+                    "[Truth check: Nothing was changed: the request asked for a change to settings.py, and the model proposed none. The model's claim that it changed a file was removed.]",
                     &[
                         "TIMEOUT controls the wait.",
                         "Remaining target(s): settings.py",

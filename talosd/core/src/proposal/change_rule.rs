@@ -36,6 +36,44 @@ impl ChangeRule {
     pub fn is_content(&self) -> bool {
         matches!(self.ask, ChangeAsk::Content { .. })
     }
+
+    /// What the request asked of the target, as the approval and the answer say it ("change
+    /// TIMEOUT from 30 to 60 in settings.py").
+    pub fn asked(&self) -> String {
+        match &self.ask {
+            ChangeAsk::Content { .. } => format!("give {} exactly the stated content", self.target),
+            ask => format!("{} in {}", ask.describe(), self.target),
+        }
+    }
+
+    /// What [`check`] found when it held, for the trace's verification ("settings.py has 30
+    /// replaced by 60"): "verified" names what was checked.
+    pub fn held(&self) -> String {
+        let target = &self.target;
+        match &self.ask {
+            ChangeAsk::Replace { from, to, .. } => format!("{target} has {from} replaced by {to}"),
+            ChangeAsk::SetKey { key, value } => format!("{key} in {target} holds {value}"),
+            ChangeAsk::RenameSymbol { from, to } => {
+                format!("{target} holds {to} and no {from}")
+            }
+            ChangeAsk::Content { .. } => format!("{target} holds exactly the requested text"),
+            ChangeAsk::CommentOut { needle } => {
+                format!("the line with {needle} in {target} is commented out")
+            }
+            ChangeAsk::Uncomment { needle } => {
+                format!("the line with {needle} in {target} is back in")
+            }
+            ChangeAsk::RemoveLine { needle } => {
+                format!("the line with {needle} is gone from {target}")
+            }
+        }
+    }
+
+    /// Whether the rule asks for a small change of an existing file, so a whole-file write of
+    /// it is refused before approval (an exact literal is a whole-file write by design).
+    pub fn small_change(&self) -> bool {
+        !self.is_content()
+    }
 }
 
 /// The rules the plan's expectations hold.

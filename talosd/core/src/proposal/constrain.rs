@@ -179,6 +179,61 @@ pub fn unwrap_answer(content: &str) -> Option<String> {
     object.get("answer")?.as_str().map(str::to_string)
 }
 
+/// The prose of a constrained answer cut before its end (`{"answer": "The parser retu`, the
+/// reply limit reached): the JSON string's prefix, unescaped, so the person never sees the
+/// constraint's JSON. `None` when the reply does not open as an answer.
+pub fn salvage_answer(content: &str) -> Option<String> {
+    let rest = content.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest.strip_prefix("\"answer\"")?.trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        let unescaped = match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('n') => '\n',
+                Some('t') => '\t',
+                Some('r') => '\r',
+                Some('b') => '\u{8}',
+                Some('f') => '\u{c}',
+                Some('u') => match escaped_char(&mut chars) {
+                    Some(c) => c,
+                    None => break,
+                },
+                Some(other) => other,
+                None => break,
+            },
+            c => c,
+        };
+        out.push(unescaped);
+    }
+    Some(out)
+}
+
+/// The character of a `\uXXXX` escape (a surrogate pair's second half read too); `None` when
+/// the text was cut inside it.
+fn escaped_char(chars: &mut std::str::Chars<'_>) -> Option<char> {
+    let first = hex_unit(chars)?;
+    if !(0xD800..0xDC00).contains(&first) {
+        return char::from_u32(first);
+    }
+    let (Some('\\'), Some('u')) = (chars.next(), chars.next()) else {
+        return None;
+    };
+    let second = hex_unit(chars)?.checked_sub(0xDC00)?;
+    char::from_u32(0x10000 + ((first - 0xD800) << 10) + second)
+}
+
+/// Four hex digits of a `\u` escape; `None` when fewer are left or they are not hex.
+fn hex_unit(chars: &mut std::str::Chars<'_>) -> Option<u32> {
+    let hex: String = chars.by_ref().take(4).collect();
+    if hex.len() != 4 {
+        return None;
+    }
+    u32::from_str_radix(&hex, 16).ok()
+}
+
 /// The call shapes one tool may take on this step (none when no path could pass).
 fn tool_variants(level: Level, tool: ToolId, step: &Step<'_>) -> Vec<Value> {
     if tool.mutates() && (!step.mutation_allowed || step.phase != Phase::Apply) {

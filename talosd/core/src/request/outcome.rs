@@ -58,6 +58,16 @@ pub struct TurnFacts {
     pub expected_targets: Vec<String>,
     /// A task check the request asked for could not be run (no headless browser).
     pub task_unverified: bool,
+    /// Files changed and nothing the request gave could be checked beyond the read-back: no
+    /// change rule for any changed target, no workspace operation's postcondition, no web or
+    /// command check. Such a turn is never `COMPLETED_VERIFIED`.
+    pub nothing_checkable: bool,
+    /// How the model's final answer ended: a question turn with no complete answer is not
+    /// `READ_ONLY_ANSWERED`.
+    pub answer_end: AnswerEnd,
+    /// How the contract read the request, for the statements that say so ("a question about
+    /// config.py"); empty before the turn is settled.
+    pub reading: String,
     /// Named documents the text tools cannot read (pdf, docx, xlsx, ...).
     pub unreadable_documents: Vec<String>,
     /// Issue 12: re-prompts the runtime sent because an obligation was not met (at most one
@@ -69,6 +79,20 @@ pub struct TurnFacts {
     /// The model answered a turn that offered it tools with no call and a refusal or a
     /// capability denial ("I can't create files"), whatever its wording.
     pub capability_denied: bool,
+}
+
+/// How the turn's final answer ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AnswerEnd {
+    /// The model's answer ended on its own (or the answer is the runtime's summary).
+    #[default]
+    Whole,
+    /// The model's reply was cut at the reply limit; its prose so far is the answer.
+    Cut,
+    /// The model's reply was cut at the reply limit before it said anything.
+    CutEmpty,
+    /// The model gave no answer: the tool loop stopped, and its note is the only answer.
+    LoopStopped,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,13 +225,19 @@ pub fn classify(facts: &TurnFacts) -> Fine {
         let all_verified = changed
             .iter()
             .all(|s| s.end == TargetEnd::Changed { verified: true });
-        return if all_verified && !facts.task_unverified {
+        return if all_verified && !facts.task_unverified && !facts.nothing_checkable {
             Fine::CompletedVerified
         } else {
             Fine::CompletedUnverified
         };
     }
-    Fine::ReadOnlyAnswered
+    // A question with no complete answer is not answered: a cut answer is partly there, no
+    // answer at all failed the turn's one task.
+    match (facts.mutation_requested, facts.answer_end) {
+        (false, AnswerEnd::Cut) => Fine::Partial,
+        (false, AnswerEnd::CutEmpty | AnswerEnd::LoopStopped) => Fine::Failed,
+        (true, _) | (false, AnswerEnd::Whole) => Fine::ReadOnlyAnswered,
+    }
 }
 
 /// The rules for a turn in which no target changed; `None` when none applies.
@@ -333,6 +363,15 @@ mod tests {
                 Fine::CompletedUnverified,
                 "SUCCEEDED",
             ),
+            // Read back as approved, but nothing in the request could be checked.
+            (
+                TurnFacts {
+                    nothing_checkable: true,
+                    ..edit_facts(vec![m("a", ok())], &[])
+                },
+                Fine::CompletedUnverified,
+                "SUCCEEDED",
+            ),
             (
                 TurnFacts {
                     unreadable_documents: vec!["report.pdf".into()],
@@ -431,6 +470,18 @@ mod tests {
             "NOT_REQUESTED",
         ));
         rows.extend(issue_12_rows());
+        // A question with no complete answer.
+        for (end, fine) in [
+            (AnswerEnd::Cut, Fine::Partial),
+            (AnswerEnd::CutEmpty, Fine::Failed),
+            (AnswerEnd::LoopStopped, Fine::Failed),
+        ] {
+            let facts = TurnFacts {
+                answer_end: end,
+                ..TurnFacts::default()
+            };
+            rows.push((facts, fine, "NOT_REQUESTED"));
+        }
         for (facts, fine, mutation) in rows {
             assert_eq!(
                 (classify(&facts), mutation_status(&facts)),

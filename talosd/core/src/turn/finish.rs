@@ -10,6 +10,11 @@ use crate::request::outcome::{self, Fine, MutationResult};
 use super::Turn;
 use super::record::WarningCode;
 
+mod checked;
+mod unanswered;
+pub use checked::NOTHING_CHECKABLE;
+pub use unanswered::{CUT_ANSWER, CUT_BEFORE_ANY_ANSWER, LOOP_STOPPED_UNANSWERED};
+
 /// The turn's final answer and outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Final {
@@ -28,6 +33,37 @@ pub const PROTECTED_WITHHELD: &str = "[Protected content check: lines of a prote
 /// What follows a refusal on a turn that read a protected file with approval: why its content
 /// is not shown (issue 27).
 pub const PROTECTED_NOT_SHOWN: &str = "[Protected content: the protected file was read with your approval, but its contents are withheld from answers. `--mode private` shows an approved protected read on your screen, never to the model.]";
+
+/// How the contract read the request, as the answer says it: "a question about config.py".
+fn reading(contract: &crate::request::contract::TaskContract) -> String {
+    let what = match contract.task_type {
+        TaskType::ReadOnlyQa => "a question",
+        TaskType::WorkspaceExplain => "a request to explain the workspace",
+        TaskType::DiagnoseOnly => "a request for a diagnosis",
+        TaskType::VerifyOnly => "a request to check",
+        TaskType::DirectoryListing => "a request for a listing",
+        TaskType::SmallTalk => "conversation",
+        TaskType::FileEdit => "a change",
+        TaskType::FileCreate => "a request to create files",
+        TaskType::CheckpointRestore => "a request to restore a checkpoint",
+        TaskType::Unknown => "a request Talos could not classify",
+    };
+    let mut files: Vec<&str> = Vec::new();
+    for file in contract
+        .expected_targets
+        .iter()
+        .chain(&contract.source_evidence_targets)
+    {
+        if !files.contains(&file.as_str()) {
+            files.push(file);
+        }
+    }
+    if files.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what} about {}", files.join(", "))
+    }
+}
 
 impl Turn {
     /// Settles what the records say once the loop is over: unmet targets, counts, and the
@@ -63,6 +99,7 @@ impl Turn {
                 Expectation::Change { .. } | Expectation::ExactContent { .. } => None,
             })
             .collect();
+        facts.reading = reading(self.plan.contract());
         facts.tools_offered = self
             .record
             .tool_surfaces
@@ -102,9 +139,16 @@ impl Turn {
 
     /// The outcome and the answer the person sees. `diagnostics` are the verifier's lines.
     pub fn finish(&mut self, model_answer: &str, diagnostics: Option<String>) -> Final {
+        self.settle_checks();
         let facts = &self.record.facts;
         let fine = outcome::classify(facts);
         let mut answer = crate::ending::guard::guard_answer(model_answer, facts);
+        if fine == Fine::CompletedUnverified && facts.nothing_checkable {
+            answer = format!("{answer}\n\n[Not verified: {NOTHING_CHECKABLE}.]")
+                .trim_start()
+                .to_string();
+        }
+        answer = unanswered::unanswered(facts, fine, answer);
         // Claims that a document whose text was not seen is empty do not stand (issue 27).
         answer =
             crate::ending::guard::correct_document_claims(&answer, &facts.unreadable_documents);

@@ -11,6 +11,7 @@ use crate::text::textcall::{self, TextCalls};
 use super::Turn;
 use super::call::{CallReport, Proposal};
 use super::record::{SurfaceRecord, WarningCode};
+use crate::request::outcome::AnswerEnd;
 
 /// What a chat turn says when the model said nothing usable.
 pub const CHAT_FALLBACK: &str = "Hi, I am Talos, a local workspace assistant. I can inspect files in this workspace and apply changes you approve.";
@@ -206,9 +207,11 @@ impl Turn {
         {
             return Some(note);
         }
+        // The loop's note is the answer: the model gave none.
         if let Some(reason) = stop.or_else(|| self.guard.should_stop()) {
             self.record
                 .warn(WarningCode::ToolLoopStopped, reason.clone());
+            self.record.facts.answer_end = AnswerEnd::LoopStopped;
             return Some(reason);
         }
         let budget = self.plan.iteration_budget();
@@ -218,6 +221,7 @@ impl Turn {
             );
             self.record
                 .warn(WarningCode::IterationLimit, reason.clone());
+            self.record.facts.answer_end = AnswerEnd::LoopStopped;
             return Some(reason);
         }
         None

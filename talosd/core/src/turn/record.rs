@@ -134,6 +134,8 @@ pub enum CheckStatus {
     IntegrityFail,
     /// A postcondition or a task check that failed.
     Fail,
+    /// Changed and read back, but the request gave nothing to check.
+    NotChecked,
 }
 
 impl CheckStatus {
@@ -142,6 +144,7 @@ impl CheckStatus {
             CheckStatus::Pass => "PASS",
             CheckStatus::IntegrityFail => "INTEGRITY_FAIL",
             CheckStatus::Fail => "FAIL",
+            CheckStatus::NotChecked => "NOT_CHECKED",
         }
     }
 }

@@ -295,3 +295,156 @@ fn the_screen_warns_in_the_details_and_the_record() {
         2
     );
 }
+
+/// The approval a call asks for, the replies before it answering its earlier effects.
+fn asked_for(
+    t: &mut talos_core::turn::Turn,
+    call: talos_core::turn::call::Proposal,
+    replies: &[Reply],
+) -> ApprovalAsk {
+    let mut call = t.propose(call);
+    let mut input = talos_core::turn::call::Input::Start;
+    let mut replies = replies.iter();
+    loop {
+        match call.step(t, input) {
+            Effect::Ask(ask) => return ask,
+            Effect::Finish(report) => panic!("finished without asking: {}", report.text),
+            effect => {
+                let reply = replies
+                    .next()
+                    .unwrap_or_else(|| panic!("no reply for {effect:?}"));
+                input = turn_support::answer(reply, &effect);
+            }
+        }
+    }
+}
+
+const TWELVE: &str =
+    "A = 1\nB = 2\nC = 3\nD = 4\nE = 5\nF = 6\nG = 7\nH = 8\nI = 9\nJ = 10\nK = 11\nTIMEOUT = 30\n";
+
+/// Proves an approval whose change removes more than half of an existing file's lines says so
+/// first, with the request's rule (else its first line), and a small change says nothing.
+#[test]
+fn an_approval_that_removes_most_of_a_file_says_so_first() {
+    let write = |content: &'static str| {
+        proposal(
+            "talos.write_file",
+            &[("path", "settings.py"), ("content", content)],
+        )
+    };
+    let edit = |old: &'static str, new: &'static str| {
+        proposal(
+            "talos.edit_file",
+            &[
+                ("path", "settings.py"),
+                ("old_string", old),
+                ("new_string", new),
+            ],
+        )
+    };
+    let read = || proposal("talos.read_file", &[("path", "settings.py")]);
+    // (what, request, call, file before, the first detail, or None for no note)
+    type Make = Box<dyn Fn() -> talos_core::turn::call::Proposal>;
+    let rows: Vec<(&str, &str, Make, &'static str, Option<&str>)> = vec![
+        (
+            "a whole-file write of one line over twelve, no rule: the request's first line",
+            "Rewrite settings.py so TIMEOUT is 60\nand keep it short",
+            Box::new(move || write("temporary file with default size of 10MB\n")),
+            TWELVE,
+            Some(
+                "replaces all 12 lines of settings.py; the request: \"Rewrite settings.py so TIMEOUT is 60\"",
+            ),
+        ),
+        (
+            "an edit that removes most lines names the request's rule",
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            Box::new(move || edit("A = 1\nTIMEOUT = 30\nB = 2", "TIMEOUT = 60")),
+            "A = 1\nTIMEOUT = 30\nB = 2\n",
+            Some(
+                "replaces all 3 lines of settings.py; the request asked to change TIMEOUT from 30 to 60 in settings.py",
+            ),
+        ),
+        (
+            "a write that removes seven of twelve lines",
+            "Rewrite settings.py so TIMEOUT is 60",
+            Box::new(move || write("A = 1\nB = 2\nC = 3\nD = 4\nE = 5\n")),
+            TWELVE,
+            Some(
+                "removes 7 of the 12 lines of settings.py; the request: \"Rewrite settings.py so TIMEOUT is 60\"",
+            ),
+        ),
+        (
+            "a small edit says nothing more",
+            "In settings.py, change TIMEOUT from 30 to 60.",
+            Box::new(move || edit("TIMEOUT = 30", "TIMEOUT = 60")),
+            TWELVE,
+            None,
+        ),
+    ];
+    for (what, request, call, before, note) in rows {
+        let mut t = turn(request, SessionMode::Agent, Grants::default());
+        drive(&mut t, read(), &[Reply::Paths, Reply::Output(before)]);
+        let ask = asked_for(
+            &mut t,
+            call(),
+            &[Reply::Paths, Reply::Current(Some(before))],
+        );
+        let first = ask.details.first().map(String::as_str);
+        match note {
+            Some(note) => assert_eq!(first, Some(note), "{what}: {:?}", ask.details),
+            None => assert!(
+                !ask.details
+                    .iter()
+                    .any(|d| d.contains(" lines of settings.py;")),
+                "{what}: {:?}",
+                ask.details
+            ),
+        }
+    }
+}
+
+/// Proves a whole-file write of an existing file the request asked a small change of is
+/// refused before approval, read or not, with the way to make the change; a new file and an
+/// exact literal are not.
+#[test]
+fn a_whole_file_write_of_a_small_change_is_refused_before_approval() {
+    let write = proposal(
+        "talos.write_file",
+        &[("path", "settings.py"), ("content", "TIMEOUT = 60\n")],
+    );
+    let mut refused = row(
+        "a whole-file write where a small change was asked",
+        "In settings.py, change TIMEOUT from 30 to 60.",
+        write.clone(),
+    );
+    refused.script = vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 30\n"))];
+    refused.effects = &["resolve", "current", "finish"];
+    refused.says = "settings.py already exists and the request asked for a small change to it (change TIMEOUT from 30 to 60 in settings.py). Make that change with talos.edit_file";
+    check(refused, Grants::default());
+    let mut read_first = row(
+        "read first, the same refusal",
+        "In settings.py, change TIMEOUT from 30 to 60.",
+        write.clone(),
+    );
+    read_first.before = vec![crate::turn_support::read_settings()];
+    read_first.script = vec![Reply::Paths, Reply::Current(Some("TIMEOUT = 30\n"))];
+    read_first.effects = &["resolve", "current", "finish"];
+    read_first.says = "a whole-file talos.write_file of settings.py is refused";
+    check(read_first, Grants::default());
+    let mut exact = row(
+        "an exact literal is a whole-file write by design",
+        "Overwrite settings.py with exactly: TIMEOUT = 60",
+        write,
+    );
+    exact.before = vec![crate::turn_support::read_settings()];
+    exact.script = vec![
+        Reply::Paths,
+        Reply::Current(Some("TIMEOUT = 30\n")),
+        Reply::Deny,
+    ];
+    exact.effects = &["resolve", "current", "ask", "finish"];
+    exact.says = "User did not approve";
+    exact.stops = true;
+    exact.stop_says = "not approved";
+    check(exact, Grants::default());
+}

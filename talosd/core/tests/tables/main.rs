@@ -24,6 +24,7 @@ mod turn_machine;
 mod turn_outcome;
 mod turn_route;
 mod turn_support;
+mod turn_verified;
 mod turn_view;
 mod turn_web;
 mod turn_web_finish;

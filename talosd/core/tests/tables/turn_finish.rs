@@ -364,7 +364,7 @@ fn the_final_answer_is_guarded_against_the_records() {
             request: EDIT,
             answer: "I have updated settings.py.",
             says: Says::StartsWith(
-                "[Truth check: no file was changed in this turn; the model's claim that it changed a file was removed.",
+                "[Truth check: Nothing was changed: the request asked for a change to settings.py, and the model proposed none.",
             ),
             fine: Fine::BlockedByPolicy,
             ..base()

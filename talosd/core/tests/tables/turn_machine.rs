@@ -36,6 +36,8 @@ enum Model {
     /// The server counts this many more tokens than the core did, against this context.
     Overflow(u64, u64),
     Fails(&'static str),
+    /// The reply was cut at the reply limit (`finish_reason: length`) after this text.
+    Cut(&'static str),
 }
 
 /// The pretend daemon: the server, the workspace's named files, a tokenizer (3 bytes a
@@ -138,6 +140,10 @@ fn reply(model: Model, request: &ModelRequest) -> TurnInput {
             })
         }
         Model::Fails(message) => TurnInput::ModelFailed(ModelFailure::Other(message.into())),
+        Model::Cut(content) => TurnInput::Replied(ModelReply {
+            finish_reason: "length".into(),
+            ..text(content)
+        }),
     }
 }
 
@@ -692,4 +698,72 @@ fn an_openai_server_gets_the_names_level_where_strict_was_configured() {
             "openai {openai}: {schema}"
         );
     }
+}
+
+const PARSE_HEADER: &str = "What does the function parse_header in big.py return?";
+
+/// Proves a question whose answer was cut at the reply limit shows the answer's prose, never
+/// the constraint's JSON, says it is unfinished and is PARTIAL; cut before any prose, FAILED.
+#[test]
+fn a_cut_answer_is_its_prose_marked_unfinished() {
+    let rows: [(&str, Fine, &str); 2] = [
+        (
+            r#"{"answer": "parse_header returns a dict of the hea"#,
+            Fine::Partial,
+            "parse_header returns a dict of the hea\n\n[Incomplete answer: the model's reply was cut at the reply limit, so the answer above stops before its end.]",
+        ),
+        (
+            r#"{"answer": ""#,
+            Fine::Failed,
+            "[No answer: the model's reply was cut at the reply limit before it gave any answer.]",
+        ),
+    ];
+    for (reply, fine, says) in rows {
+        let mut d = daemon(vec![Model::Cut(reply)]);
+        d.files = vec![("big.py", "def parse_header(x):\n    return {}\n".into())];
+        d.calls = [
+            Reply::Paths,
+            Reply::Output("1 | def parse_header(x):\n2 |     return {}\n"),
+        ]
+        .into();
+        let run = run(
+            new_turn(PARSE_HEADER, model_settings(Level::Strict), Vec::new()),
+            d,
+        );
+        assert_eq!(run.done.fine, fine, "{reply}: {:?}", run.done.answer);
+        assert_eq!(run.done.answer, says, "{reply}");
+    }
+}
+
+/// Proves a question whose only answer is the loop's note (the model asked again for a file it
+/// had read) is not READ_ONLY_ANSWERED: it says there is no answer, and why.
+#[test]
+fn a_loop_note_alone_is_no_answer() {
+    let read = r#"{"path": "big.py"}"#;
+    let mut d = daemon(vec![
+        Model::Calls("talos.read_file", read),
+        Model::Calls("talos.read_file", read),
+        Model::Calls("talos.read_file", read),
+    ]);
+    d.files = vec![("big.py", "def parse_header(x):\n    return {}\n".into())];
+    d.calls = [
+        Reply::Paths,
+        Reply::Output("1 | def parse_header(x):\n2 |     return {}\n"),
+        Reply::Paths,
+        Reply::Paths,
+        Reply::Paths,
+    ]
+    .into();
+    let run = run(
+        new_turn(PARSE_HEADER, model_settings(Level::Off), Vec::new()),
+        d,
+    );
+    assert_eq!(run.done.fine, Fine::Failed, "{:?}", run.done.answer);
+    assert!(
+        run.done.answer.starts_with(
+            "[No answer: the model did not answer the question before the tool loop stopped.]\n\n[Tool loop stopped"
+        ),
+        "{:?}",
+        run.done.answer
+    );
 }

@@ -222,11 +222,85 @@ fn words(lower: &str) -> Vec<&str> {
         .collect()
 }
 
-/// "I have updated X", "the file has been saved".
+/// "I have updated X", "the file has been saved", "config.py was changed", "I've renamed it":
+/// a past change verb opening the sentence, after "I" or "we" (with "have", "just", ...
+/// between), or after "was", "has been", "is now" in a sentence about a file.
 pub fn claims_change(text: &str) -> bool {
     let lower = lower(text);
-    (CLAIM_MARKERS.iter().any(|m| lower.contains(m)) || starts_with_change_verb(&lower))
-        && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
+    let claimed = CLAIM_MARKERS.iter().any(|m| lower.contains(m))
+        || starts_with_change_verb(&lower)
+        || change_verb_after(&lower, SUBJECTS)
+        || (about_a_file(text, &lower) && change_verb_after(&lower, PASSIVE));
+    claimed && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
+}
+
+/// Words after which a past change verb is a first-person claim ("I fixed", "we've added").
+const SUBJECTS: &[&str] = &["i", "i've", "we", "we've"];
+/// Words after which a past change verb is a passive claim ("was changed", "has been
+/// updated", "is now fixed"); "is" alone describes code as often as a change.
+const PASSIVE: &[&str] = &["was", "were", "been", "now"];
+/// Words that may stand between the subject or auxiliary and the verb.
+const BETWEEN: &[&str] = &[
+    "have",
+    "has",
+    "just",
+    "also",
+    "already",
+    "now",
+    "successfully",
+];
+
+/// Whether a word of `lead` is followed, past any of [`BETWEEN`], by a past change verb (or
+/// "set", which opening a sentence is an imperative, after a subject a claim).
+fn change_verb_after(lower: &str, lead: &[&str]) -> bool {
+    let words = words(lower);
+    words.iter().enumerate().any(|(i, w)| {
+        lead.contains(w)
+            && words[i + 1..]
+                .iter()
+                .find(|next| !BETWEEN.contains(next))
+                .is_some_and(|verb| PAST_CHANGE_VERBS.contains(verb) || *verb == "set")
+    })
+}
+
+/// A sentence that names a file, or "the file(s)".
+fn about_a_file(text: &str, lower: &str) -> bool {
+    !file_names(text).is_empty() || lower.contains("the file")
+}
+
+/// Words of a bare claim that the work is finished ("Done.", "All done!", "Task completed.").
+const DONE_WORDS: &[&str] = &[
+    "all",
+    "everything",
+    "is",
+    "it's",
+    "it",
+    "the",
+    "task",
+    "now",
+    "that's",
+    "that",
+    "i'm",
+    "am",
+    "have",
+    "has",
+    "been",
+    "and",
+    "changes",
+    "change",
+    "request",
+    "work",
+];
+
+/// A sentence that only says the work is done, with nothing else in it: on a turn that
+/// changed nothing it is a change claim in all but words.
+pub fn claims_done(sentence: &str) -> bool {
+    let lower = lower(sentence);
+    let words = words(&lower);
+    words.iter().any(|w| SUCCESS_WORDS.contains(w))
+        && words
+            .iter()
+            .all(|w| SUCCESS_WORDS.contains(w) || DONE_WORDS.contains(w))
 }
 
 /// Past-tense change verbs that open a claim with no subject ("Created the site files.",
@@ -255,6 +329,14 @@ const PAST_CHANGE_VERBS: &[&str] = &[
     "rewrote",
     "refactored",
     "generated",
+    "turned",
+    "commented",
+    "uncommented",
+    "increased",
+    "decreased",
+    "bumped",
+    "enabled",
+    "disabled",
 ];
 
 /// Whether a (lower-cased) sentence starts with a past-tense change verb.
@@ -421,6 +503,31 @@ mod tests {
                 true,
             ),
             ("It sets TIMEOUT.", refuses, "It sets TIMEOUT.", false),
+            // Issue 34: a change claim in the shapes people write it, and a bare "Done.".
+            (
+                "config.py was changed. It is loaded first.",
+                claims_change,
+                "It is loaded first.",
+                true,
+            ),
+            (
+                "I've renamed it. We also set DEBUG off. Bye",
+                claims_change,
+                "Bye",
+                true,
+            ),
+            (
+                "DEBUG is set to True in config.py. It was written in 2019.",
+                claims_change,
+                "DEBUG is set to True in config.py. It was written in 2019.",
+                false,
+            ),
+            (
+                "All done! The loop is finished.",
+                claims_done,
+                "The loop is finished.",
+                true,
+            ),
         ];
         for (text, pick, kept, dropped) in rows {
             assert_eq!(keep(text, pick), (kept.to_string(), dropped), "{text:?}");

@@ -303,6 +303,38 @@ fn answers_unwrap_only_from_the_answer_object() {
     }
 }
 
+/// Proves a constrained answer cut at the reply limit gives its prose, unescaped, and a reply
+/// that is no answer gives none.
+#[test]
+fn a_cut_answer_gives_its_prose() {
+    let table = [
+        (
+            r#"{"answer": "parse_header returns a di"#,
+            Some("parse_header returns a di"),
+        ),
+        (
+            r#"{"answer":"line one\nline \"two\""#,
+            Some("line one\nline \"two\""),
+        ),
+        (
+            r#"{"answer": "caf\u00e9 \ud83d\ude00 and"#,
+            Some("café 😀 and"),
+        ),
+        (
+            r#"{"answer": "cut in an escape \u00"#,
+            Some("cut in an escape "),
+        ),
+        (r#"{"answer": "ends \"#, Some("ends ")),
+        (r#"{"answer": "whole."}"#, Some("whole.")),
+        (r#"{"answer": "#, None),
+        (r#"{"name":"talos.read_file","arguments":{"path":"a"#, None),
+        ("plain prose", None),
+    ];
+    for (reply, want) in table {
+        assert_eq!(salvage_answer(reply).as_deref(), want, "{reply}");
+    }
+}
+
 #[test]
 fn candidates_are_unique_lines_and_runs() {
     let text = "a = 1\nb = 2\na = 1\n\nc = 3\n";

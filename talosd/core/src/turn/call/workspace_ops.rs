@@ -215,10 +215,15 @@ impl OpsFlow {
                 Ok(summary) => {
                     turn.record
                         .verified(&call.id, &shown, CheckStatus::Pass, &summary);
-                    turn.record.facts.mutations.push(MutationRecord {
-                        target: shown.clone(),
-                        result: MutationResult::Succeeded { verified: true },
-                    });
+                    // A rename, move or copy changed its destination too: the request's
+                    // target may be either name.
+                    let destination = self.touched.get(index).and_then(|paths| paths.get(1));
+                    for target in std::iter::once(&shown).chain(destination) {
+                        turn.record.facts.mutations.push(MutationRecord {
+                            target: target.clone(),
+                            result: MutationResult::Succeeded { verified: true },
+                        });
+                    }
                     turn.record.file(&shown, true, summary.clone());
                     turn.notify(Notice::Ok(summary.clone()));
                     applied.push(summary);

@@ -8,6 +8,8 @@
 //! only if the bytes are still the approved pre-image, and the read-back is verified against
 //! the approval.
 
+mod scope;
+
 use super::{Accepted, ApprovalAsk, Call, Effect, Input, State, unexpected};
 use crate::planning::plan::Expectation;
 use crate::planning::tools::{ToolArgs, ToolId};
@@ -150,9 +152,13 @@ impl WriteFlow {
                 .args
                 .path()
                 .is_some_and(|path| turn.guard.was_read(path));
-        if let Some(text) = unread
-            .then(|| read_first(turn, &self.accepted.args, &shown, before_text))
-            .flatten()
+        let args = &self.accepted.args;
+        if let Some(text) =
+            scope::whole_write_refused(turn, args, &shown, before_text).or_else(|| {
+                unread
+                    .then(|| read_first(turn, args, &shown, before_text))
+                    .flatten()
+            })
         {
             return blocked(call, turn, &self.accepted, &shown, text);
         }
@@ -172,6 +178,7 @@ impl WriteFlow {
         let flow = flow;
         let (after, check) = exact_literal(call, turn, &shown, after, check);
         let preview = diff::preview(before_text, &after);
+        let removal = scope::removal_note(turn, &shown, before_text, preview.removed);
         let decision = format_rung(call, turn, &flow.accepted, &shown, before_text, &after);
         let change = Change {
             before,
@@ -180,7 +187,7 @@ impl WriteFlow {
             preview,
         };
         if decision.action == Action::Ask {
-            let ask = approval(flow.accepted.tool, &shown, &decision, &change);
+            let ask = approval(flow.accepted.tool, &shown, &decision, &change, removal);
             let mut flow = flow;
             flow.accepted.decision = decision;
             return flow.next(Step::Asked(change), Effect::Ask(ask));
@@ -282,7 +289,7 @@ impl WriteFlow {
         if !verification.passed {
             return self.integrity_failed(call, turn, &shown, &verification.summary);
         }
-        let problem = literal_problem(turn, &shown, change.before.as_deref(), &on_disk);
+        let problem = request_problem(call, turn, &shown, change.before.as_deref(), &on_disk);
         // The next edit of this file is offered against what it holds now (a rename's second
         // line), not against the text first read.
         if let Some(entry) = turn
@@ -372,25 +379,47 @@ impl WriteFlow {
     }
 }
 
-/// What the written file lacks of the request's rule for it, if anything: checked against the
-/// file as it was before this turn first changed it (a repair's second edit is judged with the
-/// first).
-fn literal_problem(
+/// What the written file lacks of the request's rule for it; a rule that held is recorded in
+/// the verification, so "verified" names what was checked, not only the read-back.
+fn request_problem(
+    call: &Call,
     turn: &mut Turn,
     shown: &str,
     before: Option<&[u8]>,
     on_disk: &[u8],
 ) -> Option<String> {
+    match rule_check(turn, shown, before, on_disk)? {
+        Ok(held) => {
+            let summary = format!("request check: {held}");
+            turn.record
+                .verified(&call.id, shown, CheckStatus::Pass, &summary);
+            None
+        }
+        Err(problem) => Some(problem),
+    }
+}
+
+/// The request's rule for the written file, checked against the file as it was before this
+/// turn first changed it (a repair's second edit is judged with the first): `None` when the
+/// request gave no rule for it, else what held or what the file lacks.
+fn rule_check(
+    turn: &mut Turn,
+    shown: &str,
+    before: Option<&[u8]>,
+    on_disk: &[u8],
+) -> Option<Result<String, String>> {
     let rules = crate::proposal::change_rule::rules(&turn.plan);
     let rule = crate::proposal::change_rule::rule_for(&rules, shown)?;
     let original = turn
         .originals
         .entry(shown.to_string())
         .or_insert_with(|| before.map(|b| String::from_utf8_lossy(b).into_owned()));
-    crate::proposal::change_rule::check(
-        rule,
-        original.as_deref(),
-        &String::from_utf8_lossy(on_disk),
+    let after = String::from_utf8_lossy(on_disk);
+    Some(
+        match crate::proposal::change_rule::check(rule, original.as_deref(), &after) {
+            None => Ok(rule.held()),
+            Some(problem) => Err(problem),
+        },
     )
 }
 
@@ -573,11 +602,14 @@ fn format_rung(
     }
 }
 
+/// The approval of a write: what removes most of the file first (`removal`), then the
+/// permission, the target, the checkpoint and the diff.
 fn approval(
     tool: ToolId,
     shown: &str,
     decision: &PermissionDecision,
     change: &Change,
+    removal: Option<String>,
 ) -> ApprovalAsk {
     let lines = count_lines(&change.after);
     let mut details = vec![format!(
@@ -586,6 +618,9 @@ fn approval(
     )];
     if !decision.message.is_empty() {
         details.insert(0, format!("permission: {}", decision.message));
+    }
+    if let Some(removal) = removal {
+        details.insert(0, removal);
     }
     details.push("checkpoint: the current file is saved before the write".into());
     ApprovalAsk {

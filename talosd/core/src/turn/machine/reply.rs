@@ -5,6 +5,7 @@
 
 use crate::planning::budget::Kind;
 use crate::proposal::constrain;
+use crate::request::outcome::AnswerEnd;
 use crate::text::textcall;
 
 use super::super::Notice;
@@ -34,9 +35,20 @@ impl Turn {
             completion_tokens: reply.completion_tokens,
             context_tokens: self.limits().context,
         });
+        // A constrained answer is prose in JSON; one cut at the reply limit is salvaged, so
+        // the person never sees the constraint's JSON.
         let content = match constrain::unwrap_answer(&reply.content) {
             Some(answer) if self.machine.constrained => answer,
+            _ if self.machine.constrained => {
+                constrain::salvage_answer(&reply.content).unwrap_or_else(|| reply.content.clone())
+            }
             _ => reply.content.clone(),
+        };
+        let cut = reply.finish_reason == "length";
+        let answer_end = match (cut, content.trim().is_empty()) {
+            (false, _) => AnswerEnd::Whole,
+            (true, false) => AnswerEnd::Cut,
+            (true, true) => AnswerEnd::CutEmpty,
         };
         let text = textcall::parse(&content);
         let surface = self.round_surface();
@@ -48,7 +60,10 @@ impl Turn {
             text,
         );
         match action {
-            ReplyAction::Answer(answer) => self.loop_over(answer),
+            ReplyAction::Answer(answer) => {
+                self.record.facts.answer_end = answer_end;
+                self.loop_over(answer)
+            }
             ReplyAction::Retry(prompt) => {
                 self.add_turn_message(Message::new(Role::Assistant, content));
                 self.add_turn_message(Message::new(Role::User, prompt));

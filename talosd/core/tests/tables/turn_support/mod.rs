@@ -45,6 +45,8 @@ pub enum Reply {
     WrittenAs(&'static [u8]),
     Stale,
     OpsOk,
+    /// The paths each op touches, source first (a rename's destination second).
+    OpsTouched(&'static [&'static [&'static str]]),
     OpsRefused(&'static str),
     OpsApplied(&'static [Result<&'static str, &'static str>]),
     Planned(&'static str),
@@ -164,6 +166,10 @@ pub fn answer(reply: &Reply, effect: &Effect) -> Input {
         (Reply::OpsOk, Effect::CheckOps(ops)) => Input::OpsChecked(Ok(ops
             .iter()
             .map(|op| vec![op.primary_path().to_string()])
+            .collect())),
+        (Reply::OpsTouched(touched), _) => Input::OpsChecked(Ok(touched
+            .iter()
+            .map(|paths| paths.iter().map(|p| p.to_string()).collect())
             .collect())),
         (Reply::OpsRefused(why), _) => Input::OpsChecked(Err((0, (*why).into()))),
         (Reply::OpsApplied(results), _) => Input::OpsApplied(
