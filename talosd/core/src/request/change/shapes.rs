@@ -3,24 +3,13 @@
 //! "bump the version in package.json to 1.2.0" and "Increase MAX_USERS in constants.h to
 //! 50"), tried in a fixed order, first match wins.
 
+mod content;
+mod tokens;
+
 use super::ChangeAsk;
 use crate::request::contract::exact_literal;
-
-/// One token of the request: a run of non-blank characters, or a quoted passage.
-#[derive(Debug, Clone)]
-struct Tok {
-    /// As written, quotes and trailing punctuation removed.
-    text: String,
-    lower: String,
-    /// Written in quotes or backticks.
-    quoted: bool,
-    /// A clause ends after this token (`,` `.` `;` `!` `?` `:` after it).
-    ends: bool,
-    /// A colon right after it ("the content: hello").
-    colon: bool,
-    /// A comma right after it (a list goes on).
-    comma: bool,
-}
+pub use content::content_in_words;
+use tokens::{Tok, clause, tokens};
 
 /// Verbs that introduce a replacement or a new value.
 #[rustfmt::skip]
@@ -68,93 +57,6 @@ pub(super) fn read(request: &str, targets: &[String]) -> Option<ChangeAsk> {
                 .or_else(|| content_in_words(request))
                 .map(|content| ChangeAsk::Content { content })
         })
-}
-
-/// The content a request gives in words for a file: "containing 2.0.0", "with the content:
-/// hello world", "with the lines target/ and *.log", "that says hi". A colon makes the rest of
-/// the sentence the literal; without one the value must be quoted or one word, so "containing
-/// a list of names" stays a description.
-pub fn content_in_words(request: &str) -> Option<String> {
-    let toks = tokens(request);
-    for i in 0..toks.len() {
-        let Some((len, lines)) = content_marker(&toks, i) else {
-            continue;
-        };
-        let first = i + len;
-        let marker_colon = toks[first - 1].colon;
-        if lines {
-            let items = list_values(&toks[first..]);
-            return (!items.is_empty()).then(|| items.join("\n") + "\n");
-        }
-        if marker_colon {
-            let rest = sentence_from(request, &toks, first)?;
-            return (!rest.is_empty()).then_some(rest);
-        }
-        let value = toks.get(first)?;
-        let single = value.quoted || value.ends || toks.get(first + 1).is_none();
-        return (single && !value.text.is_empty()).then(|| value.text.clone());
-    }
-    None
-}
-
-/// At token `i`, a content marker: its length in tokens, and whether a list of lines follows.
-fn content_marker(toks: &[Tok], i: usize) -> Option<(usize, bool)> {
-    let w = |k: usize| toks.get(k).map_or("", |t| t.lower.as_str());
-    if toks.get(i).is_some_and(|t| t.quoted) {
-        return None;
-    }
-    match w(i) {
-        "containing" | "contains" | "saying" | "says" | "reads" | "reading" => Some((1, false)),
-        "with" => {
-            let mut k = i + 1;
-            if matches!(w(k), "the" | "a" | "just") {
-                k += 1;
-            }
-            match w(k) {
-                "content" | "contents" | "text" => Some((k - i + 1, false)),
-                "line" => Some((k - i + 1, false)),
-                "lines" => Some((k - i + 1, true)),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The values of a list ("A and B", "A, B and C", "A, B, C"), one token each.
-fn list_values(toks: &[Tok]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut k = 0;
-    while let Some(t) = toks.get(k) {
-        if t.lower == "and" && !t.quoted {
-            k += 1;
-            continue;
-        }
-        out.push(t.text.clone());
-        if (t.ends && !t.comma) || out.len() == 20 {
-            break;
-        }
-        k += 1;
-    }
-    out
-}
-
-/// The request's text from token `first` to the end of its sentence (a line break, or `.` `!`
-/// `?` followed by a blank or the end).
-fn sentence_from(request: &str, toks: &[Tok], first: usize) -> Option<String> {
-    let needle = &toks.get(first)?.text;
-    let start = request.find(needle.as_str())?;
-    let rest = &request[start..];
-    let mut end = rest.len();
-    let chars: Vec<(usize, char)> = rest.char_indices().collect();
-    for (k, &(at, c)) in chars.iter().enumerate() {
-        let next_blank = chars.get(k + 1).is_none_or(|(_, n)| n.is_whitespace());
-        if c == '\n' || (matches!(c, '.' | '!' | '?') && next_blank) {
-            end = at;
-            break;
-        }
-    }
-    Some(rest[..end].trim().to_string())
 }
 
 /// "rename [the] [function] X to Y": a symbol, not a file. Without a kind word, X must be in
@@ -333,15 +235,6 @@ fn is_plain_value(word: &str) -> bool {
     BOOLEAN_WORDS.contains(&word) || word.parse::<f64>().is_ok()
 }
 
-/// The tokens up to the end of the first clause (the token that ends it included).
-fn clause(toks: &[Tok]) -> &[Tok] {
-    let end = toks
-        .iter()
-        .position(|t| t.ends)
-        .map_or(toks.len(), |k| k + 1);
-    &toks[..end]
-}
-
 /// The first value verb of the request, at a clause start or after a leading place phrase.
 fn first_verb(toks: &[Tok]) -> Option<usize> {
     toks.iter()
@@ -452,65 +345,6 @@ fn single_value(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<String
             "seconds" | "secs" | "ms" | "minutes" | "mb" | "gb" | "kb"
         );
     (closes && !DETERMINERS.contains(&first.lower.as_str())).then(|| first.text.clone())
-}
-
-/// The request as tokens: quoted passages (`"…"`, `` `…` ``, and `'…'` opened after a blank)
-/// are one token each; other tokens are runs of non-blank characters with sentence
-/// punctuation stripped from their end (a value's own dots, as in `1.2.0`, are kept).
-fn tokens(request: &str) -> Vec<Tok> {
-    let chars: Vec<char> = request.chars().collect();
-    let mut out: Vec<Tok> = Vec::new();
-    let mut k = 0;
-    while k < chars.len() {
-        let c = chars[k];
-        if c.is_whitespace() {
-            k += 1;
-            continue;
-        }
-        let opens_quote =
-            matches!(c, '"' | '`') || (c == '\'' && (k == 0 || chars[k - 1].is_whitespace()));
-        if opens_quote && let Some(len) = chars[k + 1..].iter().position(|&q| q == c) {
-            let text: String = chars[k + 1..k + 1 + len].iter().collect();
-            k += len + 2;
-            let stop = trailing(&chars, &mut k);
-            out.push(Tok {
-                lower: text.to_lowercase(),
-                text,
-                quoted: true,
-                ends: stop.is_some(),
-                colon: stop == Some(':'),
-                comma: stop == Some(','),
-            });
-            continue;
-        }
-        let start = k;
-        while k < chars.len() && !chars[k].is_whitespace() {
-            k += 1;
-        }
-        let raw: String = chars[start..k].iter().collect();
-        let text = raw.trim_end_matches([',', '.', ';', '!', '?', ':', ')']);
-        let tail = &raw[text.len()..];
-        let text = text.trim_start_matches('(').to_string();
-        out.push(Tok {
-            lower: text.to_lowercase(),
-            text,
-            quoted: false,
-            ends: !tail.is_empty() && tail != ")",
-            colon: tail.contains(':'),
-            comma: tail.starts_with(','),
-        });
-    }
-    out
-}
-
-/// The first punctuation mark right after a closing quote, if any. Moves `k` past all of it.
-fn trailing(chars: &[char], k: &mut usize) -> Option<char> {
-    let mut first = None;
-    while *k < chars.len() && matches!(chars[*k], ',' | '.' | ';' | '!' | '?' | ':') {
-        first.get_or_insert(chars[*k]);
-        *k += 1;
-    }
-    first
 }
 
 #[cfg(test)]
