@@ -64,9 +64,7 @@ pub fn with_files(contract: TaskContract, files: &[String]) -> TaskContract {
     let exists = |t: &String| files.contains(t);
     let edits_existing = contract.task_type == TaskType::FileCreate
         && contract.mutation_allowed
-        && roleful
-            .iter()
-            .any(|t| t.role == TargetRole::MustMutate)
+        && roleful.iter().any(|t| t.role == TargetRole::MustMutate)
         && roleful
             .iter()
             .filter(|t| t.role == TargetRole::MustMutate)

@@ -277,17 +277,17 @@ fn verb_form_at(lex: &Lex<'_>, k: usize) -> bool {
     let context = if passive {
         matches!(before, "be" | "been" | "being" | "get" | "got" | "gets")
     } else {
-        !matches!(before, "the" | "a" | "an" | "this" | "that" | "these" | "those")
+        !matches!(
+            before,
+            "the" | "a" | "an" | "this" | "that" | "these" | "those"
+        )
     };
     let undoubled = stem
         .char_indices()
         .last()
         .filter(|&(at, c)| at > 0 && stem[..at].ends_with(c))
         .map(|(at, _)| &stem[..at]);
-    context
-        && (is_core(stem)
-            || is_core(&format!("{stem}e"))
-            || undoubled.is_some_and(is_core))
+    context && (is_core(stem) || is_core(&format!("{stem}e")) || undoubled.is_some_and(is_core))
 }
 
 /// The everyday edits whose verb is also a common word: "comment out X", "use B instead of

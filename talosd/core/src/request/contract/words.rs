@@ -50,7 +50,10 @@ pub(super) fn after_prefix(lex: &Lex<'_>, i: usize) -> usize {
             j += 1;
         } else if lex.seq(j, "thank you") {
             j += 2;
-        } else if matches!(w, "please" | "pls" | "plz" | "kindly" | "just" | "also" | "then") {
+        } else if matches!(
+            w,
+            "please" | "pls" | "plz" | "kindly" | "just" | "also" | "then"
+        ) {
             j += 1;
         } else if lex.seq(j, "go ahead and") {
             j += 3;

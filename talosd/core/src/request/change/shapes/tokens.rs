@@ -88,4 +88,3 @@ fn trailing(chars: &[char], k: &mut usize) -> Option<char> {
     }
     first
 }
-
