@@ -514,7 +514,9 @@ fn verb_with_file_target(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
         if lex.word(v) == "only" && v > 0 && lex.tight(v - 1) {
             v -= 1;
         }
-        is_core(lex.word(v))
+        // "Make main.py print the total": make with a file for its object opens a request.
+        let make_file = lex.word(v) == "make" && lex.clause_starts().contains(&v);
+        (is_core(lex.word(v)) || make_file)
             && !negated(lex, v)
             && !(v > 0 && NON_IMPERATIVE.contains(&lex.word(v - 1)))
     })
