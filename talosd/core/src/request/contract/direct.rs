@@ -90,8 +90,15 @@ pub(crate) fn bare_small_talk(lower: &str) -> bool {
     // "thank you, that worked", "great, thanks a lot": small talk in pieces.
     let acknowledgement = |piece: &str| {
         SMALL_TALK.contains(&piece)
-            || ["that worked", "it worked", "that works", "it works", "all good", "works now"]
-                .contains(&piece)
+            || [
+                "that worked",
+                "it worked",
+                "that works",
+                "it works",
+                "all good",
+                "works now",
+            ]
+            .contains(&piece)
     };
     let pieces: Vec<String> = core
         .split([',', '.', '!'])
