@@ -10,7 +10,10 @@
 //! and the model's text is then its own (and the change is not called verified on the model's
 //! word).
 
+mod literal;
 mod shapes;
+
+pub use literal::exact_literal;
 
 pub use shapes::content_in_words;
 

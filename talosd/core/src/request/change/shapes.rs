@@ -7,7 +7,7 @@ mod content;
 mod tokens;
 
 use super::ChangeAsk;
-use crate::request::contract::exact_literal;
+use super::exact_literal;
 pub use content::content_in_words;
 use tokens::{Tok, clause, tokens};
 
