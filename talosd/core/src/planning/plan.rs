@@ -405,7 +405,7 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
     out
 }
 
-/// The exact literal a request asks for, when Talos is sure of it (see `contract/literal.rs`).
+/// The exact literal a request asks for, when Talos is sure of it (see `change/literal.rs`).
 pub fn exact_literal(request: &str) -> Option<String> {
     crate::request::contract::exact_literal(request)
 }

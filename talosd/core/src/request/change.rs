@@ -11,7 +11,10 @@
 //! word).
 
 mod lines;
+mod literal;
 mod shapes;
+
+pub use literal::exact_literal;
 
 pub use shapes::content_in_words;
 

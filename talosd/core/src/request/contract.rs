@@ -17,7 +17,6 @@ mod files;
 /// The lexical toolkit moved to [`crate::text::lexical`]; the name stays here for the resolver's parts.
 pub(crate) use crate::text::lexical;
 pub use direct::asks_about_talos;
-mod literal;
 mod mutation;
 mod questions;
 mod read_only;
@@ -25,6 +24,7 @@ mod web;
 mod words;
 
 use crate::request::change::ChangeAsk;
+pub use crate::request::change::exact_literal;
 use crate::request::intent::{self, TargetRef};
 use crate::request::targets::{self, dedup};
 pub(crate) use crate::request::task::Legacy;
@@ -34,7 +34,6 @@ pub use commands::{
     CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
 };
 pub use files::{Choice, Reading, choose, names_to_find, with_files};
-pub use literal::exact_literal;
 pub use web::{
     NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets,
     web_request,

@@ -62,6 +62,15 @@ const BARE_TARGET_VERBS: &[&str] = &[
     "edit", "overwrite", "replace", "update", "write", "create", "set", "fix", "rewrite",
 ];
 
+/// Files people name by a common noun after "the" ("fix the typo in the readme", "add
+/// .DS_Store to the gitignore"); the workspace decides which file it is (`contract/files.rs`).
+/// Not "the license" or "the changelog": those name content as often as files.
+#[rustfmt::skip]
+const DOCUMENT_NOUNS: &[&str] = &[
+    "readme", "makefile", "dockerfile", "gitignore", "dockerignore", "gitattributes", "editorconfig", "prettierrc", "eslintrc",
+    "npmrc", "nvmrc", "bashrc", "zshrc",
+];
+
 /// Names that look like files but are technologies ("Build it with Node.js").
 #[rustfmt::skip]
 const TECHNOLOGY_NAMES: &[&str] = &[
@@ -114,10 +123,19 @@ pub(crate) fn target_spans(lex: &Lex<'_>) -> Vec<TargetSpan> {
         let raw_end = start + text[start..end].trim_end_matches(['.', '-']).len();
         let raw = &text[start..raw_end];
         let path = normalise_path(raw);
-        let after_verb = lex.word_before(start).is_some_and(|w| {
-            BARE_TARGET_VERBS.contains(&lex.word(w)) && gap_is_blank(&text[lex.words[w].end..start])
-        });
-        if is_target(&path) || (after_verb && is_bare_target_any_case(&path)) {
+        let after_word = |words: &[&str]| {
+            lex.word_before(start).is_some_and(|w| {
+                words.contains(&lex.word(w)) && gap_is_blank(&text[lex.words[w].end..start])
+            })
+        };
+        let after_verb = after_word(BARE_TARGET_VERBS);
+        // "the readme", "the gitignore": a known document named by its common noun.
+        let after_the = after_word(&["the"]);
+        let unquoted = !text[raw_end..].starts_with(['\'', '"', '`']);
+        let noun = path.to_ascii_lowercase();
+        let named_document = after_verb && is_bare_target_any_case(&path)
+            || after_the && unquoted && DOCUMENT_NOUNS.contains(&noun.as_str());
+        if is_target(&path) || named_document {
             out.push(TargetSpan {
                 path,
                 start,
@@ -333,7 +351,9 @@ fn looks_like_directory(piece: &str) -> bool {
         && !piece.contains("..")
 }
 
-/// Destinations of "copy|move|rename X to|into|-> Y", as written.
+/// Destinations of "copy|move|rename X to|into|-> Y", as written. A path operation moves a
+/// file or lands in a folder: with neither X nor Y a file name nor Y a folder path ("rename Foo
+/// to Bar", "rename `parse` to `read`"), the words rename a symbol and Y is no destination.
 pub(crate) fn operation_destinations(lex: &Lex<'_>) -> Vec<String> {
     let mut out = Vec::new();
     for i in 0..lex.words.len() {
@@ -348,7 +368,7 @@ pub(crate) fn operation_destinations(lex: &Lex<'_>) -> Vec<String> {
         let mut tokens = runs
             .iter()
             .map(|(s, e)| &lex.text[first.start + s..first.start + e]);
-        let _source = tokens.next();
+        let source = tokens.next().unwrap_or("");
         let Some(joiner) = tokens.next() else {
             continue;
         };
@@ -359,7 +379,12 @@ pub(crate) fn operation_destinations(lex: &Lex<'_>) -> Vec<String> {
         };
         if let Some(destination) = destination {
             let piece = normalise_path(destination.trim_end_matches('/'));
-            if looks_like_directory(&piece) && !out.contains(&piece) {
+            let path_like = |token: &str| {
+                let token = normalise_path(token);
+                is_target(&token) || token.contains('/')
+            };
+            let moves_a_path = path_like(source) || path_like(destination);
+            if moves_a_path && looks_like_directory(&piece) && !out.contains(&piece) {
                 out.push(piece);
             }
         }

@@ -3,24 +3,13 @@
 //! "bump the version in package.json to 1.2.0" and "Increase MAX_USERS in constants.h to
 //! 50"), tried in a fixed order, first match wins.
 
-use super::ChangeAsk;
-use crate::request::contract::exact_literal;
+mod content;
+mod tokens;
 
-/// One token of the request: a run of non-blank characters, or a quoted passage.
-#[derive(Debug, Clone)]
-struct Tok {
-    /// As written, quotes and trailing punctuation removed.
-    text: String,
-    lower: String,
-    /// Written in quotes or backticks.
-    quoted: bool,
-    /// A clause ends after this token (`,` `.` `;` `!` `?` `:` after it).
-    ends: bool,
-    /// A colon right after it ("the content: hello").
-    colon: bool,
-    /// A comma right after it (a list goes on).
-    comma: bool,
-}
+use super::ChangeAsk;
+use super::exact_literal;
+pub use content::content_in_words;
+use tokens::{Tok, clause, tokens};
 
 /// Verbs that introduce a replacement or a new value.
 #[rustfmt::skip]
@@ -46,6 +35,25 @@ const PLACE_WORDS: &[&str] = &["in", "inside", "within", "of", "for", "on", "at"
 /// Words that end a value ("to 60 and tell me", "to 60 then stop").
 const VALUE_ENDERS: &[&str] = &["and", "then", "but", "so", "please", "everywhere", "too"];
 
+/// Words that say what kind of thing a key is, dropped beside an identifier.
+#[rustfmt::skip]
+const GENERIC_NOUNS: &[&str] = &[
+    "flag", "feature", "setting", "option", "constant", "variable", "var", "key", "env",
+    "parameter", "field", "property", "entry", "value", "config",
+];
+
+/// A key that only points back ("turn it off"): what it names is in another clause.
+const PRONOUNS: &[&str] = &["it", "them", "this", "that", "these", "those", "everything"];
+
+/// Verbs that open a change clause, for counting the changes a request asks.
+#[rustfmt::skip]
+const CHANGE_VERBS: &[&str] = &[
+    "change", "set", "update", "bump", "increase", "decrease", "raise", "lower", "reduce",
+    "make", "switch", "edit", "modify", "adjust", "replace", "rename", "turn", "convert", "move",
+    "drop", "correct", "fix", "create", "add", "append", "insert", "delete", "remove", "write",
+    "enable", "disable", "swap", "copy", "comment", "uncomment", "prepend",
+];
+
 const BOOLEAN_WORDS: &[&str] = &[
     "on", "off", "true", "false", "yes", "no", "enabled", "disabled",
 ];
@@ -53,11 +61,27 @@ const BOOLEAN_WORDS: &[&str] = &[
 pub(super) fn read(request: &str, targets: &[String]) -> Option<ChangeAsk> {
     let toks = tokens(request);
     let is_target = |t: &Tok| {
-        targets
-            .iter()
-            .any(|p| p == &t.text || p.rsplit('/').next() == Some(t.text.as_str()))
+        targets.iter().any(|p| {
+            let base = p.rsplit('/').next().unwrap_or(p);
+            // A document named by its noun ("the readme" for README.md, "the gitignore"), never
+            // an ordinary stem ("cache" for cache.toml is a word of the key).
+            let dotfile = base.strip_prefix('.');
+            let stem = dotfile.unwrap_or(base);
+            let stem = stem.rsplit_once('.').map_or(stem, |(stem, _)| stem);
+            let document = dotfile.is_some() || stem.chars().all(|c| !c.is_lowercase());
+            p == &t.text
+                || base.eq_ignore_ascii_case(&t.text)
+                || document && stem.eq_ignore_ascii_case(&t.text)
+        })
     };
-    rename_symbol(&toks, &is_target)
+    if let Some(rename) = rename_symbol(&toks, &is_target) {
+        return Some(rename);
+    }
+    // Two changes in one request ("fix the typo and bump the version"): no one pin says both.
+    if change_clauses(&toks, &is_target) > 1 {
+        return None;
+    }
+    typo_fix(&toks, &is_target)
         .or_else(|| from_to(&toks, &is_target))
         .or_else(|| replace_with(&toks, &is_target))
         .or_else(|| instead_of(&toks, &is_target))
@@ -68,93 +92,6 @@ pub(super) fn read(request: &str, targets: &[String]) -> Option<ChangeAsk> {
                 .or_else(|| content_in_words(request))
                 .map(|content| ChangeAsk::Content { content })
         })
-}
-
-/// The content a request gives in words for a file: "containing 2.0.0", "with the content:
-/// hello world", "with the lines target/ and *.log", "that says hi". A colon makes the rest of
-/// the sentence the literal; without one the value must be quoted or one word, so "containing
-/// a list of names" stays a description.
-pub fn content_in_words(request: &str) -> Option<String> {
-    let toks = tokens(request);
-    for i in 0..toks.len() {
-        let Some((len, lines)) = content_marker(&toks, i) else {
-            continue;
-        };
-        let first = i + len;
-        let marker_colon = toks[first - 1].colon;
-        if lines {
-            let items = list_values(&toks[first..]);
-            return (!items.is_empty()).then(|| items.join("\n") + "\n");
-        }
-        if marker_colon {
-            let rest = sentence_from(request, &toks, first)?;
-            return (!rest.is_empty()).then_some(rest);
-        }
-        let value = toks.get(first)?;
-        let single = value.quoted || value.ends || toks.get(first + 1).is_none();
-        return (single && !value.text.is_empty()).then(|| value.text.clone());
-    }
-    None
-}
-
-/// At token `i`, a content marker: its length in tokens, and whether a list of lines follows.
-fn content_marker(toks: &[Tok], i: usize) -> Option<(usize, bool)> {
-    let w = |k: usize| toks.get(k).map_or("", |t| t.lower.as_str());
-    if toks.get(i).is_some_and(|t| t.quoted) {
-        return None;
-    }
-    match w(i) {
-        "containing" | "contains" | "saying" | "says" | "reads" | "reading" => Some((1, false)),
-        "with" => {
-            let mut k = i + 1;
-            if matches!(w(k), "the" | "a" | "just") {
-                k += 1;
-            }
-            match w(k) {
-                "content" | "contents" | "text" => Some((k - i + 1, false)),
-                "line" => Some((k - i + 1, false)),
-                "lines" => Some((k - i + 1, true)),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The values of a list ("A and B", "A, B and C", "A, B, C"), one token each.
-fn list_values(toks: &[Tok]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut k = 0;
-    while let Some(t) = toks.get(k) {
-        if t.lower == "and" && !t.quoted {
-            k += 1;
-            continue;
-        }
-        out.push(t.text.clone());
-        if (t.ends && !t.comma) || out.len() == 20 {
-            break;
-        }
-        k += 1;
-    }
-    out
-}
-
-/// The request's text from token `first` to the end of its sentence (a line break, or `.` `!`
-/// `?` followed by a blank or the end).
-fn sentence_from(request: &str, toks: &[Tok], first: usize) -> Option<String> {
-    let needle = &toks.get(first)?.text;
-    let start = request.find(needle.as_str())?;
-    let rest = &request[start..];
-    let mut end = rest.len();
-    let chars: Vec<(usize, char)> = rest.char_indices().collect();
-    for (k, &(at, c)) in chars.iter().enumerate() {
-        let next_blank = chars.get(k + 1).is_none_or(|(_, n)| n.is_whitespace());
-        if c == '\n' || (matches!(c, '.' | '!' | '?') && next_blank) {
-            end = at;
-            break;
-        }
-    }
-    Some(rest[..end].trim().to_string())
 }
 
 /// "rename [the] [function] X to Y": a symbol, not a file. Without a kind word, X must be in
@@ -168,18 +105,41 @@ fn rename_symbol(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<Chang
     {
         k += 1;
     }
-    let kind = toks
-        .get(k)
-        .is_some_and(|t| SYMBOL_KINDS.contains(&t.lower.as_str()));
-    if kind {
+    let is_kind = |k: usize| {
+        toks.get(k)
+            .is_some_and(|t| !t.quoted && SYMBOL_KINDS.contains(&t.lower.as_str()))
+    };
+    // "the function add", "the type alias Id", and "the add function", "the `handle` method".
+    let mut kind = false;
+    while is_kind(k) && k < at + 4 {
+        kind = true;
         k += 1;
+        if toks.get(k).is_some_and(|t| t.lower == "alias") {
+            k += 1;
+        }
     }
     let from = toks.get(k)?;
-    let joiner = toks.get(k + 1)?;
+    let mut joiner_at = k + 1;
+    while is_kind(joiner_at) && joiner_at < k + 3 {
+        kind = true;
+        joiner_at += 1;
+    }
+    let joiner = toks.get(joiner_at)?;
     if !matches!(joiner.lower.as_str(), "to" | "into" | "as") {
         return None;
     }
-    let to = toks.get(k + 2)?;
+    let to = toks.get(joiner_at + 1)?;
+    // The new name ends its clause or a place phrase follows: "to something clearer" is a wish.
+    let closes = to.ends
+        || to.quoted
+        || toks.get(joiner_at + 2).is_none_or(|t| {
+            PLACE_WORDS.contains(&t.lower.as_str())
+                || VALUE_ENDERS.contains(&t.lower.as_str())
+                || t.lower == "and"
+        });
+    if !closes {
+        return None;
+    }
     let from_name = identifier(&from.text)?;
     let to_name = identifier(&to.text)?;
     let names_file = toks.iter().any(is_target);
@@ -195,11 +155,59 @@ fn rename_symbol(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<Chang
 /// `text` as an identifier (`add`, `parse_header`, `add()` read as `add`), or `None`.
 fn identifier(text: &str) -> Option<String> {
     let name = text.strip_suffix("()").unwrap_or(text);
+    let name = name.strip_suffix('(').unwrap_or(name);
     let mut chars = name.chars();
     let first = chars.next()?;
     let ok = (first.is_alphabetic() || first == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$');
     ok.then(|| name.to_string())
+}
+
+/// A typo named with its correction: "fix the typo: "teh" should be "the"", "fix the typo
+/// "recieve", it should be "receive"", "fix typo: adress -> address". The request must speak
+/// of a typo, a spelling or a fix; each value is one word or one quoted passage.
+fn typo_fix(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<ChangeAsk> {
+    let speaks = toks.iter().any(|t| {
+        !t.quoted
+            && (matches!(
+                t.lower.as_str(),
+                "fix" | "correct" | "typo" | "typos" | "spelling"
+            ) || t.lower.starts_with("misspel"))
+    });
+    if !speaks {
+        return None;
+    }
+    let one = |t: &Tok| {
+        (!is_target(t) && !t.text.is_empty() && !t.text.contains(' ') || t.quoted)
+            .then(|| t.text.clone())
+    };
+    for k in 1..toks.len() {
+        let arrow = !toks[k].quoted && matches!(toks[k].text.as_str(), "->" | "→" | "=>");
+        let should = !toks[k].quoted
+            && toks[k].lower == "should"
+            && toks.get(k + 1).is_some_and(|t| t.lower == "be");
+        let (old_at, new_at) = match (arrow, should) {
+            (true, _) => (k - 1, k + 1),
+            (_, true) => {
+                let before = &toks[k - 1];
+                let old_at = if PRONOUNS.contains(&before.lower.as_str()) && !before.quoted {
+                    (0..k - 1).rev().find(|&j| toks[j].quoted)?
+                } else {
+                    k - 1
+                };
+                (old_at, k + 2)
+            }
+            _ => continue,
+        };
+        let from = one(&toks[old_at])?;
+        let to = one(toks.get(new_at)?)?;
+        return Some(ChangeAsk::Replace {
+            from,
+            to,
+            key: None,
+        });
+    }
+    None
 }
 
 /// "VERB [KEY] from A to B" (values of several words allowed).
@@ -231,17 +239,61 @@ fn replace_with(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<Change
         .position(|t| t.lower == "replace" || t.lower == "swap")?;
     let with = (verb + 1..toks.len().min(verb + 8))
         .find(|&k| matches!(toks[k].lower.as_str(), "with" | "by" | "for") && !toks[k].quoted)?;
-    let first = toks.get(verb + 1)?;
-    if !first.quoted && DETERMINERS.contains(&first.lower.as_str()) {
+    let start = verb + 1 + literal_lead_in(&toks[verb + 1..with]);
+    let first = toks.get(start)?;
+    let open = DETERMINERS.contains(&first.lower.as_str())
+        || matches!(first.lower.as_str(), "every" | "all" | "each" | "any");
+    if !first.quoted && open {
         return None;
     }
-    let old = value_run(&toks[verb + 1..with], is_target, false)?;
+    let old = value_run(&toks[start..with], is_target, false)?;
     let new = value_run(&toks[with + 1..], is_target, true)?;
-    Some(ChangeAsk::Replace {
-        from: old,
-        to: new,
-        key: None,
-    })
+    Some(keyed_replace(&old, &new))
+}
+
+/// The words before a literal that only say it is one: "all occurrences of", "every instance
+/// of", "the word", "the string", "the text". Their length in tokens.
+fn literal_lead_in(toks: &[Tok]) -> usize {
+    let w = |k: usize| {
+        toks.get(k)
+            .filter(|t| !t.quoted)
+            .map_or("", |t| t.lower.as_str())
+    };
+    let quantified = matches!(w(0), "all" | "every" | "each")
+        && matches!(
+            w(1),
+            "occurrences" | "occurrence" | "instances" | "instance" | "uses"
+        )
+        && w(2) == "of";
+    if quantified {
+        return 3;
+    }
+    let named = w(0) == "the" && matches!(w(1), "word" | "string" | "text" | "phrase" | "value");
+    if named && toks.len() > 2 { 2 } else { 0 }
+}
+
+/// A replacement whose values may carry the key they belong to: "port 3000" with "8080" is
+/// 3000 replaced by 8080 on the port's line.
+fn keyed_replace(old: &str, new: &str) -> ChangeAsk {
+    let split = |value: &str| -> Option<(String, String)> {
+        let (key, value) = value.split_once(' ')?;
+        let keyish = key.chars().all(|c| c.is_alphabetic() || c == '_');
+        let valueish = !value.contains(' ') && value.parse::<f64>().is_ok();
+        (keyish && valueish).then(|| (key.to_string(), value.to_string()))
+    };
+    let (old_key, from) = split(old).map_or((None, old.to_string()), |(k, v)| (Some(k), v));
+    let (new_key, to) = split(new).map_or((None, new.to_string()), |(k, v)| (Some(k), v));
+    let key = match (old_key, new_key) {
+        (Some(a), Some(b)) if !a.eq_ignore_ascii_case(&b) => {
+            return ChangeAsk::Replace {
+                from: old.to_string(),
+                to: new.to_string(),
+                key: None,
+            };
+        }
+        (a, b) => a.or(b),
+    };
+    ChangeAsk::Replace { from, to, key }
 }
 
 /// "use B instead of A", "use B rather than A".
@@ -257,11 +309,7 @@ fn instead_of(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<ChangeAs
     })?;
     let new = value_run(&toks[verb + 1..pivot], is_target, false)?;
     let old = value_run(&toks[pivot + len..], is_target, true)?;
-    Some(ChangeAsk::Replace {
-        from: old,
-        to: new,
-        key: None,
-    })
+    Some(keyed_replace(&old, &new))
 }
 
 /// "turn|switch [the] KEY on|off", "turn|switch on|off [the] KEY", "enable|disable KEY".
@@ -316,11 +364,26 @@ fn key_to_value(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<Change
     }
     let span = clause(&toks[verb + 1..]);
     if let Some(to) = span.iter().position(|t| t.lower == "to" && !t.quoted) {
-        let key = key_words(&span[..to], is_target)?;
         let value = single_value(&span[to + 1..], is_target)?;
+        if another_pair(&span[to + 1..]) {
+            return None;
+        }
+        // "change 30 to 60", "change "Hello" to "Hi"", "correct recieve to receive": the words
+        // before "to" are the old text, not a key.
+        let old = &span[..to];
+        let literal = old.len() == 1 && (old[0].literal || old[0].lower.parse::<f64>().is_ok());
+        if literal || matches!(toks[verb].lower.as_str(), "correct" | "fix") {
+            let from = value_run(old, is_target, false)?;
+            return Some(ChangeAsk::Replace {
+                from,
+                to: value,
+                key: None,
+            });
+        }
+        let key = strict_key(old, is_target)?;
         return Some(ChangeAsk::SetKey { key, value });
     }
-    if toks[verb].lower == "make" {
+    if matches!(toks[verb].lower.as_str(), "make" | "set") {
         let at = span.iter().position(|t| is_plain_value(&t.lower))?;
         let key = key_words(&span[..at], is_target)?;
         let value = span[at].text.clone();
@@ -333,19 +396,57 @@ fn is_plain_value(word: &str) -> bool {
     BOOLEAN_WORDS.contains(&word) || word.parse::<f64>().is_ok()
 }
 
-/// The tokens up to the end of the first clause (the token that ends it included).
-fn clause(toks: &[Tok]) -> &[Tok] {
+/// How many clauses of the request open with a change verb: at the start, after a clause's
+/// end, after "and", "then" or "also", or after the file a leading place phrase names.
+fn change_clauses(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> usize {
+    // After a colon comes given text ("with the content: add more"), not another clause.
     let end = toks
         .iter()
-        .position(|t| t.ends)
+        .position(|t| t.colon)
         .map_or(toks.len(), |k| k + 1);
-    &toks[..end]
+    (0..end)
+        .filter(|&k| {
+            let t = &toks[k];
+            let opens = k == 0 || {
+                let before = &toks[k - 1];
+                before.ends
+                    || matches!(before.lower.as_str(), "and" | "then" | "also" | "please")
+                    || is_target(before)
+            };
+            !t.quoted && opens && CHANGE_VERBS.contains(&t.lower.as_str())
+        })
+        .count()
 }
 
 /// The first value verb of the request, at a clause start or after a leading place phrase.
 fn first_verb(toks: &[Tok]) -> Option<usize> {
     toks.iter()
         .position(|t| !t.quoted && VALUE_VERBS.contains(&t.lower.as_str()))
+}
+
+/// After a value, another "and KEY to VALUE" ("set TIMEOUT to 60 and DEBUG to False"): two
+/// changes, which one pin cannot say.
+fn another_pair(after: &[Tok]) -> bool {
+    after.iter().enumerate().any(|(k, t)| {
+        t.lower == "and"
+            && after[k + 1..]
+                .iter()
+                .take(5)
+                .any(|t| !t.quoted && matches!(t.lower.as_str(), "to" | "from"))
+    })
+}
+
+/// The key before "to" when the words are only a key (determiners and the file's place
+/// phrase): "the typo in README.md and bump the version in package.json" is no key.
+fn strict_key(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<String> {
+    let stops = toks
+        .iter()
+        .enumerate()
+        .any(|(k, t)| !t.quoted && VALUE_ENDERS.contains(&t.lower.as_str()) && k > 0);
+    if stops {
+        return None;
+    }
+    key_words(toks, is_target)
 }
 
 /// The words naming what holds a value: determiners and place phrases dropped ("the log level
@@ -390,8 +491,26 @@ fn key_words(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<String> {
         }
         k += 1;
     }
+    // "the feature flag NEW_UI", "the `legacy_api` flag": the identifier is the key.
+    let code = |w: &str| {
+        w.contains('_')
+            || (w.len() > 1
+                && w.chars().any(char::is_alphabetic)
+                && w.chars().all(|c| !c.is_lowercase()))
+    };
+    if words.len() > 1
+        && let [identifier] = words
+            .iter()
+            .copied()
+            .filter(|w| !GENERIC_NOUNS.contains(&w.to_lowercase().as_str()))
+            .collect::<Vec<_>>()[..]
+        && code(identifier)
+    {
+        words = vec![identifier];
+    }
     let well_formed = !words.is_empty()
         && words.len() <= 4
+        && !(words.len() == 1 && PRONOUNS.contains(&words[0].to_lowercase().as_str()))
         && words
             .iter()
             .all(|w| w.chars().any(char::is_alphanumeric) && !BOOLEAN_WORDS.contains(w));
@@ -452,65 +571,6 @@ fn single_value(toks: &[Tok], is_target: &dyn Fn(&Tok) -> bool) -> Option<String
             "seconds" | "secs" | "ms" | "minutes" | "mb" | "gb" | "kb"
         );
     (closes && !DETERMINERS.contains(&first.lower.as_str())).then(|| first.text.clone())
-}
-
-/// The request as tokens: quoted passages (`"…"`, `` `…` ``, and `'…'` opened after a blank)
-/// are one token each; other tokens are runs of non-blank characters with sentence
-/// punctuation stripped from their end (a value's own dots, as in `1.2.0`, are kept).
-fn tokens(request: &str) -> Vec<Tok> {
-    let chars: Vec<char> = request.chars().collect();
-    let mut out: Vec<Tok> = Vec::new();
-    let mut k = 0;
-    while k < chars.len() {
-        let c = chars[k];
-        if c.is_whitespace() {
-            k += 1;
-            continue;
-        }
-        let opens_quote =
-            matches!(c, '"' | '`') || (c == '\'' && (k == 0 || chars[k - 1].is_whitespace()));
-        if opens_quote && let Some(len) = chars[k + 1..].iter().position(|&q| q == c) {
-            let text: String = chars[k + 1..k + 1 + len].iter().collect();
-            k += len + 2;
-            let stop = trailing(&chars, &mut k);
-            out.push(Tok {
-                lower: text.to_lowercase(),
-                text,
-                quoted: true,
-                ends: stop.is_some(),
-                colon: stop == Some(':'),
-                comma: stop == Some(','),
-            });
-            continue;
-        }
-        let start = k;
-        while k < chars.len() && !chars[k].is_whitespace() {
-            k += 1;
-        }
-        let raw: String = chars[start..k].iter().collect();
-        let text = raw.trim_end_matches([',', '.', ';', '!', '?', ':', ')']);
-        let tail = &raw[text.len()..];
-        let text = text.trim_start_matches('(').to_string();
-        out.push(Tok {
-            lower: text.to_lowercase(),
-            text,
-            quoted: false,
-            ends: !tail.is_empty() && tail != ")",
-            colon: tail.contains(':'),
-            comma: tail.starts_with(','),
-        });
-    }
-    out
-}
-
-/// The first punctuation mark right after a closing quote, if any. Moves `k` past all of it.
-fn trailing(chars: &[char], k: &mut usize) -> Option<char> {
-    let mut first = None;
-    while *k < chars.len() && matches!(chars[*k], ',' | '.' | ';' | '!' | '?' | ':') {
-        first.get_or_insert(chars[*k]);
-        *k += 1;
-    }
-    first
 }
 
 #[cfg(test)]

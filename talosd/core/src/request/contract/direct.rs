@@ -87,7 +87,26 @@ pub(crate) fn bare_small_talk(lower: &str) -> bool {
         .join(" ");
     let hmm =
         core.len() >= 2 && core.starts_with("hm") && core.chars().all(|c| c == 'h' || c == 'm');
-    SMALL_TALK.contains(&core.as_str()) || hmm
+    // "thank you, that worked", "great, thanks a lot": small talk in pieces.
+    let acknowledgement = |piece: &str| {
+        SMALL_TALK.contains(&piece)
+            || [
+                "that worked",
+                "it worked",
+                "that works",
+                "it works",
+                "all good",
+                "works now",
+            ]
+            .contains(&piece)
+    };
+    let pieces: Vec<String> = core
+        .split([',', '.', '!'])
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    let in_pieces = pieces.len() > 1 && pieces.iter().all(|p| acknowledgement(p));
+    SMALL_TALK.contains(&core.as_str()) || hmm || in_pieces
 }
 
 /// An identity question, not one about a dotted name ("what is talos.run_command?").

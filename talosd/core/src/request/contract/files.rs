@@ -60,13 +60,22 @@ pub fn with_files(contract: TaskContract, files: &[String]) -> TaskContract {
             None => t.clone(),
         })
         .collect();
-    let mut out = if moved {
-        recompiled(
-            &contract,
-            contract.task_type,
-            contract.mutation_requested,
-            roleful,
-        )
+    // Adding to a file that exists ("add a footer to index.html") edits it.
+    let exists = |t: &String| files.contains(t);
+    let edits_existing = contract.task_type == TaskType::FileCreate
+        && contract.mutation_allowed
+        && roleful.iter().any(|t| t.role == TargetRole::MustMutate)
+        && roleful
+            .iter()
+            .filter(|t| t.role == TargetRole::MustMutate)
+            .all(|t| exists(&t.path));
+    let task_type = if edits_existing {
+        TaskType::FileEdit
+    } else {
+        contract.task_type
+    };
+    let mut out = if moved || edits_existing {
+        recompiled(&contract, task_type, contract.mutation_requested, roleful)
     } else {
         contract
     };
@@ -128,15 +137,38 @@ fn recompiled(
     out
 }
 
-/// The one file of `files` whose basename is `name`, when `name` has no folder, does not
-/// exist as written, and exactly one file has it.
+/// The one file of `files` that `name` names, when `name` has no folder and does not exist as
+/// written: the only file with that basename; else the only one with it in another case
+/// ("makefile"); else the only one whose stem it is ("readme" for `README.md`, "gitignore"
+/// for `.gitignore`).
 fn unique_basename(name: &str, files: &[String]) -> Option<String> {
     if name.contains('/') || files.iter().any(|f| f == name) {
         return None;
     }
-    let mut found = files.iter().filter(|f| f.rsplit('/').next() == Some(name));
-    let first = found.next()?;
-    found.next().is_none().then(|| first.clone())
+    let basename = |f: &String| f.rsplit('/').next().unwrap_or(f).to_string();
+    let stem = |f: &String| {
+        let base = basename(f);
+        let base = base.strip_prefix('.').unwrap_or(&base).to_string();
+        match base.rsplit_once('.') {
+            Some((stem, _)) if !stem.is_empty() => stem.to_string(),
+            _ => base,
+        }
+    };
+    let rules: [&dyn Fn(&String) -> bool; 3] = [
+        &|f| basename(f) == name,
+        &|f| basename(f).eq_ignore_ascii_case(name),
+        &|f| stem(f).eq_ignore_ascii_case(name),
+    ];
+    let mut found = rules.iter().map(|rule| {
+        files
+            .iter()
+            .filter(|f| rule(f))
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    // The strictest rule that matches decides: two files of that name are no choice to guess.
+    let mut found = found.find(|found| !found.is_empty())?;
+    (found.len() == 1).then(|| found.remove(0))
 }
 
 /// The existing targets a change reading would change, when the request holds a change verb
@@ -160,5 +192,27 @@ fn uncertain(contract: &TaskContract, files: &[String]) -> Option<Vec<String>> {
     let text = lexical::normalise(&contract.original_request);
     let lower = lexical::blank_quotes(&text.to_ascii_lowercase());
     let lex = Lex::new(&text, &lower);
-    (!existing.is_empty() && super::mutation::has_change_verb(&lex)).then_some(existing)
+    let uncertain =
+        !existing.is_empty() && super::mutation::has_change_verb(&lex) && !question_shape(&lex);
+    uncertain.then_some(existing)
+}
+
+/// Words that open a question, or a request to read and tell: a clause opened by one of them
+/// decides the reading ("What does the update function do?", "Read config.py and tell me …").
+#[rustfmt::skip]
+const QUESTION_OPENERS: &[&str] = &[
+    "what", "what's", "whats", "which", "where", "where's", "when", "why", "how", "how's", "who",
+    "whose", "is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "should",
+    "would", "will", "has", "have", "tell", "explain", "show", "describe", "summarize",
+    "summarise", "list", "read", "compare", "check", "find", "look",
+];
+
+/// A question decides the reading: it ends with a question mark, or one of its clauses opens
+/// with a question word or a verb that asks to be told.
+fn question_shape(lex: &Lex<'_>) -> bool {
+    lex.lower.trim_end().ends_with('?')
+        || lex.clause_starts().into_iter().any(|s| {
+            let j = super::words::after_prefix(lex, s);
+            QUESTION_OPENERS.contains(&lex.word(j))
+        })
 }

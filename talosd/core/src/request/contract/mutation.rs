@@ -253,13 +253,41 @@ fn action_at(lex: &Lex<'_>, j: usize) -> bool {
 }
 
 /// Whether the request holds a change verb anywhere that no negation governs ("comment out"
-/// counts; "comment" alone does not).
+/// counts; "comment" alone does not). A wish names its change in other forms of the verb too:
+/// "worth bumping", "should be changed", "needs to be turned off".
 pub(super) fn has_change_verb(lex: &Lex<'_>) -> bool {
     (0..lex.words.len()).any(|k| {
-        (is_core(lex.word(k)) || everyday_action_at(lex, k))
-            && !negated(lex, k)
-            && !(k > 0 && NON_IMPERATIVE.contains(&lex.word(k - 1)))
+        let form = is_core(lex.word(k)) || everyday_action_at(lex, k) || verb_form_at(lex, k);
+        form && !negated(lex, k) && !(k > 0 && NON_IMPERATIVE.contains(&lex.word(k - 1)))
     })
+}
+
+/// A core verb's -ing form (not as a noun after an article: "the setting"), or its past
+/// participle after a form of "be" or "get" ("should be removed", "got deleted").
+fn verb_form_at(lex: &Lex<'_>, k: usize) -> bool {
+    let word = lex.word(k);
+    let before = if k == 0 { "" } else { lex.word(k - 1) };
+    let (stem, passive) = if let Some(stem) = word.strip_suffix("ing") {
+        (stem, false)
+    } else if let Some(stem) = word.strip_suffix("ed") {
+        (stem, true)
+    } else {
+        return false;
+    };
+    let context = if passive {
+        matches!(before, "be" | "been" | "being" | "get" | "got" | "gets")
+    } else {
+        !matches!(
+            before,
+            "the" | "a" | "an" | "this" | "that" | "these" | "those"
+        )
+    };
+    let undoubled = stem
+        .char_indices()
+        .last()
+        .filter(|&(at, c)| at > 0 && stem[..at].ends_with(c))
+        .map(|(at, _)| &stem[..at]);
+    context && (is_core(stem) || is_core(&format!("{stem}e")) || undoubled.is_some_and(is_core))
 }
 
 /// The everyday edits whose verb is also a common word: "comment out X", "use B instead of
@@ -270,7 +298,10 @@ fn everyday_action_at(lex: &Lex<'_>, j: usize) -> bool {
             .take_while(move |&k| k == from || !crate::text::lexical::is_sentence_gap(gap(lex, k)))
     };
     match lex.word(j) {
-        "comment" => lex.word(j + 1) == "out",
+        "comment" => clause(j + 1, 6).any(|k| lex.word(k) == "out"),
+        "clean" | "tidy" => lex.word(j + 1) == "up",
+        "get" => lex.seq(j + 1, "rid of"),
+        "format" | "sort" => j + 1 < lex.words.len() && !matches!(lex.word(j + 1), "of" | "is"),
         "use" => clause(j + 1, 8).any(|k| lex.seq(k, "instead of") || lex.seq(k, "rather than")),
         "make" => clause(j + 1, 5).skip(1).any(|k| {
             let w = lex.word(k);
@@ -483,7 +514,9 @@ fn verb_with_file_target(lex: &Lex<'_>, spans: &[TargetSpan]) -> bool {
         if lex.word(v) == "only" && v > 0 && lex.tight(v - 1) {
             v -= 1;
         }
-        is_core(lex.word(v))
+        // "Make main.py print the total": make with a file for its object opens a request.
+        let make_file = lex.word(v) == "make" && lex.clause_starts().contains(&v);
+        (is_core(lex.word(v)) || make_file)
             && !negated(lex, v)
             && !(v > 0 && NON_IMPERATIVE.contains(&lex.word(v - 1)))
     })

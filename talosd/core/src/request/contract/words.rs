@@ -16,7 +16,8 @@ pub(super) const CORE_VERBS: &[&str] = &[
     // The verbs of everyday edits: a value raised or lowered, a flag turned on or off, one
     // thing swapped for another, a line commented out or back in.
     "turn", "switch", "toggle", "enable", "disable", "increase", "decrease", "raise", "lower",
-    "reduce", "swap", "uncomment", "prepend", "correct", "drop",
+    "reduce", "swap", "uncomment", "prepend", "correct", "drop", "double", "halve", "increment",
+    "decrement", "activate", "deactivate", "reformat",
 ];
 
 pub(super) const BUILD_VERBS: &[&str] =
@@ -49,8 +50,13 @@ pub(super) fn after_prefix(lex: &Lex<'_>, i: usize) -> usize {
             j += 1;
         } else if lex.seq(j, "thank you") {
             j += 2;
-        } else if matches!(w, "please" | "just" | "also" | "then") {
+        } else if matches!(
+            w,
+            "please" | "pls" | "plz" | "kindly" | "just" | "also" | "then"
+        ) {
             j += 1;
+        } else if lex.seq(j, "go ahead and") {
+            j += 3;
         } else {
             return j;
         }

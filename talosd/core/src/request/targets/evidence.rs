@@ -204,6 +204,10 @@ pub(crate) fn lexical_source_evidence(lex: &Lex<'_>, spans: &[TargetSpan]) -> Ve
             if colon_first || tool_words.iter().any(|t| fragment.starts_with(t)) {
                 continue;
             }
+            // "Using notes.md, update README.md": the phrase ends at its comma.
+            if let Some(comma) = lex.lower[from..to].find(',') {
+                to = from + comma;
+            }
         }
         if marker == "from" {
             let first = lex.word_at_or_after(from);
