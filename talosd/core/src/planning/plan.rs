@@ -405,24 +405,9 @@ pub fn exact_literal(request: &str) -> Option<String> {
     crate::request::contract::exact_literal(request)
 }
 
-/// "change X from A to B" -> (A, B), for single-token values.
+/// "change X from A to B" -> (A, B), for single-token values (see `contract/replacement.rs`).
 fn replacement(request: &str) -> Option<(String, String)> {
-    let lower = request.to_lowercase();
-    let from_at = lower.find(" from ")?;
-    let rest = &request[from_at + 6..];
-    let to_at = rest.to_lowercase().find(" to ")?;
-    let from = rest[..to_at].trim();
-    let to = rest[to_at + 4..]
-        .split_whitespace()
-        .next()?
-        .trim_end_matches(['.', ',', '!', ';']);
-    let single = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
-    (single(from) && single(to)).then(|| {
-        (
-            from.trim_matches(['"', '\'', '`']).to_string(),
-            to.trim_matches(['"', '\'', '`']).to_string(),
-        )
-    })
+    crate::request::contract::replacement(request)
 }
 
 fn obligation_for(turn: &EffectiveTurn) -> ActionObligation {

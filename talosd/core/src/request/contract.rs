@@ -20,6 +20,7 @@ mod literal;
 mod mutation;
 mod questions;
 mod read_only;
+mod replacement;
 mod web;
 mod words;
 
@@ -32,6 +33,9 @@ pub use commands::{
     CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
 };
 pub use literal::exact_literal;
+pub use replacement::{
+    replacement, reversed as reversed_replacement, with_values as with_replacement_values,
+};
 pub use web::{
     NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets,
     web_request,
@@ -91,6 +95,7 @@ impl TaskContract {
                 | Reason::RepairInherited
                 | Reason::CorrectionInherited
                 | Reason::DeicticInherited
+                | Reason::RevertInherited
         )
     }
 
