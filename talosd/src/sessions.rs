@@ -621,6 +621,19 @@ mod tests {
                 },
                 "The change was denied.".into(),
             );
+            // A verified replacement: its files and its change come back with the session.
+            let edit = "In settings.py, change TIMEOUT from 30 to 60.";
+            turn.next_turn();
+            let history = turn.history();
+            turn.remember_turn(
+                edit.into(),
+                PriorTurn {
+                    contract: talos_core::history::resolve_in_context(&history, edit),
+                    outcome: PriorOutcome::Verified,
+                    changed: vec!["settings.py".into()],
+                },
+                "Edited settings.py.".into(),
+            );
             turn.remember_findings(vec!["finding".into()]);
             turn.snapshot()
         };
@@ -628,7 +641,7 @@ mod tests {
         assert_eq!(restored.id, session.id);
         assert_eq!(restored.mode, Mode::Ask);
         let info = restored.info("default");
-        assert_eq!((info.turns, info.persisted, info.busy), (1, true, false));
+        assert_eq!((info.turns, info.persisted, info.busy), (2, true, false));
         assert!(
             !restored.grants().remember_writes,
             "grants are not restored"
@@ -641,6 +654,12 @@ mod tests {
             turn.conversation(),
             live.conversation(),
             "the answers are restored"
+        );
+        let replaced = turn.conversation().pop().and_then(|t| t.replaced);
+        assert_eq!(
+            replaced.map(|r| (r.target, r.from, r.to)),
+            Some(("settings.py".into(), "30".into(), "60".into())),
+            "the change made is restored"
         );
         assert_eq!(turn.last_findings(), vec!["finding".to_string()]);
     }
