@@ -38,7 +38,7 @@ const UNDO_VERBS: &[&str] = &["revert", "undo", "reverse", "rollback", "restore"
 /// What "undo" may name: the change itself, not a file or a thing of the person's.
 #[rustfmt::skip]
 const UNDONE: &[&str] = &[
-    "it", "that", "this", "them", "those", "these", "the", "that", "your", "my", "last",
+    "it", "that", "this", "them", "those", "these", "the", "your", "my", "last",
     "previous", "latest", "change", "changes", "edit", "edits", "what", "you", "just", "did",
     "made", "changed", "turn", "step", "value", "values", "old", "original", "version", "one",
     "setting", "settings", "before", "was", "how", "way", "it's", "to", "back", "as",
