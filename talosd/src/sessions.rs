@@ -93,14 +93,13 @@ pub struct Snapshot {
     pub directory: String,
 }
 
-/// One remembered turn: the request as typed, and its contract and outcome.
+/// One remembered turn: the request as typed, and its contract, outcome and changed files.
 #[derive(Debug, Clone)]
 struct Remembered {
     request: String,
     turn: PriorTurn,
-    /// The committed final answer (after the guards) and the files the turn changed.
+    /// The committed final answer (after the guards).
     answer: String,
-    changed: Vec<String>,
 }
 
 /// What a session remembers between its turns.
@@ -134,18 +133,32 @@ impl Session {
     /// A session rebuilt from what a previous daemon persisted: its turn count, history and
     /// last records, with no grants (a new daemon asks again).
     pub fn restore(snapshot: Snapshot, workspace: Workspace, slot: u32) -> Session {
-        let history = talos_core::history::replay(&snapshot.requests)
+        let records: Vec<talos_core::history::Remembered> = snapshot
+            .requests
+            .iter()
+            .enumerate()
+            .map(|(i, (request, outcome))| talos_core::history::Remembered {
+                request: request.clone(),
+                outcome: *outcome,
+                changed: snapshot
+                    .answers
+                    .get(i)
+                    .map(|(_, changed)| changed.clone())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        let history = talos_core::history::replay(&records)
             .into_iter()
             .zip(snapshot.requests)
             .enumerate()
-            .map(|(i, (turn, (request, _)))| {
-                let (answer, changed) = snapshot.answers.get(i).cloned().unwrap_or_default();
-                Remembered {
-                    request,
-                    turn,
-                    answer,
-                    changed,
-                }
+            .map(|(i, (turn, (request, _)))| Remembered {
+                request,
+                turn,
+                answer: snapshot
+                    .answers
+                    .get(i)
+                    .map(|(answer, _)| answer.clone())
+                    .unwrap_or_default(),
             })
             .collect();
         let state = SessionState {
@@ -420,7 +433,7 @@ impl SessionTurn {
                 .state
                 .history
                 .iter()
-                .map(|r| (r.answer.clone(), r.changed.clone()))
+                .map(|r| (r.answer.clone(), r.turn.changed.clone()))
                 .collect(),
             last_outcome: self.state.last_outcome.clone(),
             last_findings: self.state.last_findings.clone(),
@@ -442,7 +455,7 @@ impl SessionTurn {
         self.state
             .history
             .last()
-            .map(|r| r.changed.clone())
+            .map(|r| r.turn.changed.clone())
             .unwrap_or_default()
     }
 
@@ -462,26 +475,21 @@ impl SessionTurn {
             .map(|r| talos_core::turn::conversation::EarlierTurn {
                 request: r.request.clone(),
                 answer: r.answer.clone(),
-                changed: r.changed.clone(),
+                changed: r.turn.changed.clone(),
+                outcome: r.turn.outcome,
+                replaced: talos_core::history::replacement_made(&r.turn),
             })
             .collect()
     }
 
-    /// Remembers a finished turn: its request, contract and outcome, and what the
-    /// conversation carries of it (the committed answer, the files changed).
-    pub fn remember_turn(
-        &mut self,
-        request: String,
-        turn: PriorTurn,
-        answer: String,
-        changed: Vec<String>,
-    ) {
+    /// Remembers a finished turn: its request, contract, outcome and changed files, and the
+    /// committed answer the conversation carries.
+    pub fn remember_turn(&mut self, request: String, turn: PriorTurn, answer: String) {
         let history = &mut self.state.history;
         history.push(Remembered {
             request,
             turn,
             answer,
-            changed,
         });
         let excess = history.len().saturating_sub(HISTORY_TURNS);
         history.drain(..excess);
@@ -609,9 +617,22 @@ mod tests {
                 PriorTurn {
                     contract: talos_core::history::resolve_in_context(&[], request),
                     outcome: PriorOutcome::Denied,
+                    changed: vec![],
                 },
                 "The change was denied.".into(),
-                vec![],
+            );
+            // A verified replacement: its files and its change come back with the session.
+            let edit = "In settings.py, change TIMEOUT from 30 to 60.";
+            turn.next_turn();
+            let history = turn.history();
+            turn.remember_turn(
+                edit.into(),
+                PriorTurn {
+                    contract: talos_core::history::resolve_in_context(&history, edit),
+                    outcome: PriorOutcome::Verified,
+                    changed: vec!["settings.py".into()],
+                },
+                "Edited settings.py.".into(),
             );
             turn.remember_findings(vec!["finding".into()]);
             turn.snapshot()
@@ -620,7 +641,7 @@ mod tests {
         assert_eq!(restored.id, session.id);
         assert_eq!(restored.mode, Mode::Ask);
         let info = restored.info("default");
-        assert_eq!((info.turns, info.persisted, info.busy), (1, true, false));
+        assert_eq!((info.turns, info.persisted, info.busy), (2, true, false));
         assert!(
             !restored.grants().remember_writes,
             "grants are not restored"
@@ -633,6 +654,12 @@ mod tests {
             turn.conversation(),
             live.conversation(),
             "the answers are restored"
+        );
+        let replaced = turn.conversation().pop().and_then(|t| t.replaced);
+        assert_eq!(
+            replaced.map(|r| (r.target, r.from, r.to)),
+            Some(("settings.py".into(), "30".into(), "60".into())),
+            "the change made is restored"
         );
         assert_eq!(turn.last_findings(), vec!["finding".to_string()]);
     }

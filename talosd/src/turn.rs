@@ -110,9 +110,9 @@ pub async fn run(
             talos_core::history::PriorTurn {
                 contract: resolved,
                 outcome: PriorOutcome::of(to_proto::fine(outcome.classification)),
+                changed,
             },
             outcome.final_answer.clone(),
-            changed,
         );
     }
     sessions.persist(&session);

@@ -15,6 +15,7 @@ mod contract;
 mod discipline;
 mod documents;
 mod fidelity;
+mod followups;
 mod hostile_corpus;
 mod hostile_ignore;
 mod hostile_workspace;

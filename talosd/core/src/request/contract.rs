@@ -20,6 +20,7 @@ pub use direct::asks_about_talos;
 mod mutation;
 mod questions;
 mod read_only;
+mod replacement;
 mod web;
 mod words;
 
@@ -34,6 +35,9 @@ pub use commands::{
     CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
 };
 pub use files::{Choice, Reading, choose, names_to_find, with_files};
+pub use replacement::{
+    replacement, reversed as reversed_replacement, with_values as with_replacement_values,
+};
 pub use web::{
     NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets,
     web_request,
@@ -99,6 +103,7 @@ impl TaskContract {
                 | Reason::RepairInherited
                 | Reason::CorrectionInherited
                 | Reason::DeicticInherited
+                | Reason::RevertInherited
         )
     }
 

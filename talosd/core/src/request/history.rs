@@ -4,9 +4,18 @@
 //! it", "still broken" after an unfinished or unverified one repair it; "but there is no css"
 //! corrects it; "this folder" after a workspace question points at it again. Inherited targets
 //! keep their roles and come from MESSAGE_HISTORY; what the new request forbids still wins.
+//! "Change it back" and "undo that" are resolved from the records of the turns before
+//! (`history/revert.rs`); "what did you change in the last two turns" names the turns it asks
+//! about (`history/scope.rs`).
 
-use crate::request::contract::{Reason, TaskContract, TaskType, resolve};
+mod revert;
+mod scope;
+
+use crate::request::contract::{
+    Reason, TaskContract, TaskType, exact_literal, replacement, resolve,
+};
 use crate::request::intent::{TargetRef, TargetRole, TargetSource, merge};
+pub use scope::{ChangeScope, changes_scope};
 
 /// How a prior turn ended, as the daemon recorded it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,28 +104,70 @@ impl PriorOutcome {
     }
 }
 
-/// A prior turn of the session: its contract and how it ended.
+/// A prior turn of the session: its contract, how it ended, and the files it changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PriorTurn {
     pub contract: TaskContract,
     pub outcome: PriorOutcome,
+    /// The files the turn changed, as its records say.
+    pub changed: Vec<String>,
+}
+
+/// A remembered turn as the session keeps it: the request as typed, how the turn ended, and
+/// the files it changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remembered {
+    pub request: String,
+    pub outcome: PriorOutcome,
+    pub changed: Vec<String>,
+}
+
+/// A replacement a turn's records show it made: on `target`, `from` became `to`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedChange {
+    pub target: String,
+    pub from: String,
+    pub to: String,
 }
 
 /// Rebuilds a session's history from its remembered requests, oldest first, with how each
-/// turn ended: each request is resolved in the context of the ones before it, as the live
-/// session resolved it, so a persisted session needs only its requests and outcomes. A request
-/// resolved with a predecessor that is no longer in the list (the window is bounded) is resolved
-/// without it.
-pub fn replay(requests: &[(String, PriorOutcome)]) -> Vec<PriorTurn> {
-    let mut history: Vec<PriorTurn> = Vec::with_capacity(requests.len());
-    for (request, outcome) in requests {
-        let contract = resolve_in_context(&history, request);
+/// turn ended and what it changed: each request is resolved in the context of the ones before
+/// it, as the live session resolved it, so a persisted session needs only these records. A
+/// request resolved with a predecessor that is no longer in the list (the window is bounded) is
+/// resolved without it.
+pub fn replay(remembered: &[Remembered]) -> Vec<PriorTurn> {
+    let mut history: Vec<PriorTurn> = Vec::with_capacity(remembered.len());
+    for turn in remembered {
+        let contract = resolve_in_context(&history, &turn.request);
         history.push(PriorTurn {
             contract,
-            outcome: *outcome,
+            outcome: turn.outcome,
+            changed: turn.changed.clone(),
         });
     }
     history
+}
+
+/// The replacement a turn made, where its records hold it: its contract asked one file for
+/// "from A to B" (the plan's pin, no exact literal), the file is among those it changed, and
+/// the turn ended verified, so the verifier saw A replaced by B.
+pub fn replacement_made(turn: &PriorTurn) -> Option<RecordedChange> {
+    let contract = &turn.contract;
+    if turn.outcome != PriorOutcome::Verified || !contract.mutation_allowed {
+        return None;
+    }
+    let [target] = contract.expected_targets.as_slice() else {
+        return None;
+    };
+    if !turn.changed.contains(target) || exact_literal(&contract.original_request).is_some() {
+        return None;
+    }
+    let (from, to) = replacement(&contract.original_request)?;
+    Some(RecordedChange {
+        target: target.clone(),
+        from,
+        to,
+    })
 }
 
 const CONFIRMATIONS: &[&str] = &[
@@ -193,6 +244,9 @@ pub fn resolve_in_context(history: &[PriorTurn], request: &str) -> TaskContract 
     let status = current.reason == Reason::PriorChangeStatusQuestion;
     if current.task_type == TaskType::VerifyOnly || status {
         return current;
+    }
+    if let Some(revert) = revert::resolve(history, request, &current) {
+        return revert;
     }
     let Some(prior) = history.last() else {
         return current;

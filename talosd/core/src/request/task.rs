@@ -83,6 +83,10 @@ pub enum Reason {
     RepairInherited,
     CorrectionInherited,
     DeicticInherited,
+    /// "Change it back": the last recorded replacement, the other way round.
+    RevertInherited,
+    /// "Change it back" with no change in the session's records: said so, nothing guessed.
+    NothingToRevert,
 }
 
 impl Reason {
@@ -119,6 +123,8 @@ impl Reason {
             Reason::RepairInherited => "repair-follow-up-inherited",
             Reason::CorrectionInherited => "correction-follow-up-inherited",
             Reason::DeicticInherited => "deictic-follow-up-inherited",
+            Reason::RevertInherited => "revert-follow-up-inherited",
+            Reason::NothingToRevert => "revert-without-recorded-change",
         }
     }
 

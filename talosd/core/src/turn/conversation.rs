@@ -7,6 +7,7 @@
 //! prefix the server's prompt cache reuses.
 
 use crate::planning::budget::{self, Kind, Placement};
+use crate::request::history::{PriorOutcome, RecordedChange};
 
 use super::model::NativeCall;
 
@@ -62,6 +63,10 @@ pub struct EarlierTurn {
     pub answer: String,
     /// The files the turn changed, as recorded.
     pub changed: Vec<String>,
+    /// How the turn ended.
+    pub outcome: PriorOutcome,
+    /// The replacement it made, where its records hold one (`history::replacement_made`).
+    pub replaced: Option<RecordedChange>,
 }
 
 /// A tool's output as the call reported it, kept so a long one can be windowed.
@@ -243,8 +248,11 @@ fn cut_label(entry: &Entry) -> String {
 pub(crate) fn earlier_entry(turn: &EarlierTurn) -> Entry {
     let mut answer = turn.answer.clone();
     if !turn.changed.is_empty() {
+        let replaced = turn.replaced.as_ref().map_or(String::new(), |r| {
+            format!(" ({}: {} -> {})", r.target, r.from, r.to)
+        });
         answer.push_str(&format!(
-            "\n\n[Talos's record of this turn: changed {}.]",
+            "\n\n[Talos's record of this turn: changed {}{replaced}.]",
             turn.changed.join(", ")
         ));
     }

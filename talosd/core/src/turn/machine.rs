@@ -436,6 +436,10 @@ impl Turn {
                     .unwrap_or_default();
                 self.end(answer)
             }
+            Route::ChangesFromRecords(scope) => {
+                let answer = route::changes_from_records(&self.machine.earlier, scope);
+                self.end(answer)
+            }
             Route::Fixed(text) => self.end(text.to_string()),
             Route::UnreadableDocuments(documents) => {
                 let message = format!("{} cannot be read by the text tools", documents.join(", "));

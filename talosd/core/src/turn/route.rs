@@ -5,9 +5,14 @@
 //! for documents the text tools cannot read, or the model. Also the context a follow-up
 //! carries and whether the turn becomes the one a later "try again" continues.
 
+mod records;
+
+pub use records::changes_from_records;
+
 use crate::planning::modes::{SessionMode, Structural, structural_command};
 use crate::planning::plan::TurnPlan;
 use crate::request::contract::{CommandAsk, Reason, TaskContract, TaskType, asks_about_talos};
+use crate::request::history::{ChangeScope, changes_scope};
 use crate::request::outcome::Fine;
 use crate::request::targets::is_unreadable_document;
 
@@ -15,6 +20,9 @@ use super::record::FileResult;
 
 /// The fixed answer to a checkpoint restore asked in words.
 pub const RESTORE_ANSWER: &str = "I did not restore or change any file from this natural-language turn: a restore is always your explicit command, with its own approval.\nTo undo the last turn that changed files: `talos undo` (or `/undo` in an interactive session).\nTo see every checkpoint: `talos checkpoints`, then `talos checkpoint show ID` and `talos restore ID`.";
+
+/// The fixed answer to "change it back" when the session's records hold no change to undo.
+pub const NOTHING_TO_REVERT_ANSWER: &str = "I changed nothing: Talos's records of this session show no change to undo, and I will not guess which file or value you mean.\nTo change a value, name it and its file (for example: In settings.py, change TIMEOUT from 60 to 30).\nTo undo a change made in an earlier session: `talos checkpoints`, then `talos restore ID`.";
 
 /// The fixed answer to a command check that names no profile.
 pub const UNSUPPORTED_COMMAND_ANSWER: &str = "I can't run that command check because no approved command profile was specified. Talos runs commands only through bounded, approved command profiles: the built-in cargo_test, cargo_check, cargo_build, cargo_clippy, cargo_fmt_check and gradle_* profiles, and workspace profiles you pinned with talos profiles trust. Name one (for example: run the cargo_test command profile).";
@@ -30,6 +38,9 @@ pub enum Route {
     Viewer(Structural),
     /// "Did you make the changes?": from the previous turn's records.
     StatusFromRecords,
+    /// "What did you change in the last two turns / so far?": from the records of the turns
+    /// named.
+    ChangesFromRecords(ChangeScope),
     /// A runtime answer with no model call.
     Fixed(String),
     /// Named documents the text tools cannot read: a capability note, no reads.
@@ -55,7 +66,13 @@ pub fn route(mode: SessionMode, plan: &TurnPlan, request: &str, has_prior: bool)
     }
     let contract = plan.contract();
     match contract.reason {
-        Reason::PriorChangeStatusQuestion if has_prior => return Route::StatusFromRecords,
+        Reason::PriorChangeStatusQuestion => match changes_scope(request) {
+            ChangeScope::LastTurns(1) if has_prior => return Route::StatusFromRecords,
+            // With no outcome on record the model answers, under the guards, as before.
+            ChangeScope::LastTurns(1) => {}
+            scope => return Route::ChangesFromRecords(scope),
+        },
+        Reason::NothingToRevert => return Route::Fixed(NOTHING_TO_REVERT_ANSWER.into()),
         Reason::UnsupportedCommand => {
             return Route::Fixed(unsupported_command_answer(&contract.command));
         }

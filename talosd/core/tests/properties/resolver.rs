@@ -143,7 +143,7 @@ proptest! {
             marker_soup(),
         ],
     ) {
-        let history = vec![PriorTurn { contract: resolve(&prior), outcome: outcome(index) }];
+        let history = vec![PriorTurn { contract: resolve(&prior), outcome: outcome(index), changed: vec![] }];
         assert_invariants(&resolve_in_context(&history, &follow));
     }
 }

@@ -35,7 +35,11 @@ fn prior(request: &str, posture_name: &str, outcome_name: &str) -> PriorTurn {
     let contract = apply(posture(posture_name), resolve(request)).contract;
     let outcome = outcome(outcome_name);
     assert_eq!(outcome.as_str(), outcome_name);
-    PriorTurn { contract, outcome }
+    PriorTurn {
+        contract,
+        outcome,
+        changed: Vec::new(),
+    }
 }
 
 fn yn(b: bool) -> &'static str {

@@ -8,6 +8,7 @@ fn repair_after(request: &str) -> talos_core::contract::TaskContract {
     let prior = PriorTurn {
         contract: talos_core::contract::resolve(request),
         outcome: PriorOutcome::Incomplete,
+        changed: vec![],
     };
     resolve_in_context(&[prior], "fix the remaining problems")
 }

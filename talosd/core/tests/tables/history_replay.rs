@@ -2,18 +2,26 @@
 //! is a session's remembered requests with their outcomes, and the replayed history must equal
 //! the one the live session built turn by turn with `resolve_in_context`.
 
-use talos_core::history::{PriorOutcome, PriorTurn, replay, resolve_in_context};
+use talos_core::history::{PriorOutcome, PriorTurn, Remembered, replay, resolve_in_context};
 use talos_core::turn::route;
 
+/// A turn as a row gives it: the request, how it ended, the files it changed.
+type Row<'a> = (&'a str, PriorOutcome, &'a [&'a str]);
+
+fn changed(files: &[&str]) -> Vec<String> {
+    files.iter().map(|f| f.to_string()).collect()
+}
+
 /// What a live session remembers after these turns (the daemon's order in `turn::run`).
-fn live(turns: &[(&str, PriorOutcome)]) -> Vec<PriorTurn> {
+fn live(turns: &[Row<'_>]) -> Vec<PriorTurn> {
     let mut history = Vec::new();
-    for (request, outcome) in turns {
+    for (request, outcome, files) in turns {
         let resolved = resolve_in_context(&history, request);
         if route::remembered(&resolved) {
             history.push(PriorTurn {
                 contract: resolved,
                 outcome: *outcome,
+                changed: changed(files),
             });
         }
     }
@@ -21,16 +29,20 @@ fn live(turns: &[(&str, PriorOutcome)]) -> Vec<PriorTurn> {
 }
 
 /// One row: the replay of the remembered requests equals the live history.
-fn check(turns: &[(&str, PriorOutcome)], expected_len: usize) {
+fn check(turns: &[Row<'_>], expected_len: usize) {
     let history = live(turns);
     assert_eq!(history.len(), expected_len, "{turns:?}");
-    let remembered: Vec<(String, PriorOutcome)> = turns
+    let remembered: Vec<Remembered> = turns
         .iter()
-        .filter(|(request, _)| {
+        .filter(|(request, _, _)| {
             // A status question is answered from the records and not remembered.
             route::remembered(&talos_core::contract::resolve(request))
         })
-        .map(|(request, outcome)| (request.to_string(), *outcome))
+        .map(|(request, outcome, files)| Remembered {
+            request: request.to_string(),
+            outcome: *outcome,
+            changed: changed(files),
+        })
         .collect();
     assert_eq!(replay(&remembered), history, "{turns:?}");
 }
@@ -39,29 +51,55 @@ fn check(turns: &[(&str, PriorOutcome)], expected_len: usize) {
 fn replayed_history_equals_the_live_one() {
     use PriorOutcome::{Denied, Incomplete, ReadOnly, Unverified, Verified};
     check(&[], 0);
-    check(&[("create index.html with a heading", Verified)], 1);
+    check(
+        &[(
+            "create index.html with a heading",
+            Verified,
+            &["index.html"],
+        )],
+        1,
+    );
     check(
         &[
-            ("change the title in index.html to Hello", Denied),
-            ("yes", Verified),
+            ("change the title in index.html to Hello", Denied, &[]),
+            ("yes", Verified, &["index.html"]),
         ],
         2,
     );
     check(
         &[
-            ("fix the bug in app.js", Unverified),
-            ("still broken, fix it", Incomplete),
-            ("did you make the change?", ReadOnly),
-            ("fix it", Verified),
+            ("fix the bug in app.js", Unverified, &["app.js"]),
+            ("still broken, fix it", Incomplete, &[]),
+            ("did you make the change?", ReadOnly, &[]),
+            ("fix it", Verified, &["app.js"]),
         ],
         3,
     );
     check(
         &[
-            ("what does this project do?", ReadOnly),
-            ("this folder", ReadOnly),
-            ("build a landing page in index.html", Incomplete),
-            ("but there is no css", Verified),
+            ("what does this project do?", ReadOnly, &[]),
+            ("this folder", ReadOnly, &[]),
+            (
+                "build a landing page in index.html",
+                Incomplete,
+                &["index.html"],
+            ),
+            ("but there is no css", Verified, &["style.css"]),
+        ],
+        4,
+    );
+    // A revert is resolved from the changes recorded before it, live and replayed alike.
+    check(
+        &[
+            (
+                "In settings.py, change TIMEOUT from 30 to 60.",
+                Verified,
+                &["settings.py"],
+            ),
+            ("what did you change so far?", ReadOnly, &[]),
+            ("Now change it back.", Denied, &[]),
+            ("change it back", Verified, &["settings.py"]),
+            ("undo that", Verified, &["settings.py"]),
         ],
         4,
     );

@@ -15,6 +15,7 @@ use crate::turn_support::{Reply, answer, plan_for, settings};
 use pretty_assertions::assert_eq;
 use talos_core::constrain::Level;
 use talos_core::contract::resolve;
+use talos_core::history::PriorOutcome;
 use talos_core::ladder::Grants;
 use talos_core::modes::SessionMode;
 use talos_core::outcome::Fine;
@@ -446,11 +447,15 @@ fn earlier_turns_are_carried_as_their_records_oldest_first_and_cut_when_full() {
             request: "In settings.py, change TIMEOUT from 30 to 60.".into(),
             answer: "settings.py was changed and read back as approved.".into(),
             changed: vec!["settings.py".into()],
+            outcome: PriorOutcome::Verified,
+            replaced: None,
         },
         EarlierTurn {
             request: "What is RETRIES?".into(),
             answer: "RETRIES is 3.".into(),
             changed: Vec::new(),
+            outcome: PriorOutcome::ReadOnly,
+            replaced: None,
         },
     ];
     let run = run(

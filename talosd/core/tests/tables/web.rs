@@ -320,6 +320,7 @@ fn contracts_carry_the_web_facts() {
     let prior = PriorTurn {
         contract: resolve("Create a landing page where clicking #go updates #out"),
         outcome: PriorOutcome::Verified,
+        changed: vec![],
     };
     let follow_up = resolve_in_context(&[prior], "but there is no css");
     assert!(

@@ -38,7 +38,7 @@ fn status_at(lex: &Lex<'_>, j: usize) -> bool {
     #[rustfmt::skip]
     const DID_YOU: &[&str] = &[
         "make", "apply", "do", "finish", "complete", "update", "change", "edit", "fix", "repair",
-        "write", "create", "save",
+        "write", "create", "save", "touch", "modify",
     ];
     #[rustfmt::skip]
     const CHANGE_NOUNS: &[&str] = &[
@@ -57,7 +57,8 @@ fn status_at(lex: &Lex<'_>, j: usize) -> bool {
     #[rustfmt::skip]
     const WHAT_YOU: &[&str] = &[
         "make", "made", "do", "done", "change", "changed", "update", "updated", "edit", "edited",
-        "write", "written", "create", "created", "fix", "fixed",
+        "write", "written", "create", "created", "fix", "fixed", "touch", "touched", "modify",
+        "modified",
     ];
     let w = |k: usize| lex.word(j + k);
     let subject_then = |k: usize, words: &[&str]| -> bool {
@@ -80,7 +81,15 @@ fn status_at(lex: &Lex<'_>, j: usize) -> bool {
         "is" => (1..12).any(|k| DONE.contains(&w(k)) && !(1..k).any(|m| w(m).is_empty())),
         "are" | "were" | "was" => subject_then(1, DONE),
         "have" | "has" if w(1) == "you" => HAVE_YOU.contains(&w(2)),
-        "what" if matches!(w(1), "did" | "have") && w(2) == "you" => WHAT_YOU.contains(&w(3)),
+        "what" | "which" => {
+            // "what did you change", "which files have you touched", "what changes did you make"
+            let k = usize::from(matches!(
+                w(1),
+                "file" | "files" | "change" | "changes" | "edit" | "edits"
+            ));
+            matches!(w(k + 1), "did" | "have") && w(k + 2) == "you" && WHAT_YOU.contains(&w(k + 3))
+        }
+        "show" | "tell" | "list" | "summarize" | "summarise" => shown_changes(lex, j, WHAT_YOU),
         "why" if w(1) == "did" && w(2) == "you" && w(3) == "not" => DID_YOU.contains(&w(4)),
         "why" if w(1) == "didn't" || (w(1) == "did" && matches!(w(2), "nothing" | "it")) => {
             (2..12).any(|k| matches!(w(k), "change" | "update" | "happen" | "apply" | "work"))
@@ -88,6 +97,19 @@ fn status_at(lex: &Lex<'_>, j: usize) -> bool {
         "does" if w(1) == "it" => w(2) == "work",
         _ => false,
     }
+}
+
+/// "Show me what you changed", "tell me what you have done", "list your changes", "show me the
+/// changes you made": the person asks for the session's record, not for a diff of their own.
+fn shown_changes(lex: &Lex<'_>, j: usize, what_you: &[&str]) -> bool {
+    let w = |k: usize| lex.word(j + k);
+    let k = 1 + usize::from(matches!(w(1), "me" | "us"));
+    let changes = |k: usize| matches!(w(k), "changes" | "edits" | "change" | "edit");
+    if w(k) == "what" && w(k + 1) == "you" {
+        let verb = k + 2 + usize::from(matches!(w(k + 2), "have" | "did" | "ve" | "just"));
+        return what_you.contains(&w(verb));
+    }
+    (w(k) == "your" && changes(k + 1)) || (w(k) == "the" && changes(k + 1) && w(k + 2) == "you")
 }
 
 /// "Should I edit x?", "How would you fix it?", "Is it safe to delete y?", "What happens if …".
