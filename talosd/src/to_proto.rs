@@ -147,7 +147,8 @@ pub fn plan(plan: &TurnPlan) -> TracePlan {
             .iter()
             .map(|e| match e {
                 Expectation::MustChange { target } => format!("must-change {target}"),
-                Expectation::Change { target, ask } => format!("{} in {target}", ask.describe()),
+                // The kind only: the request's words reach traces as digests, never as text.
+                Expectation::Change { target, ask } => format!("{} in {target}", ask.kind()),
                 Expectation::ExactContent { target, content } => format!(
                     "exact content of {target} ({})",
                     talos_core::digest::sha256(content.as_bytes())

@@ -211,7 +211,7 @@ async fn a_failed_check_gets_one_bounded_repair_and_is_checked_again() {
         let outcome = client
             .turn(
                 &session,
-                "Change the heading text in index.html from Helo to Hello",
+                "Fix the typo in the heading of index.html",
                 "approve",
             )
             .await;

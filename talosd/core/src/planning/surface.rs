@@ -129,14 +129,7 @@ fn select_base(contract: &TaskContract, phase: Phase) -> Surface {
         }
         return surface(&READ_TOOLS, "read-only metadata surface");
     }
-    let mut ops = workspace_operations(&contract.original_request);
-    // "Rename the function add to sum" changes text inside files, never a file's name.
-    if matches!(
-        contract.change,
-        Some(crate::request::change::ChangeAsk::RenameSymbol { .. })
-    ) {
-        ops.retain(|t| *t != ToolId::RenamePath);
-    }
+    let ops = contract_operations(contract);
     match ops.as_slice() {
         [] => {}
         [single] => {
@@ -173,6 +166,19 @@ fn select_base(contract: &TaskContract, phase: Phase) -> Surface {
         tools,
         reason: "mutation apply surface",
     }
+}
+
+/// The workspace operations the request asks for; "rename the function add to sum" changes
+/// text inside files, never a file's name.
+fn contract_operations(contract: &TaskContract) -> Vec<ToolId> {
+    let mut ops = workspace_operations(&contract.original_request);
+    if matches!(
+        contract.change,
+        Some(crate::request::change::ChangeAsk::RenameSymbol { .. })
+    ) {
+        ops.retain(|t| *t != ToolId::RenamePath);
+    }
+    ops
 }
 
 fn op_reason(tool: ToolId) -> &'static str {

@@ -43,7 +43,20 @@ pub enum ChangeAsk {
 }
 
 impl ChangeAsk {
-    /// One line for traces, approvals and notes: what the request asked the file to hold.
+    /// The kind of change, without the request's values (for traces).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ChangeAsk::Replace { .. } => "replacement",
+            ChangeAsk::SetKey { .. } => "key set",
+            ChangeAsk::RenameSymbol { .. } => "symbol rename",
+            ChangeAsk::Content { .. } => "given content",
+            ChangeAsk::CommentOut { .. } => "line commented out",
+            ChangeAsk::Uncomment { .. } => "line uncommented",
+            ChangeAsk::RemoveLine { .. } => "line removed",
+        }
+    }
+
+    /// One line for approvals, notes and answers: what the request asked the file to hold.
     pub fn describe(&self) -> String {
         match self {
             ChangeAsk::Replace { from, to, key } => match key {

@@ -174,17 +174,25 @@ impl Turn {
         Some(crate::ending::guard::correct_document_claims("", &unseen))
     }
 
+    /// Every named target's last write succeeded and held the request's own check: a write
+    /// the check refused ("TIMEOUT is still 30", a rename's second line) keeps the turn in
+    /// APPLY, so the model, told why, can finish the change.
     fn every_target_changed(&self) -> bool {
+        use crate::request::outcome::MutationResult;
         let targets = &self.plan.contract().expected_targets;
         !targets.is_empty()
             && targets.iter().all(|t| {
-                self.record.facts.mutations.iter().any(|m| {
-                    &m.target == t
-                        && matches!(
-                            m.result,
-                            crate::request::outcome::MutationResult::Succeeded { .. }
-                        )
-                })
+                self.record
+                    .facts
+                    .mutations
+                    .iter()
+                    .filter(|m| &m.target == t)
+                    .filter_map(|m| match m.result {
+                        MutationResult::Succeeded { verified } => Some(verified),
+                        _ => None,
+                    })
+                    .last()
+                    == Some(true)
             })
     }
 

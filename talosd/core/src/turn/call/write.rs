@@ -290,16 +290,7 @@ impl WriteFlow {
             return self.integrity_failed(call, turn, &shown, &verification.summary);
         }
         let problem = request_problem(call, turn, &shown, change.before.as_deref(), &on_disk);
-        // The next edit of this file is offered against what it holds now (a rename's second
-        // line), not against the text first read.
-        if let Some(entry) = turn
-            .machine
-            .read_texts
-            .iter_mut()
-            .find(|(path, _)| *path == shown)
-        {
-            entry.1 = String::from_utf8_lossy(&on_disk).into_owned();
-        }
+        remember_written(turn, &shown, &on_disk);
         turn.record.facts.mutations.push(MutationRecord {
             target: shown.clone(),
             result: MutationResult::Succeeded {
@@ -564,8 +555,7 @@ fn exact_literal(
         | Expectation::Change { .. } => None,
     });
     match literal {
-        // A final line break the literal does not spell is the file's, not a different text.
-        Some(literal) if after.trim_end_matches('\n') != literal.trim_end_matches('\n') => {
+        Some(literal) if differs(turn, &after, &literal) => {
             turn.record.warn(
                 WarningCode::ExactLiteralWriteCorrected,
                 format!(
@@ -581,6 +571,31 @@ fn exact_literal(
             (literal.clone(), WriteCheck::Exact(literal))
         }
         Some(_) | None => (after, check),
+    }
+}
+
+/// The next edit of a written file is offered against what it holds now (a rename's second
+/// line), not against the text first read.
+fn remember_written(turn: &mut Turn, shown: &str, on_disk: &[u8]) {
+    if let Some(entry) = turn
+        .machine
+        .read_texts
+        .iter_mut()
+        .find(|(path, _)| path == shown)
+    {
+        entry.1 = String::from_utf8_lossy(on_disk).into_owned();
+    }
+}
+
+/// Whether the proposed content is not the literal: byte for byte for "with exactly …"; for
+/// content given in words ("containing 2.0.0") a final line break the words cannot spell is
+/// the file's own, not a different text.
+fn differs(turn: &Turn, after: &str, literal: &str) -> bool {
+    let exact = crate::request::change::exact_literal(&turn.plan.contract().original_request);
+    if exact.is_some() {
+        after != literal
+    } else {
+        after.trim_end_matches('\n') != literal.trim_end_matches('\n')
     }
 }
 
