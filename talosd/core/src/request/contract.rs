@@ -21,6 +21,7 @@ mod literal;
 mod mutation;
 mod questions;
 mod read_only;
+mod readings;
 mod web;
 mod words;
 
@@ -35,6 +36,7 @@ pub use commands::{
 };
 pub use files::{Choice, Reading, choose, names_to_find, with_files};
 pub use literal::exact_literal;
+pub use readings::{ONLY_A_QUESTION, Readings, readings};
 pub use web::{
     NamedInteraction, WebRequest, has_default_web_targets, reconcile_default_web_targets,
     web_request,

@@ -13,6 +13,7 @@ mod history;
 mod history_repair;
 mod history_replay;
 mod hooks;
+mod reading;
 mod resolver;
 mod sanitize;
 mod textcall;
