@@ -10,6 +10,7 @@ mod context;
 mod effects;
 mod model;
 mod pins;
+mod reading;
 mod retrieve;
 mod verify;
 
@@ -59,7 +60,14 @@ pub async fn run(
     let turn_id = request.turn_id.clone();
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
-    let plan = plan(&daemon, &session, &request, mode, &resolved);
+    let asking = reading::Asking {
+        peer: &peer,
+        cancel: &session.cancel_token(),
+        timeout: std::time::Duration::from_secs(daemon.config.approval.timeout_secs),
+        session_id: session.id.as_str(),
+        turn_id: turn_id.as_str(),
+    };
+    let (plan, asked) = plan(&daemon, &session, &request, (mode, &asking), &resolved).await;
     let model = daemon.models.lease(
         daemon
             .models
@@ -78,6 +86,8 @@ pub async fn run(
         prompt: &request.prompt,
         plan: &plan,
     });
+    let mut trace = trace;
+    trace.task_contract.reading = asked.as_ref().and_then(|a| a.trace.clone());
     let core = core_turn(&daemon, &session, &request, plan, &model.entry.config).await;
     let mut ctx = TurnCtx::new(
         daemon,
@@ -88,6 +98,12 @@ pub async fn run(
         model,
         session.cancel_token(),
     );
+    if asked
+        .as_ref()
+        .is_some_and(|a| a.source == proto::ChoiceSource::Cancelled)
+    {
+        ctx.core.interrupt(Interrupt::Cancelled);
+    }
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), model = %ctx.model.entry.name, "turn started");
     let done = drive(&mut ctx).await;
@@ -224,14 +240,23 @@ async fn perform(ctx: &mut TurnCtx, effect: TurnEffect) -> TurnInput {
     }
 }
 
-/// The turn plan: the contract under the mode's posture, with the follow-up's context.
-fn plan(
+/// What the person was asked about an uncertain reading, and how it ended.
+#[derive(Debug, Clone)]
+struct Asked {
+    source: proto::ChoiceSource,
+    trace: Option<proto::trace::TraceReading>,
+}
+
+/// The turn plan: the contract against the workspace's files, under the mode's posture, with
+/// the follow-up's context; an uncertain reading is asked first (`reading.rs`) and the chosen
+/// one planned, or, unanswered, left for the core to end before the model.
+async fn plan(
     daemon: &Daemon,
     session: &SessionTurn,
     request: &TurnRequest,
-    mode: SessionMode,
+    (mode, asking): (SessionMode, &reading::Asking<'_>),
     resolved: &talos_core::contract::TaskContract,
-) -> TurnPlan {
+) -> (TurnPlan, Option<Asked>) {
     let commands = crate::commands::workspace_commands(&daemon.home.state, &request.files);
     // A repair follow-up works on what is left (the session keeps the full contract).
     let narrowed = talos_core::history::narrow_repair(
@@ -240,14 +265,29 @@ fn plan(
         &session.last_findings(),
     );
     let with_commands = talos_core::contract::with_workspace(narrowed, &commands);
-    let reconciled = crate::webcheck::reconciled(&request.files, with_commands);
-    let effective = posture::apply(mode.posture(), reconciled);
+    let workspace = request.files.clone();
+    let with_files =
+        crate::offload::blocking(move || reading::with_workspace_files(&workspace, with_commands));
+    let reconciled = crate::webcheck::reconciled(&request.files, with_files);
+    let mut effective = posture::apply(mode.posture(), reconciled.clone());
+    let mut asked = None;
+    if talos_core::contract::readings(&effective.contract).is_some() {
+        let answer = reading::ask(asking, &effective.contract).await;
+        asked = Some(Asked {
+            source: answer.source,
+            trace: reading::traced(&effective.contract, answer),
+        });
+        if let Some(choice) = answer.choice {
+            let chosen = talos_core::contract::choose(reconciled, reading::choice(choice));
+            effective = posture::apply(mode.posture(), chosen);
+        }
+    }
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
         pinned: request.pins.clone(),
         active_task_context: route::active_task_context(resolved, &session.last_findings()),
     };
-    TurnPlan::compiled(effective, settings)
+    (TurnPlan::compiled(effective, settings), asked)
 }
 
 /// The trace and the outcome, from the core's end of the turn (told by [`announce`] once
