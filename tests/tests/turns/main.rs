@@ -24,5 +24,6 @@ mod lies;
 mod obligations;
 mod outcomes;
 mod preread;
+mod reading;
 mod webcheck;
 mod workspace_ops;
