@@ -56,7 +56,7 @@ pub fn contract(c: &TaskContract) -> TraceContract {
             .collect(),
         required_visible_facts: c.static_web.required_visible_facts.len(),
         forbidden_artifacts: c.static_web.forbidden_artifacts.clone(),
-        // Filled by the turn once the person was asked (`turn/reading.rs`).
+        // Filled by the turn once the person was asked (`crate::reading`).
         reading: None,
     }
 }

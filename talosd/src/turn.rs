@@ -10,7 +10,6 @@ mod context;
 mod effects;
 mod model;
 mod pins;
-mod reading;
 mod retrieve;
 mod verify;
 
@@ -19,7 +18,6 @@ use std::sync::Arc;
 use talos_core::history::PriorOutcome;
 use talos_core::modes::SessionMode;
 use talos_core::plan::{PlanSettings, TurnPlan};
-use talos_core::posture;
 use talos_core::turn::finish::Final;
 use talos_core::turn::machine::{Interrupt, ModelSettings, TurnEffect, TurnInput};
 use talos_core::turn::route;
@@ -30,6 +28,7 @@ use talos_protocol::trace::TraceOutcome;
 
 use crate::clock::now_ms;
 use crate::connection::Peer;
+use crate::reading;
 use crate::server::Daemon;
 use crate::sessions::SessionTurn;
 use crate::to_proto;
@@ -60,14 +59,7 @@ pub async fn run(
     let turn_id = request.turn_id.clone();
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
-    let asking = reading::Asking {
-        peer: &peer,
-        cancel: &session.cancel_token(),
-        timeout: std::time::Duration::from_secs(daemon.config.approval.timeout_secs),
-        session_id: session.id.as_str(),
-        turn_id: turn_id.as_str(),
-    };
-    let (plan, asked) = plan(&daemon, &session, &request, (mode, &asking), &resolved).await;
+    let (plan, asked) = plan(&daemon, &session, (&request, &peer), mode, &resolved).await;
     let model = daemon.models.lease(
         daemon
             .models
@@ -86,8 +78,6 @@ pub async fn run(
         prompt: &request.prompt,
         plan: &plan,
     });
-    let mut trace = trace;
-    trace.task_contract.reading = asked.as_ref().and_then(|a| a.trace.clone());
     let core = core_turn(&daemon, &session, &request, plan, &model.entry.config).await;
     let mut ctx = TurnCtx::new(
         daemon,
@@ -98,12 +88,7 @@ pub async fn run(
         model,
         session.cancel_token(),
     );
-    if asked
-        .as_ref()
-        .is_some_and(|a| a.source == proto::ChoiceSource::Cancelled)
-    {
-        ctx.core.interrupt(Interrupt::Cancelled);
-    }
+    settled(&mut ctx, asked);
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), model = %ctx.model.entry.name, "turn started");
     let done = drive(&mut ctx).await;
@@ -140,6 +125,18 @@ pub async fn run(
     }
     announce(&mut ctx, &outcome).await;
     outcome
+}
+
+/// What the reading question left (`crate::reading`): the trace keeps it, and a cancel while
+/// it waited stops the turn.
+fn settled(ctx: &mut TurnCtx, asked: Option<reading::Settled>) {
+    let Some(asked) = asked else {
+        return;
+    };
+    if asked.source == proto::ChoiceSource::Cancelled {
+        ctx.core.interrupt(Interrupt::Cancelled);
+    }
+    ctx.trace.task_contract.reading = asked.trace;
 }
 
 /// The core's turn: the plan under the settings, with what the session remembers and the
@@ -240,23 +237,16 @@ async fn perform(ctx: &mut TurnCtx, effect: TurnEffect) -> TurnInput {
     }
 }
 
-/// What the person was asked about an uncertain reading, and how it ended.
-#[derive(Debug, Clone)]
-struct Asked {
-    source: proto::ChoiceSource,
-    trace: Option<proto::trace::TraceReading>,
-}
-
-/// The turn plan: the contract against the workspace's files, under the mode's posture, with
-/// the follow-up's context; an uncertain reading is asked first (`reading.rs`) and the chosen
-/// one planned, or, unanswered, left for the core to end before the model.
+/// The turn plan: the contract against the workspace's commands and files, under the mode's
+/// posture, with the follow-up's context; an uncertain reading is asked first and the chosen
+/// one planned, or, unanswered, left for the core to end before the model (`crate::reading`).
 async fn plan(
     daemon: &Daemon,
     session: &SessionTurn,
-    request: &TurnRequest,
-    (mode, asking): (SessionMode, &reading::Asking<'_>),
+    (request, peer): (&TurnRequest, &Peer),
+    mode: SessionMode,
     resolved: &talos_core::contract::TaskContract,
-) -> (TurnPlan, Option<Asked>) {
+) -> (TurnPlan, Option<reading::Settled>) {
     let commands = crate::commands::workspace_commands(&daemon.home.state, &request.files);
     // A repair follow-up works on what is left (the session keeps the full contract).
     let narrowed = talos_core::history::narrow_repair(
@@ -265,23 +255,17 @@ async fn plan(
         &session.last_findings(),
     );
     let with_commands = talos_core::contract::with_workspace(narrowed, &commands);
-    let workspace = request.files.clone();
     let with_files =
-        crate::offload::blocking(move || reading::with_workspace_files(&workspace, with_commands));
+        crate::offload::blocking(|| reading::with_workspace_files(&request.files, with_commands));
     let reconciled = crate::webcheck::reconciled(&request.files, with_files);
-    let mut effective = posture::apply(mode.posture(), reconciled.clone());
-    let mut asked = None;
-    if talos_core::contract::readings(&effective.contract).is_some() {
-        let answer = reading::ask(asking, &effective.contract).await;
-        asked = Some(Asked {
-            source: answer.source,
-            trace: reading::traced(&effective.contract, answer),
-        });
-        if let Some(choice) = answer.choice {
-            let chosen = talos_core::contract::choose(reconciled, reading::choice(choice));
-            effective = posture::apply(mode.posture(), chosen);
-        }
-    }
+    let asking = reading::Asking {
+        peer,
+        cancel: &session.cancel_token(),
+        timeout: std::time::Duration::from_secs(daemon.config.approval.timeout_secs),
+        session_id: session.id.as_str(),
+        turn_id: request.turn_id.as_str(),
+    };
+    let (effective, asked) = reading::settle(&asking, mode.posture(), reconciled).await;
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
         pinned: request.pins.clone(),

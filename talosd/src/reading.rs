@@ -10,6 +10,7 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use talos_core::contract::{self, Choice, TaskContract};
+use talos_core::posture::{self, EffectiveTurn, Posture};
 use talos_protocol as proto;
 use talos_protocol::trace::TraceReading;
 use talos_protocol::{ChoiceSource, ReadingChoice};
@@ -39,6 +40,40 @@ pub struct Asking<'a> {
     pub timeout: Duration,
     pub session_id: &'a str,
     pub turn_id: &'a str,
+}
+
+/// What the person was asked about an uncertain reading, and how it ended.
+#[derive(Debug, Clone)]
+pub struct Settled {
+    pub source: ChoiceSource,
+    /// What the trace keeps (`taskContract.reading`).
+    pub trace: Option<TraceReading>,
+}
+
+/// The contract under the mode's posture. When the reading is still uncertain there, the
+/// person is asked first, and the chosen reading is put under the posture instead; with no
+/// choice it stays uncertain, for the core to end the turn before the model.
+pub async fn settle(
+    to: &Asking<'_>,
+    posture: Posture,
+    contract: TaskContract,
+) -> (EffectiveTurn, Option<Settled>) {
+    let effective = posture::apply(posture, contract.clone());
+    if contract::readings(&effective.contract).is_none() {
+        return (effective, None);
+    }
+    let answer = ask(to, &effective.contract).await;
+    let settled = Settled {
+        source: answer.source,
+        trace: traced(&effective.contract, answer),
+    };
+    match answer.choice {
+        Some(chosen) => (
+            posture::apply(posture, contract::choose(contract, choice(chosen))),
+            Some(settled),
+        ),
+        None => (effective, Some(settled)),
+    }
 }
 
 /// The contract with the names it uses looked up in the workspace
@@ -141,7 +176,7 @@ pub async fn ask(to: &Asking<'_>, contract: &TaskContract) -> Asked {
 }
 
 /// The core's choice for the wire's.
-pub fn choice(chosen: ReadingChoice) -> Choice {
+fn choice(chosen: ReadingChoice) -> Choice {
     match chosen {
         ReadingChoice::Change => Choice::Change,
         ReadingChoice::Question => Choice::Question,
@@ -149,7 +184,7 @@ pub fn choice(chosen: ReadingChoice) -> Choice {
 }
 
 /// What the trace keeps of the question.
-pub fn traced(contract: &TaskContract, asked: Asked) -> Option<TraceReading> {
+fn traced(contract: &TaskContract, asked: Asked) -> Option<TraceReading> {
     contract::readings(contract).map(|readings| TraceReading {
         targets: readings.targets,
         choice: asked.choice,
