@@ -35,9 +35,8 @@ fn reading_question(bridge: &mut Bridge, id: u64) -> Option<Value> {
             m["method"] == "session/request_permission"
                 || (m["id"] == id && m.get("method").is_none())
         });
-        if message.get("method").is_none() {
-            return None;
-        }
+        // The prompt's own response (no method) ends it without a question.
+        message.get("method")?;
         if message["params"]["toolCall"]["title"] == "Change config.py?" {
             return Some(message);
         }
