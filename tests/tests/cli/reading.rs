@@ -183,3 +183,54 @@ async fn on_a_terminal_the_person_chooses() {
     assert!(!s.llama.requests().is_empty());
     let _ = talos(s.home.path(), &["stop"], "");
 }
+
+/// Proves the interactive session asks with its line editor, and "c" makes the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_interactive_session_asks_too() {
+    let s = setup().await;
+    let mut request = None;
+    for candidate in HEDGED {
+        let (_, outcome, _) = run_json(s.home.path().to_path_buf(), s.ws.path(), candidate).await;
+        if outcome["classification"] == "CONTRACT_AMBIGUOUS" {
+            request = Some(candidate);
+            break;
+        }
+    }
+    let request = request.expect("an uncertain request");
+    let (home, ws) = (s.home.path().to_path_buf(), s.ws.path().to_path_buf());
+    let (screen, code) = tokio::task::spawn_blocking(move || {
+        let wait = Duration::from_secs(30);
+        let history = home.join("history");
+        let mut t = Terminal::spawn(
+            Path::new(TALOS),
+            &["--workspace", ws.to_str().unwrap()],
+            &[
+                ("TALOS_HOME", &home),
+                ("TALOS_DAEMON", Path::new(TALOSD)),
+                ("TALOS_HISTORY", &history),
+            ],
+        );
+        t.expect("talos (agent)> ", wait);
+        t.type_keys(&format!("{request}\r"));
+        t.expect(
+            "Change config.py? [c=change, q=only answer a question]",
+            wait,
+        );
+        t.type_keys("c\r");
+        t.expect("Allow?", wait);
+        t.type_keys("y\r");
+        t.expect("talos (agent)> ", wait);
+        t.type_keys("\x04");
+        let screen = t.screen();
+        (screen, t.wait(wait))
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(s.ws.path().join("config.py")).unwrap(),
+        "DEBUG = False\n",
+        "{screen}"
+    );
+    let _ = talos(s.home.path(), &["stop"], "");
+}
