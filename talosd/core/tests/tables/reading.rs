@@ -104,6 +104,33 @@ fn with_files_then_choose_rows() {
                 Reading::Settled,
             ),
         ),
+        // A file the request creates is new, whatever exists elsewhere with its name.
+        (
+            "Create notes.txt with the content: hello",
+            &["docs/notes.txt"],
+            (TaskType::FileCreate, true, &["notes.txt"], Reading::Settled),
+        ),
+        // A question for information whose verb is a change verb asks about it, not for it.
+        (
+            "What does config.py set?",
+            &["config.py"],
+            (
+                TaskType::ReadOnlyQa,
+                false,
+                &["config.py"],
+                Reading::Settled,
+            ),
+        ),
+        (
+            "Why change DEBUG in config.py",
+            &["config.py"],
+            (
+                TaskType::ReadOnlyQa,
+                false,
+                &["config.py"],
+                Reading::Settled,
+            ),
+        ),
     ];
     for (request, files, (kind, allowed, targets, reading)) in rows {
         let contract = with_files(resolve(request), &strings(files));

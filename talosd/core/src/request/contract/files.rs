@@ -4,8 +4,9 @@
 //! - a file named only by its basename ("config.py" where the workspace has only
 //!   `src/config.py`) is that file, when exactly one file has the name;
 //! - a request that holds a change verb, names a file that exists, and that the resolver read
-//!   as a plain question by default (no question shape decided it) is not downgraded in
-//!   silence: its reading is uncertain, and the person is asked ([`Reading`], [`choose`]).
+//!   as a plain question by default (no question shape decided it, and it does not open as a
+//!   question for information) is not downgraded in silence: its reading is uncertain, and the
+//!   person is asked ([`Reading`], [`choose`]).
 
 use super::{Reason, TaskContract, TaskType};
 use crate::request::intent::{TargetRef, TargetRole, TargetSource};
@@ -47,18 +48,20 @@ pub fn with_files(contract: TaskContract, files: &[String]) -> TaskContract {
     let roleful: Vec<TargetRef> = contract
         .roleful_targets
         .iter()
-        .map(|t| match unique_basename(&t.path, files) {
-            Some(path) => {
-                moved = true;
-                TargetRef {
-                    path,
-                    role: t.role,
-                    source: TargetSource::WorkspaceEvidence,
-                    reason: "the only workspace file with the name the request used",
+        .map(
+            |t| match unique_basename(&t.path, files).filter(|_| !creates(&contract, t)) {
+                Some(path) => {
+                    moved = true;
+                    TargetRef {
+                        path,
+                        role: t.role,
+                        source: TargetSource::WorkspaceEvidence,
+                        reason: "the only workspace file with the name the request used",
+                    }
                 }
-            }
-            None => t.clone(),
-        })
+                None => t.clone(),
+            },
+        )
         .collect();
     let mut out = if moved {
         recompiled(
@@ -128,6 +131,12 @@ fn recompiled(
     out
 }
 
+/// Whether `target` is a file the request creates: a new `notes.txt` is not the existing
+/// `docs/notes.txt`.
+fn creates(contract: &TaskContract, target: &TargetRef) -> bool {
+    contract.task_type == TaskType::FileCreate && target.role == TargetRole::MustMutate
+}
+
 /// The one file of `files` whose basename is `name`, when `name` has no folder, does not
 /// exist as written, and exactly one file has it.
 fn unique_basename(name: &str, files: &[String]) -> Option<String> {
@@ -160,5 +169,19 @@ fn uncertain(contract: &TaskContract, files: &[String]) -> Option<Vec<String>> {
     let text = lexical::normalise(&contract.original_request);
     let lower = lexical::blank_quotes(&text.to_ascii_lowercase());
     let lex = Lex::new(&text, &lower);
-    (!existing.is_empty() && super::mutation::has_change_verb(&lex)).then_some(existing)
+    let uncertain = !existing.is_empty()
+        && super::mutation::has_change_verb(&lex)
+        && !asks_for_information(&lex);
+    uncertain.then_some(existing)
+}
+
+/// Whether the request opens as a question for information ("What does settings.py set?",
+/// "Why change DEBUG?", "Does config.py enable DEBUG?"): its change verb is what it asks about,
+/// not what it asks for. "Could you", "can you" and "would you" are requests, and stay out.
+fn asks_for_information(lex: &Lex<'_>) -> bool {
+    const OPENERS: &[&str] = &[
+        "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "does", "do",
+        "did", "is", "are", "was", "were", "has", "have", "had",
+    ];
+    OPENERS.contains(&lex.word(0))
 }
