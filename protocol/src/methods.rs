@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 mod checkpoint;
 mod commands;
 mod continuity;
+mod contract;
 mod handshake;
 mod housekeeping;
 mod index;
@@ -17,12 +18,13 @@ mod models;
 pub use checkpoint::*;
 pub use commands::*;
 pub use continuity::*;
+pub use contract::*;
 pub use handshake::*;
 pub use housekeeping::*;
 pub use index::*;
 pub use models::*;
 
-pub use crate::verdict::{Classification, CompletionStatus, Decision};
+pub use crate::verdict::{ChoiceSource, Classification, CompletionStatus, Decision};
 
 /// The first request: protocol version and server identity.
 pub const INITIALIZE: &str = "initialize";
@@ -80,7 +82,7 @@ pub const COMMAND_LIST: &str = "command/list";
 pub const COMMAND_EXPAND: &str = "command/expand";
 
 /// Every method name, client-to-daemon and daemon-to-client.
-pub const ALL_METHODS: [&str; 31] = [
+pub const ALL_METHODS: [&str; 32] = [
     INITIALIZE,
     DAEMON_STATUS,
     DAEMON_SHUTDOWN,
@@ -112,6 +114,7 @@ pub const ALL_METHODS: [&str; 31] = [
     MODEL_SELECT,
     COMMAND_LIST,
     COMMAND_EXPAND,
+    CONTRACT_CHOOSE,
 ];
 
 /// The model endpoint in `daemon/status`.

@@ -16,8 +16,8 @@ use crate::methods::{self as m};
 use crate::rpc::{ErrorCode, RpcError};
 
 /// One message of a method in [`ALL_METHODS`](crate::methods::ALL_METHODS), with its params.
-/// `TurnEvent`, `ApprovalRequest` and `IndexProgress` are sent by the daemon; the rest by
-/// clients.
+/// `TurnEvent`, `ApprovalRequest`, `IndexProgress` and `ContractChoose` are sent by the
+/// daemon; the rest by clients.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// `initialize`
@@ -82,6 +82,8 @@ pub enum Request {
     CommandList(m::CommandListParams),
     /// `command/expand`
     CommandExpand(m::CommandExpandParams),
+    /// `contract/choose`
+    ContractChoose(m::ContractChooseParams),
 }
 
 /// Why a `(method, params)` pair is no [`Request`].
@@ -91,8 +93,8 @@ pub enum RequestError {
     UnknownMethod(String),
     /// The params do not decode into the method's type; serde's message.
     InvalidParams(String),
-    /// A method the daemon sends (`turn/event`, `approval/request`, `index/progress`) was sent
-    /// to it ([`Request::parse_to_daemon`]).
+    /// A method the daemon sends (`turn/event`, `approval/request`, `index/progress`,
+    /// `contract/choose`) was sent to it ([`Request::parse_to_daemon`]).
     SentByTheDaemon(String),
 }
 
@@ -163,6 +165,7 @@ impl Request {
             m::MODEL_SELECT => R::ModelSelect(decode(params)?),
             m::COMMAND_LIST => R::CommandList(decode(params)?),
             m::COMMAND_EXPAND => R::CommandExpand(decode(params)?),
+            m::CONTRACT_CHOOSE => R::ContractChoose(decode(params)?),
             other => return Err(RequestError::UnknownMethod(other.to_string())),
         })
     }
@@ -211,6 +214,7 @@ impl Request {
             R::ModelSelect(_) => m::MODEL_SELECT,
             R::CommandList(_) => m::COMMAND_LIST,
             R::CommandExpand(_) => m::COMMAND_EXPAND,
+            R::ContractChoose(_) => m::CONTRACT_CHOOSE,
         }
     }
 
@@ -245,6 +249,7 @@ impl Request {
             R::ModelSelect(p) => encode(p),
             R::CommandList(p) => encode(p),
             R::CommandExpand(p) => encode(p),
+            R::ContractChoose(p) => encode(p),
         }
     }
 }
@@ -284,7 +289,12 @@ mod tests {
     /// Proves a method the daemon sends is refused by name when sent to it, whatever its params.
     #[test]
     fn the_daemons_own_methods_are_refused_before_their_params_are_read() {
-        for method in [m::TURN_EVENT, m::APPROVAL_REQUEST, m::INDEX_PROGRESS] {
+        for method in [
+            m::TURN_EVENT,
+            m::APPROVAL_REQUEST,
+            m::INDEX_PROGRESS,
+            m::CONTRACT_CHOOSE,
+        ] {
             let error = RpcError::from(Request::parse_to_daemon(method, Value::Null).unwrap_err());
             assert_eq!(
                 (error.code, error.message),

@@ -193,6 +193,12 @@ pub fn method_schemas() -> Vec<MethodSchema> {
         call::<m::ModelSelectParams, m::ModelSelectResult>(m::MODEL_SELECT),
         call::<m::CommandListParams, m::CommandListResult>(m::COMMAND_LIST),
         call::<m::CommandExpandParams, m::CommandExpandResult>(m::COMMAND_EXPAND),
+        MethodSchema {
+            method: m::CONTRACT_CHOOSE,
+            sender: Sender::Daemon,
+            params: typed::<m::ContractChooseParams>(Sender::Daemon),
+            result: typed::<m::ContractChooseResult>(Sender::Client),
+        },
     ]
 }
 

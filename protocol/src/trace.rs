@@ -9,7 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::instructions::InstructionFile;
-use crate::verdict::{ApprovalSource, Classification, CompletionStatus, Decision};
+use crate::verdict::{
+    ApprovalSource, ChoiceSource, Classification, CompletionStatus, Decision, ReadingChoice,
+};
 
 /// The `schemaVersion` every trace written today carries.
 pub const TRACE_SCHEMA_VERSION: u32 = 5;
@@ -202,6 +204,24 @@ pub struct TraceContract {
     /// Artifacts a static-web request said must not appear.
     #[serde(default)]
     pub forbidden_artifacts: Vec<String>,
+    /// The request could mean a change or only a question, and the person was asked
+    /// (`contract/choose`); absent when its words decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading: Option<TraceReading>,
+}
+
+/// How an uncertain reading was settled: who answered, and which reading was chosen. The rest
+/// of the contract is the one the turn ran under (the chosen reading's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceReading {
+    /// The existing files the change reading named.
+    pub targets: Vec<String>,
+    /// The reading chosen; absent when none was (the turn ended `CONTRACT_AMBIGUOUS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<ReadingChoice>,
+    /// Who or what ended the question.
+    pub source: ChoiceSource,
 }
 
 /// One target named by the request, with its role.

@@ -1,5 +1,5 @@
-//! How a turn ended and how its approvals were answered: [`CompletionStatus`],
-//! [`Classification`], [`Decision`] and [`ApprovalSource`]. The method results, the turn events
+//! How a turn ended and how its approvals and its reading were answered: [`CompletionStatus`],
+//! [`Classification`], [`Decision`], [`ApprovalSource`], [`ReadingChoice`] and [`ChoiceSource`]. The method results, the turn events
 //! and the trace record all speak these words, so they live here, below all three, and name
 //! nothing else in the crate (re-exported where they were first published: `methods`, `event`).
 
@@ -46,6 +46,10 @@ pub enum Classification {
     Failed,
     /// The turn was cancelled.
     Cancelled,
+    /// The request could mean a change or only a question, and the person did not say which
+    /// (the client cannot ask, or the question went unanswered): the turn ended before the
+    /// model, without a guess. Status `BLOCKED`.
+    ContractAmbiguous,
 }
 
 /// A person's answer to an approval request.
@@ -74,4 +78,31 @@ pub enum ApprovalSource {
     Cancelled,
     /// A session grant answered without asking; defined, not emitted today.
     Remembered,
+}
+
+/// The reading a person chose for an uncertain request (`contract/choose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ReadingChoice {
+    /// Change the named files.
+    Change,
+    /// Only answer a question; nothing is changed.
+    Question,
+}
+
+/// Who or what ended a `contract/choose`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ChoiceSource {
+    /// The client's answer.
+    Client,
+    /// The client cannot ask: it said so at `initialize` (`declines`), or answered with an
+    /// error or a result that does not parse.
+    Declined,
+    /// The connection closed before an answer.
+    Disconnect,
+    /// No answer within `approval.timeout_secs`.
+    Timeout,
+    /// The turn was cancelled while it asked.
+    Cancelled,
 }

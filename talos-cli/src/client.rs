@@ -32,10 +32,17 @@ impl Client {
 
     /// Sends `initialize`, which every connection must start with.
     pub fn initialize(&mut self) -> Result<Value, Failure> {
+        self.initialize_declining(&[])
+    }
+
+    /// `initialize`, saying which of the daemon's requests this client does not answer
+    /// (`contract/choose` from `talos run --json` or without a terminal).
+    pub fn initialize_declining(&mut self, declines: &[&str]) -> Result<Value, Failure> {
         let initialize_params = InitializeParams {
             client_name: Some("talos-cli".into()),
             client_version: Some(env!("CARGO_PKG_VERSION").into()),
             protocol_version: Some(PROTOCOL_VERSION),
+            declines: declines.iter().map(|m| m.to_string()).collect(),
             ..InitializeParams::default()
         };
         self.call(

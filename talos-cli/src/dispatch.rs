@@ -117,7 +117,15 @@ fn done(_: ()) -> u8 {
 /// `talos run`: one turn, its exit code from how it ended.
 fn run_turn(target: &SocketTarget, args: RunArgs, output: &Output) -> Result<u8, Failure> {
     let request = run_request(args)?;
-    let mut client = connect_initialized(target, AutoStart::Start)?;
+    let mut client = connect(target, AutoStart::Start)?;
+    // Without a terminal (or with `--json`) nobody can choose a reading: the daemon is told,
+    // and ends such a turn CONTRACT_AMBIGUOUS instead of asking.
+    let declines: &[&str] = if crate::choice::can_ask(request.format == turn::Format::Human) {
+        &[]
+    } else {
+        &crate::choice::DECLINED_WITHOUT_A_TERMINAL
+    };
+    client.initialize_declining(declines)?;
     let status = turn::run(&mut client, &request, output, Some(target))?;
     Ok(turn_exit_code(status))
 }

@@ -16,7 +16,7 @@ use crate::interrupt::Interrupts;
 use crate::render::{ContextUse, Output, Style, printable};
 use crate::socket::{self, AutoStart, SocketTarget};
 use crate::turn::{self, Format};
-use editor::{Answer, Editor, Read};
+use editor::{Answer, Chosen, Editor, Read};
 use slash::Slash;
 
 /// What the interactive session starts with.
@@ -118,6 +118,42 @@ fn ask_with<'e>(
     }
 }
 
+/// A turn's questions asked with the line editor: Ctrl-C at either denies (or chooses
+/// nothing) and cancels the armed turn.
+struct EditorAsks<'e> {
+    editor: &'e mut Editor,
+    interrupts: &'e Interrupts,
+}
+
+impl turn::Asks for EditorAsks<'_> {
+    fn approve(
+        &mut self,
+        request: &talos_protocol::ApprovalRequestParams,
+        output: &Output,
+    ) -> talos_protocol::Decision {
+        ask_with(self.editor, self.interrupts)(request, output)
+    }
+
+    fn choose(
+        &mut self,
+        request: &talos_protocol::ContractChooseParams,
+        output: &Output,
+    ) -> Option<talos_protocol::ReadingChoice> {
+        match self.editor.choose(request, output) {
+            Chosen::Choice(Some(choice)) => Some(choice),
+            Chosen::Choice(None) => {
+                output.err_line("· no choice: the turn ends without a guess");
+                None
+            }
+            Chosen::Interrupted => {
+                output.err_line("· no choice (Ctrl-C)");
+                self.interrupts.cancel_now(output);
+                None
+            }
+        }
+    }
+}
+
 /// `/status`'s line about the session's last turn: its context footer, when it had one.
 fn last_turn_line(context: Option<&ContextUse>) -> Option<String> {
     context.map(|context| format!("last turn: {}", crate::render::context_line(context)))
@@ -138,13 +174,16 @@ impl Repl<'_> {
             pins: Vec::new(),
         };
         self.interrupts.arm(&self.session_id);
-        let mut ask = ask_with(&mut self.editor, &self.interrupts);
+        let mut asks = EditorAsks {
+            editor: &mut self.editor,
+            interrupts: &self.interrupts,
+        };
         let finished = turn::run_in(
             &mut self.client,
             &params,
             Format::Human,
             self.output,
-            &mut ask,
+            &mut asks,
         );
         self.interrupts.disarm();
         self.last_context = finished.as_ref().ok().and_then(|f| f.context);

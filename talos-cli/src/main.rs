@@ -9,6 +9,7 @@
 mod acp;
 mod approval;
 mod checkpoints;
+mod choice;
 mod client;
 mod config_cmd;
 mod control;

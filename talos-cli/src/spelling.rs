@@ -28,6 +28,7 @@ pub fn classification_name(classification: Classification) -> &'static str {
         Classification::AdvisoryOnly => "ADVISORY_ONLY",
         Classification::Failed => "FAILED",
         Classification::Cancelled => "CANCELLED",
+        Classification::ContractAmbiguous => "CONTRACT_AMBIGUOUS",
     }
 }
 

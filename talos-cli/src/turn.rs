@@ -7,12 +7,11 @@
 
 use serde_json::{Value, json};
 use talos_protocol::{
-    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CompletionStatus, Decision, ErrorCode,
-    Message, Mode, RpcError, TURN_EVENT, TURN_START, TurnEvent, TurnEventParams, TurnOutcome,
-    TurnStartParams,
+    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CONTRACT_CHOOSE, CompletionStatus,
+    ContractChooseParams, Decision, ErrorCode, Message, Mode, ReadingChoice, RpcError, TURN_EVENT,
+    TURN_START, TurnEvent, TurnEventParams, TurnOutcome, TurnStartParams,
 };
 
-use crate::approval;
 use crate::client::{Client, params, refuse_request};
 use crate::failure::Failure;
 use crate::render::{
@@ -20,6 +19,7 @@ use crate::render::{
     table,
 };
 use crate::spelling::{decision_name, source_name};
+use crate::{approval, choice};
 
 /// How the turn is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +47,34 @@ pub struct RunRequest {
 /// How an approval request is answered: shown and asked on the terminal.
 pub type Asker<'a> = &'a mut dyn FnMut(&ApprovalRequestParams, &Output) -> Decision;
 
+/// How a turn's questions to the person are answered: its approvals, and the reading of an
+/// uncertain request (`contract/choose`).
+pub trait Asks {
+    /// The person's decision on an approval.
+    fn approve(&mut self, request: &ApprovalRequestParams, output: &Output) -> Decision;
+    /// The person's reading; `None` is no choice, and the daemon ends the turn without a
+    /// guess (`CONTRACT_AMBIGUOUS`).
+    fn choose(&mut self, request: &ContractChooseParams, output: &Output) -> Option<ReadingChoice>;
+}
+
+/// `talos run`'s questions: each asked on the terminal.
+pub struct OnTheTerminal;
+
+impl Asks for OnTheTerminal {
+    fn approve(&mut self, request: &ApprovalRequestParams, output: &Output) -> Decision {
+        approval::ask(request, output)
+    }
+
+    fn choose(&mut self, request: &ContractChooseParams, output: &Output) -> Option<ReadingChoice> {
+        choice::ask(request, output)
+    }
+}
+
 /// Everything the turn has shown so far, so the outcome neither repeats nor loses text.
 struct TurnView<'a> {
     output: &'a Output,
     format: Format,
-    ask: Asker<'a>,
+    ask: &'a mut dyn Asks,
     /// All streamed text of the turn.
     streamed: String,
     /// The text of the most recent stream.
@@ -95,18 +118,18 @@ pub fn run(
     };
     let watch = cancel_through
         .and_then(|target| crate::interrupt::watch(target, &turn.session_id, *output));
-    let finished = run_in(client, &turn, request.format, output, &mut approval::ask);
+    let finished = run_in(client, &turn, request.format, output, &mut OnTheTerminal);
     drop(watch);
     finished.map(|finished| finished.status)
 }
 
-/// Runs one turn in an open session, answering its approvals with `ask`.
+/// Runs one turn in an open session, answering its approvals and its reading with `ask`.
 pub fn run_in(
     client: &mut Client,
     turn_params: &TurnStartParams,
     format: Format,
     output: &Output,
-    ask: Asker<'_>,
+    ask: &mut dyn Asks,
 ) -> Result<Finished, Failure> {
     let mut view = TurnView {
         output,
@@ -144,8 +167,30 @@ impl TurnView<'_> {
                     .map(Some),
                 None => Ok(None),
             },
+            Some(CONTRACT_CHOOSE) => match message.id.clone() {
+                Some(id) => self
+                    .on_choose(id, message.params.unwrap_or(Value::Null))
+                    .map(Some),
+                None => Ok(None),
+            },
             _ => Ok(refuse_request(&message)),
         }
+    }
+
+    /// Asks which reading the person means. `--json` never asks (it declined the request at
+    /// `initialize`; a daemon that asks anyway gets no choice).
+    fn on_choose(&mut self, id: Value, raw: Value) -> Result<Message, Failure> {
+        if self.format == Format::Json {
+            self.json_line(&json!({ "contractChoose": raw }))?;
+            return Ok(choice::reply(id, None));
+        }
+        let Ok(request) = serde_json::from_value::<ContractChooseParams>(raw) else {
+            return Ok(choice::reply(id, None));
+        };
+        self.output.end_live();
+        self.end_line()?;
+        let chosen = self.ask.choose(&request, self.output);
+        Ok(choice::reply(id, chosen))
     }
 
     fn on_event(&mut self, raw: Value) -> Result<(), Failure> {
@@ -248,7 +293,7 @@ impl TurnView<'_> {
             self.output.end_live();
             self.end_line()?;
         }
-        let decision = (self.ask)(&request, self.output);
+        let decision = self.ask.approve(&request, self.output);
         Ok(Message::response(
             id,
             params(serde_json::to_value(ApprovalResult { decision })),

@@ -61,6 +61,8 @@ pub struct Peer {
     pending: Mutex<HashMap<u64, oneshot::Sender<Message>>>,
     /// Approval request ids -> JSON-RPC ids of the outstanding `approval/request`.
     aliases: Mutex<HashMap<ApprovalId, u64>>,
+    /// The requests the client said at `initialize` it does not answer (`contract/choose`).
+    declines: Mutex<Vec<String>>,
     pub closed: CancellationToken,
 }
 
@@ -91,8 +93,23 @@ impl Peer {
             next_request_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             aliases: Mutex::new(HashMap::new()),
+            declines: Mutex::new(Vec::new()),
             closed: CancellationToken::new(),
         }
+    }
+
+    /// Remembers the requests the client declines to answer (its last `initialize` wins).
+    pub fn set_declines(&self, methods: &[String]) {
+        if let Ok(mut declines) = self.declines.lock() {
+            *declines = methods.to_vec();
+        }
+    }
+
+    /// Whether the client said it does not answer `method`.
+    pub fn declines(&self, method: &str) -> bool {
+        self.declines
+            .lock()
+            .is_ok_and(|declines| declines.iter().any(|m| m == method))
     }
 
     /// Queues one message; waits while the queue is full.

@@ -80,14 +80,16 @@ pub async fn handle(
         R::DaemonGc => crate::gc::run_once(daemon)
             .map_err(|message| RpcError::new(ErrorCode::ConfigError, message))
             .and_then(to_value),
-        R::TurnEvent(_) | R::ApprovalRequest(_) | R::IndexProgress(_) => {
+        R::TurnEvent(_) | R::ApprovalRequest(_) | R::IndexProgress(_) | R::ContractChoose(_) => {
             Err(proto::RequestError::SentByTheDaemon(method.to_string()).into())
         }
     }
 }
 
-/// `initialize`: logs who connected (and the fields it did not know), answers who we are.
+/// `initialize`: logs who connected (and the fields it did not know), remembers the requests
+/// the client declines to answer, answers who we are.
 fn initialize(peer: &Peer, p: &proto::InitializeParams) -> Result<Value, RpcError> {
+    peer.set_declines(&p.declines);
     let (client, version) = p.client();
     tracing::debug!(
         connection = peer.id,

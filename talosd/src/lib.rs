@@ -33,6 +33,7 @@ pub mod offload;
 pub mod paths;
 pub mod profiles;
 pub mod read_tools;
+pub mod reading;
 pub mod recovery;
 pub mod retention;
 pub mod runner;

@@ -56,6 +56,8 @@ pub fn contract(c: &TaskContract) -> TraceContract {
             .collect(),
         required_visible_facts: c.static_web.required_visible_facts.len(),
         forbidden_artifacts: c.static_web.forbidden_artifacts.clone(),
+        // Filled by the turn once the person was asked (`crate::reading`).
+        reading: None,
     }
 }
 
@@ -81,6 +83,7 @@ pub fn classification(f: Fine) -> proto::Classification {
         Fine::AdvisoryOnly => proto::Classification::AdvisoryOnly,
         Fine::Failed => proto::Classification::Failed,
         Fine::Cancelled => proto::Classification::Cancelled,
+        Fine::ContractAmbiguous => proto::Classification::ContractAmbiguous,
     }
 }
 
@@ -108,6 +111,7 @@ pub fn fine(c: proto::Classification) -> Fine {
         proto::Classification::AdvisoryOnly => Fine::AdvisoryOnly,
         proto::Classification::Failed => Fine::Failed,
         proto::Classification::Cancelled => Fine::Cancelled,
+        proto::Classification::ContractAmbiguous => Fine::ContractAmbiguous,
     }
 }
 

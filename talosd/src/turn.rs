@@ -18,7 +18,6 @@ use std::sync::Arc;
 use talos_core::history::PriorOutcome;
 use talos_core::modes::SessionMode;
 use talos_core::plan::{PlanSettings, TurnPlan};
-use talos_core::posture;
 use talos_core::turn::finish::Final;
 use talos_core::turn::machine::{Interrupt, ModelSettings, TurnEffect, TurnInput};
 use talos_core::turn::route;
@@ -29,6 +28,7 @@ use talos_protocol::trace::TraceOutcome;
 
 use crate::clock::now_ms;
 use crate::connection::Peer;
+use crate::reading;
 use crate::server::Daemon;
 use crate::sessions::SessionTurn;
 use crate::to_proto;
@@ -59,7 +59,7 @@ pub async fn run(
     let turn_id = request.turn_id.clone();
     let mode = to_proto::mode(session.mode);
     let resolved = talos_core::history::resolve_in_context(&session.history(), &request.prompt);
-    let plan = plan(&daemon, &session, &request, mode, &resolved);
+    let (plan, asked) = plan(&daemon, &session, (&request, &peer), mode, &resolved).await;
     let model = daemon.models.lease(
         daemon
             .models
@@ -88,6 +88,7 @@ pub async fn run(
         model,
         session.cancel_token(),
     );
+    settled(&mut ctx, asked);
     let contract = ctx.core.plan.contract();
     tracing::info!(turn = %turn_id, task = contract.task_type.as_str(), mode = mode.as_str(), model = %ctx.model.entry.name, "turn started");
     let done = drive(&mut ctx).await;
@@ -124,6 +125,18 @@ pub async fn run(
     }
     announce(&mut ctx, &outcome).await;
     outcome
+}
+
+/// What the reading question left (`crate::reading`): the trace keeps it, and a cancel while
+/// it waited stops the turn.
+fn settled(ctx: &mut TurnCtx, asked: Option<reading::Settled>) {
+    let Some(asked) = asked else {
+        return;
+    };
+    if asked.source == proto::ChoiceSource::Cancelled {
+        ctx.core.interrupt(Interrupt::Cancelled);
+    }
+    ctx.trace.task_contract.reading = asked.trace;
 }
 
 /// The core's turn: the plan under the settings, with what the session remembers and the
@@ -224,14 +237,16 @@ async fn perform(ctx: &mut TurnCtx, effect: TurnEffect) -> TurnInput {
     }
 }
 
-/// The turn plan: the contract under the mode's posture, with the follow-up's context.
-fn plan(
+/// The turn plan: the contract against the workspace's commands and files, under the mode's
+/// posture, with the follow-up's context; an uncertain reading is asked first and the chosen
+/// one planned, or, unanswered, left for the core to end before the model (`crate::reading`).
+async fn plan(
     daemon: &Daemon,
     session: &SessionTurn,
-    request: &TurnRequest,
+    (request, peer): (&TurnRequest, &Peer),
     mode: SessionMode,
     resolved: &talos_core::contract::TaskContract,
-) -> TurnPlan {
+) -> (TurnPlan, Option<reading::Settled>) {
     let commands = crate::commands::workspace_commands(&daemon.home.state, &request.files);
     // A repair follow-up works on what is left (the session keeps the full contract).
     let narrowed = talos_core::history::narrow_repair(
@@ -240,14 +255,23 @@ fn plan(
         &session.last_findings(),
     );
     let with_commands = talos_core::contract::with_workspace(narrowed, &commands);
-    let reconciled = crate::webcheck::reconciled(&request.files, with_commands);
-    let effective = posture::apply(mode.posture(), reconciled);
+    let with_files =
+        crate::offload::blocking(|| reading::with_workspace_files(&request.files, with_commands));
+    let reconciled = crate::webcheck::reconciled(&request.files, with_files);
+    let asking = reading::Asking {
+        peer,
+        cancel: &session.cancel_token(),
+        timeout: std::time::Duration::from_secs(daemon.config.approval.timeout_secs),
+        session_id: session.id.as_str(),
+        turn_id: request.turn_id.as_str(),
+    };
+    let (effective, asked) = reading::settle(&asking, mode.posture(), reconciled).await;
     let settings = PlanSettings {
         iteration_budget: daemon.config.turn.max_model_calls,
         pinned: request.pins.clone(),
         active_task_context: route::active_task_context(resolved, &session.last_findings()),
     };
-    TurnPlan::compiled(effective, settings)
+    (TurnPlan::compiled(effective, settings), asked)
 }
 
 /// The trace and the outcome, from the core's end of the turn (told by [`announce`] once

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ALL_METHODS, APPROVAL_REQUEST, INDEX_PROGRESS, TURN_EVENT};
+use super::{ALL_METHODS, APPROVAL_REQUEST, CONTRACT_CHOOSE, INDEX_PROGRESS, TURN_EVENT};
 
 /// Params of `initialize`; every field is informational and may be left out. Unlike every
 /// other method's params, unknown fields are accepted (and listed in [`InitializeParams::other`])
@@ -32,6 +32,11 @@ pub struct InitializeParams {
     )]
     #[schemars(with = "Option<serde_json::Value>")]
     pub protocol_version: Option<u32>,
+    /// Requests the daemon sends that this client does not answer (`contract/choose` from
+    /// `talos run --json`, or without a terminal): the daemon does not send them and ends the
+    /// turn as the method says (`CONTRACT_AMBIGUOUS`). Names it does not know are ignored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declines: Vec<String>,
     /// Fields this daemon does not know, kept so that it can log their names.
     #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub other: serde_json::Map<String, serde_json::Value>,
@@ -95,15 +100,15 @@ pub struct InitializeResult {
 pub struct Capabilities {
     /// The methods a client may call.
     pub methods: Vec<String>,
-    /// What the daemon sends the client: notifications (`turn/event`) and requests
-    /// (`approval/request`).
+    /// What the daemon sends the client: notifications (`turn/event`, `index/progress`) and
+    /// requests (`approval/request`, `contract/choose`).
     pub daemon_to_client: Vec<String>,
     /// Named features: [`FEATURES`].
     pub features: Vec<String>,
 }
 
 /// The daemon's named features, as `initialize` lists them.
-pub const FEATURES: [&str; 8] = [
+pub const FEATURES: [&str; 9] = [
     "approvals",
     "turnCancel",
     "persistedSessions",
@@ -112,10 +117,16 @@ pub const FEATURES: [&str; 8] = [
     "traceReading",
     "retention",
     "heldAnswers",
+    "contractChoice",
 ];
 
 /// The methods the daemon sends to clients (the rest of [`ALL_METHODS`] are called by clients).
-pub const DAEMON_TO_CLIENT: [&str; 3] = [TURN_EVENT, APPROVAL_REQUEST, INDEX_PROGRESS];
+pub const DAEMON_TO_CLIENT: [&str; 4] = [
+    TURN_EVENT,
+    APPROVAL_REQUEST,
+    INDEX_PROGRESS,
+    CONTRACT_CHOOSE,
+];
 
 impl Capabilities {
     /// This daemon's capabilities.
@@ -197,7 +208,12 @@ mod tests {
         assert!(!caps.methods.iter().any(|m| m == TURN_EVENT));
         assert_eq!(
             caps.daemon_to_client,
-            [TURN_EVENT, APPROVAL_REQUEST, INDEX_PROGRESS]
+            [
+                TURN_EVENT,
+                APPROVAL_REQUEST,
+                INDEX_PROGRESS,
+                CONTRACT_CHOOSE
+            ]
         );
         assert!(!caps.methods.iter().any(|m| m == INDEX_PROGRESS));
     }

@@ -126,6 +126,10 @@ fn shape(method: &str) -> Option<Shape> {
             round_trip::<m::CommandExpandParams>,
             round_trip::<m::CommandExpandResult>,
         ),
+        m::CONTRACT_CHOOSE => typed_pair(
+            round_trip::<m::ContractChooseParams>,
+            round_trip::<m::ContractChooseResult>,
+        ),
         m::TURN_CANCEL => typed_pair(
             round_trip::<m::TurnCancelParams>,
             round_trip::<m::TurnCancelResult>,

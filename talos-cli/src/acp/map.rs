@@ -12,8 +12,8 @@ use agent_client_protocol_schema::v1::{
     ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use talos_protocol::{
-    ApprovalRequestParams, CallStatus, Classification, CompletionStatus, Decision, Mode, PlanStep,
-    TurnOutcome,
+    ApprovalRequestParams, CallStatus, Classification, CompletionStatus, ContractChooseParams,
+    Decision, Mode, PlanStep, ReadingChoice, TurnOutcome,
 };
 
 /// The option ids `session/request_permission` offers.
@@ -198,6 +198,62 @@ pub fn decision(outcome: &RequestPermissionOutcome, remember_eligible: bool) -> 
             _ => Decision::Deny,
         },
         _ => Decision::Deny,
+    }
+}
+
+/// The option ids of the reading question (`contract/choose`).
+pub const CHOOSE_CHANGE: &str = "change";
+pub const CHOOSE_QUESTION: &str = "question";
+
+/// The reading question as `session/request_permission`'s tool call: titled with the change
+/// (`Change config.py?`), at the files it would change, the request in its content.
+pub fn reading_call(workspace: &str, request: &ContractChooseParams) -> ToolCallUpdate {
+    let locations = request
+        .change
+        .targets
+        .iter()
+        .flat_map(|t| location(workspace, Some(t)))
+        .collect::<Vec<_>>();
+    let fields = ToolCallUpdateFields::new()
+        .title(request.change.description.clone())
+        .kind(ToolKind::Edit)
+        .status(ToolCallStatus::Pending)
+        .locations(locations)
+        .content(vec![text(format!(
+            "The request could mean a change or only a question: {}",
+            request.request
+        ))]);
+    ToolCallUpdate::new(format!("reading-{}", request.turn_id), fields)
+}
+
+/// The two readings as options: "Change config.py" (allow) and "Only answer a question"
+/// (reject: nothing is changed).
+pub fn reading_options(request: &ContractChooseParams) -> Vec<PermissionOption> {
+    let change = request.change.description.trim_end_matches('?').to_string();
+    vec![
+        PermissionOption::new(
+            CHOOSE_CHANGE.to_string(),
+            change,
+            PermissionOptionKind::AllowOnce,
+        ),
+        PermissionOption::new(
+            CHOOSE_QUESTION.to_string(),
+            request.question.description.clone(),
+            PermissionOptionKind::RejectOnce,
+        ),
+    ]
+}
+
+/// The editor's answer as the person's reading: only an offered option chooses; a cancelled
+/// request or an unknown option is no choice (the turn ends CONTRACT_AMBIGUOUS).
+pub fn reading_choice(outcome: &RequestPermissionOutcome) -> Option<ReadingChoice> {
+    match outcome {
+        RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
+            CHOOSE_CHANGE => Some(ReadingChoice::Change),
+            CHOOSE_QUESTION => Some(ReadingChoice::Question),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -16,8 +16,9 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 use talos_protocol::event::{TurnEvent, TurnEventParams};
 use talos_protocol::{
-    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, Decision, Message, PlanStep,
-    TURN_EVENT, TURN_START, TurnOutcome, TurnStartParams,
+    APPROVAL_REQUEST, ApprovalRequestParams, ApprovalResult, CONTRACT_CHOOSE, ContractChooseParams,
+    Decision, Message, PlanStep, ReadingChoice, TURN_EVENT, TURN_START, TurnOutcome,
+    TurnStartParams,
 };
 
 use super::map::{self, CallEvent, ProgressGate, StepState};
@@ -272,6 +273,17 @@ impl Turn<'_> {
                     )
                 }))
             }
+            (Some(CONTRACT_CHOOSE), Some(id)) => {
+                let request = message
+                    .params
+                    .and_then(|p| serde_json::from_value::<ContractChooseParams>(p).ok());
+                let chosen = match request {
+                    Some(request) => self.choose(&request),
+                    None => Some(None),
+                };
+                // As with approvals, a cancelled turn's question is left to the daemon.
+                Ok(chosen.map(|choice| crate::choice::reply(id, choice)))
+            }
             _ => Ok(refuse_request(&message)),
         }
     }
@@ -467,6 +479,42 @@ impl Turn<'_> {
             Err(_) => Decision::Deny,
         };
         (!self.cancel.load(Ordering::SeqCst)).then_some(decision)
+    }
+}
+
+impl Turn<'_> {
+    /// Asks the editor which reading the person means, as a permission with two options. A
+    /// request that failed and an answer that is no option are no choice (`Some(None)`);
+    /// `None` when the turn was cancelled (the daemon's cancel decides).
+    fn choose(&self, request: &ContractChooseParams) -> Option<Option<ReadingChoice>> {
+        if self.cancel.load(Ordering::SeqCst) {
+            return None;
+        }
+        let ask = RequestPermissionRequest::new(
+            self.acp_id.clone(),
+            map::reading_call(&self.workspace, request),
+            map::reading_options(request),
+        );
+        let answer = self.bridge.wire.request(
+            &self.acp_id,
+            "session/request_permission",
+            serde_json::to_value(ask).unwrap_or(Value::Null),
+        );
+        let choice = match answer.recv() {
+            Ok(Reply::Result(result)) => {
+                serde_json::from_value::<RequestPermissionResponse>(result)
+                    .ok()
+                    .and_then(|r| map::reading_choice(&r.outcome))
+            }
+            Ok(Reply::Failed(reason)) => {
+                eprintln!(
+                    "talos acp: the reading question ended without an answer ({reason}): no choice"
+                );
+                None
+            }
+            Err(_) => None,
+        };
+        (!self.cancel.load(Ordering::SeqCst)).then_some(choice)
     }
 }
 

@@ -1,13 +1,14 @@
 //! The interactive session's line editor (rustyline): the prompt with the mode, history kept
 //! under the user's state directory, multi-line input (a line ending in `\` continues, Alt-Enter
-//! inserts a newline, pasted text keeps its lines), and the approval question read with the same
-//! editor so that Ctrl-C there denies and cancels instead of waiting for Enter.
+//! inserts a newline, pasted text keeps its lines), and the approval question and the reading
+//! question (`contract/choose`) read with the same editor so that Ctrl-C there denies (or
+//! chooses nothing) and cancels instead of waiting for Enter.
 
 use std::path::PathBuf;
 
 use rustyline::error::ReadlineError;
 use rustyline::{Cmd, Config, DefaultEditor, KeyEvent};
-use talos_protocol::{ApprovalRequestParams, Decision, Mode};
+use talos_protocol::{ApprovalRequestParams, ContractChooseParams, Decision, Mode, ReadingChoice};
 
 use crate::approval;
 use crate::failure::Failure;
@@ -32,6 +33,15 @@ pub enum Read {
 pub enum Answer {
     Decision(Decision),
     /// Ctrl-C: deny, and cancel the turn.
+    Interrupted,
+}
+
+/// What the reading question read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chosen {
+    /// The reading, or `None`: no clear answer, no choice.
+    Choice(Option<ReadingChoice>),
+    /// Ctrl-C: no choice, and cancel the turn.
     Interrupted,
 }
 
@@ -86,6 +96,16 @@ impl Editor {
             self.save_history();
         }
         Ok(Read::Line(text))
+    }
+
+    /// Shows the reading question on stderr and asks with the editor.
+    pub fn choose(&mut self, request: &ContractChooseParams, output: &Output) -> Chosen {
+        output.err(&crate::choice::describe(request, output));
+        match self.line.readline(&crate::choice::question(request)) {
+            Ok(line) => Chosen::Choice(crate::choice::parse_choice(Some(&line))),
+            Err(ReadlineError::Interrupted) => Chosen::Interrupted,
+            Err(_) => Chosen::Choice(None),
+        }
     }
 
     /// Shows the approval request on stderr and asks with the editor.

@@ -12,4 +12,5 @@ mod generate;
 mod interactive;
 mod packaging;
 mod paths;
+mod reading;
 mod sessions;

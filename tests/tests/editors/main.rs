@@ -4,3 +4,4 @@
 
 mod acp;
 mod conformance;
+mod reading;

@@ -25,5 +25,6 @@ mod lies;
 mod obligations;
 mod outcomes;
 mod preread;
+mod reading;
 mod webcheck;
 mod workspace_ops;

@@ -461,3 +461,39 @@ fn the_plan_ends_as_the_turn_ended() {
         json!([{"content": "Change b.py (denied)", "priority": "medium", "status": "pending"}])
     );
 }
+
+/// Proves the reading question is a permission with the two readings as options ("Change
+/// config.py" allows, "Only answer a question" rejects), at the file, and that only an offered
+/// option chooses.
+#[test]
+fn the_reading_question_offers_both_readings() {
+    let request: ContractChooseParams = serde_json::from_value(json!({
+        "turnId": "turn-1", "sessionId": "ses-1",
+        "request": "I think DEBUG in config.py should change",
+        "change": {"targets": ["config.py"], "description": "Change config.py?"},
+        "question": {"description": "Only answer a question"}
+    }))
+    .unwrap();
+    let options = serde_json::to_value(reading_options(&request)).unwrap();
+    assert_eq!(
+        options,
+        json!([
+            {"optionId": "change", "name": "Change config.py", "kind": "allow_once"},
+            {"optionId": "question", "name": "Only answer a question", "kind": "reject_once"}
+        ])
+    );
+    let call = serde_json::to_value(reading_call("/ws", &request)).unwrap();
+    assert_eq!(call["title"], json!("Change config.py?"));
+    assert_eq!(call["locations"][0]["path"], json!("/ws/config.py"));
+    let selected = |id: &str| {
+        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id.to_string()))
+    };
+    for (outcome, expected) in [
+        (selected("change"), Some(ReadingChoice::Change)),
+        (selected("question"), Some(ReadingChoice::Question)),
+        (selected("allow_once"), None),
+        (RequestPermissionOutcome::Cancelled, None),
+    ] {
+        assert_eq!(reading_choice(&outcome), expected);
+    }
+}

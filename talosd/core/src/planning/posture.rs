@@ -1,7 +1,7 @@
 //! Posture: the session's mode caps the contract. A read-only posture rewrites the contract
 //! so that no change is allowed, whatever the request said.
 
-use crate::request::contract::{TaskContract, TaskType};
+use crate::request::contract::{Reading, TaskContract, TaskType};
 use crate::request::phase::Phase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +54,9 @@ fn read_only(mut contract: TaskContract) -> TaskContract {
         contract.verification_required = false;
     }
     contract.read_only_posture = true;
+    // A read-only mode answers an uncertain request's question itself: no change can happen,
+    // so the person is not asked to choose one.
+    contract.reading = Reading::Settled;
     contract
 }
 
@@ -84,6 +87,30 @@ mod tests {
                     .classification_reason()
                     .ends_with("capability-posture-read-only")
             );
+        }
+    }
+
+    /// Proves a read-only mode settles an uncertain reading (nothing to ask: no change can
+    /// happen), and agent keeps it for the person to choose.
+    #[test]
+    fn read_only_postures_settle_an_uncertain_reading() {
+        let uncertain = || TaskContract {
+            reading: Reading::Uncertain {
+                targets: vec!["config.py".into()],
+            },
+            ..resolve("What is in config.py?")
+        };
+        for (posture, reading) in [
+            (Posture::AskReadOnly, Reading::Settled),
+            (Posture::PlanReadOnly, Reading::Settled),
+            (
+                Posture::Agent,
+                Reading::Uncertain {
+                    targets: vec!["config.py".into()],
+                },
+            ),
+        ] {
+            assert_eq!(apply(posture, uncertain()).contract.reading, reading);
         }
     }
 

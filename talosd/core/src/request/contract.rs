@@ -20,6 +20,7 @@ pub use direct::asks_about_talos;
 mod mutation;
 mod questions;
 mod read_only;
+mod readings;
 mod replacement;
 mod web;
 mod words;
@@ -35,6 +36,7 @@ pub use commands::{
     CommandAsk, WorkspaceCommands, after_change_run, available_profiles, with_workspace,
 };
 pub use files::{Choice, Reading, choose, names_to_find, with_files};
+pub use readings::{ONLY_A_QUESTION, Readings, readings};
 pub use replacement::{
     replacement, reversed as reversed_replacement, with_values as with_replacement_values,
 };

@@ -43,7 +43,8 @@ impl PriorOutcome {
         match fine {
             Fine::CompletedVerified => PriorOutcome::Verified,
             Fine::CompletedUnverified => PriorOutcome::Unverified,
-            Fine::ReadOnlyAnswered => PriorOutcome::ReadOnly,
+            // Nothing was asked to change, and nothing changed.
+            Fine::ReadOnlyAnswered | Fine::ContractAmbiguous => PriorOutcome::ReadOnly,
             Fine::Partial | Fine::AdvisoryOnly | Fine::Cancelled => PriorOutcome::Incomplete,
             Fine::BlockedByApproval => PriorOutcome::Denied,
             Fine::BlockedByPolicy => PriorOutcome::Blocked,

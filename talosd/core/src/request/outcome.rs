@@ -79,6 +79,9 @@ pub struct TurnFacts {
     /// The model answered a turn that offered it tools with no call and a refusal or a
     /// capability denial ("I can't create files"), whatever its wording.
     pub capability_denied: bool,
+    /// The request could mean a change or only a question, and the person did not choose
+    /// (the client cannot ask, or the question went unanswered): the model was not called.
+    pub contract_ambiguous: bool,
 }
 
 /// How the turn's final answer ended.
@@ -116,6 +119,9 @@ pub enum Fine {
     AdvisoryOnly,
     Failed,
     Cancelled,
+    /// The request could mean a change or only a question and the person did not say which:
+    /// the turn ended before the model, without a guess.
+    ContractAmbiguous,
 }
 
 impl Fine {
@@ -131,6 +137,7 @@ impl Fine {
             Fine::AdvisoryOnly => "ADVISORY_ONLY",
             Fine::Failed => "FAILED",
             Fine::Cancelled => "CANCELLED",
+            Fine::ContractAmbiguous => "CONTRACT_AMBIGUOUS",
         }
     }
 
@@ -140,7 +147,9 @@ impl Fine {
                 Status::Complete
             }
             Fine::Partial => Status::Partial,
-            Fine::BlockedByApproval | Fine::BlockedByPolicy => Status::Blocked,
+            Fine::BlockedByApproval | Fine::BlockedByPolicy | Fine::ContractAmbiguous => {
+                Status::Blocked
+            }
             Fine::AdvisoryOnly => Status::AdvisoryOnly,
             Fine::Failed => Status::Failed,
             Fine::Cancelled => Status::Cancelled,
@@ -195,6 +204,9 @@ pub fn classify(facts: &TurnFacts) -> Fine {
     let any = |f: fn(&MutationResult) -> bool| facts.mutations.iter().any(|m| f(&m.result));
     if facts.cancelled {
         return Fine::Cancelled;
+    }
+    if facts.contract_ambiguous {
+        return Fine::ContractAmbiguous;
     }
     if let Some(fine) = changed
         .is_empty()
@@ -443,6 +455,14 @@ mod tests {
                 },
                 Fine::Cancelled,
                 "SUCCEEDED",
+            ),
+            (
+                TurnFacts {
+                    contract_ambiguous: true,
+                    ..TurnFacts::default()
+                },
+                Fine::ContractAmbiguous,
+                "NOT_REQUESTED",
             ),
             (
                 TurnFacts {

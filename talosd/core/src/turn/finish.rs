@@ -142,7 +142,13 @@ impl Turn {
         self.settle_checks();
         let facts = &self.record.facts;
         let fine = outcome::classify(facts);
-        let mut answer = crate::ending::guard::guard_answer(model_answer, facts);
+        // The guards judge the model's words; the reading question is the runtime's own text,
+        // written before any model call, and names the change it could mean.
+        let mut answer = if facts.contract_ambiguous {
+            model_answer.to_string()
+        } else {
+            crate::ending::guard::guard_answer(model_answer, facts)
+        };
         if fine == Fine::CompletedUnverified && facts.nothing_checkable {
             answer = format!("{answer}\n\n[Not verified: {NOTHING_CHECKABLE}.]")
                 .trim_start()

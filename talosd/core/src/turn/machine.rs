@@ -441,6 +441,10 @@ impl Turn {
                 self.end(answer)
             }
             Route::Fixed(text) => self.end(text.to_string()),
+            Route::Ambiguous(text) => {
+                self.record.facts.contract_ambiguous = true;
+                self.end(text)
+            }
             Route::UnreadableDocuments(documents) => {
                 let message = format!("{} cannot be read by the text tools", documents.join(", "));
                 self.record.warn(WarningCode::DocumentNotReadable, message);

@@ -45,6 +45,9 @@ pub enum Route {
     Fixed(String),
     /// Named documents the text tools cannot read: a capability note, no reads.
     UnreadableDocuments(Vec<String>),
+    /// The request could mean a change or only a question and the person did not choose
+    /// (`contract::readings`): both readings named, no model call, never a guess.
+    Ambiguous(String),
     /// The tool loop with the model.
     Model,
 }
@@ -65,6 +68,9 @@ pub fn route(mode: SessionMode, plan: &TurnPlan, request: &str, has_prior: bool)
         return Route::Viewer(command);
     }
     let contract = plan.contract();
+    if let Some(readings) = crate::request::contract::readings(contract) {
+        return Route::Ambiguous(readings.ambiguous);
+    }
     match contract.reason {
         Reason::PriorChangeStatusQuestion => match changes_scope(request) {
             ChangeScope::LastTurns(1) if has_prior => return Route::StatusFromRecords,

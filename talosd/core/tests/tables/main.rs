@@ -14,6 +14,7 @@ mod history_records;
 mod history_repair;
 mod history_replay;
 mod hooks;
+mod reading;
 mod resolver;
 mod sanitize;
 mod textcall;

@@ -4,8 +4,9 @@
 //! - a file named only by its basename ("config.py" where the workspace has only
 //!   `src/config.py`) is that file, when exactly one file has the name;
 //! - a request that holds a change verb, names a file that exists, and that the resolver read
-//!   as a plain question by default (no question shape decided it) is not downgraded in
-//!   silence: its reading is uncertain, and the person is asked ([`Reading`], [`choose`]).
+//!   as a plain question by default (no question shape decided it, and it does not open as a
+//!   question for information) is not downgraded in silence: its reading is uncertain, and the
+//!   person is asked ([`Reading`], [`choose`]).
 
 use super::{Reason, TaskContract, TaskType};
 use crate::request::intent::{TargetRef, TargetRole, TargetSource};
@@ -47,18 +48,20 @@ pub fn with_files(contract: TaskContract, files: &[String]) -> TaskContract {
     let roleful: Vec<TargetRef> = contract
         .roleful_targets
         .iter()
-        .map(|t| match unique_basename(&t.path, files) {
-            Some(path) => {
-                moved = true;
-                TargetRef {
-                    path,
-                    role: t.role,
-                    source: TargetSource::WorkspaceEvidence,
-                    reason: "the only workspace file with the name the request used",
+        .map(
+            |t| match unique_basename(&t.path, files).filter(|_| !creates(&contract, t)) {
+                Some(path) => {
+                    moved = true;
+                    TargetRef {
+                        path,
+                        role: t.role,
+                        source: TargetSource::WorkspaceEvidence,
+                        reason: "the only workspace file with the name the request used",
+                    }
                 }
-            }
-            None => t.clone(),
-        })
+                None => t.clone(),
+            },
+        )
         .collect();
     // Adding to a file that exists ("add a footer to index.html") edits it.
     let exists = |t: &String| files.contains(t);
@@ -135,6 +138,14 @@ fn recompiled(
     out.command = contract.command.clone();
     out.read_only_posture = contract.read_only_posture;
     out
+}
+
+/// Whether `target` is a file the request creates: a new `notes.txt` is not the existing
+/// `docs/notes.txt`.
+fn creates(contract: &TaskContract, target: &TargetRef) -> bool {
+    contract.task_type == TaskType::FileCreate
+        && target.role == TargetRole::MustMutate
+        && target.path.contains('.')
 }
 
 /// The one file of `files` that `name` names, when `name` has no folder and does not exist as
