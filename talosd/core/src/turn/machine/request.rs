@@ -302,8 +302,8 @@ impl Turn {
         schema
     }
 
-    /// Named files whose whole content this turn knows and that did not change since: read
-    /// (not as a window the budget or the read tool cut) or written by this turn.
+    /// Named files whose content this turn knows and that did not change since: read (on a
+    /// change turn, not as a window the budget or the read tool cut) or written by this turn.
     fn known_files(&self) -> Vec<String> {
         let contract = self.plan.contract();
         let mut named: Vec<&String> = self.machine.readable.iter().collect();
@@ -317,9 +317,12 @@ impl Turn {
                 })
             })
         };
+        // On a question, a file read once, even as a window, is not offered again: the same
+        // read would be refused as a repeat, and the loop would end with no answer at all.
+        let question = !contract.mutation_allowed;
         let mut known: Vec<String> = Vec::new();
         for path in named {
-            if self.guard.was_read(path) && !partial(path) && !known.contains(path) {
+            if self.guard.was_read(path) && (question || !partial(path)) && !known.contains(path) {
                 known.push(path.clone());
             }
         }
