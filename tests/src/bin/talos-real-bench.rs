@@ -25,6 +25,8 @@ use talos_tests::managed::{ManagedConfig, alive, free_port, wait_gone};
 use talos_tests::real_llama::{RealParts, threads};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+#[path = "talos-real-bench/phrasings.rs"]
+mod phrasings;
 #[path = "talos-real-bench/session.rs"]
 mod session;
 #[path = "talos-real-bench/tasks.rs"]
@@ -103,10 +105,14 @@ const HELP: &str = "talos-real-bench: Talos against the real llama-server and mo
 
 usage:
   talos-real-bench [REPETITIONS]     first-token times, cache reuse, prompt sizes, overhead (default 3)
-  talos-real-bench tasks [--limit N] [LEVEL...]
-                                     the task-success bench: the fixed tasks (or the first N) through
-                                     the whole pipeline, approvals answered yes, per model.constrain
-                                     level (default: off strict, in the same run)
+  talos-real-bench tasks [--set original|phrasings|all] [--limit N] [LEVEL...]
+                                     the task-success bench: the fixed tasks of the set (default
+                                     original; or the first N of each set) through the whole
+                                     pipeline, approvals answered yes, per model.constrain level
+                                     (default: off strict, in the same run); done, verified and
+                                     false successes per set and level
+  talos-real-bench tasks --check     no model: each task's own check fails on the untouched
+                                     workspace and passes on a correct result
   talos-real-bench session [TURNS]   one session of TURNS turns (default 10): time to the first
                                      event and to the first sign of the model, and cached tokens per
                                      prompt token on turns 2 onwards
@@ -121,6 +127,9 @@ async fn main() -> anyhow::Result<()> {
         println!("{HELP}");
         return Ok(());
     }
+    if args.first().map(String::as_str) == Some("tasks") && args.iter().any(|a| a == "--check") {
+        return tasks::check();
+    }
     let parts = match RealParts::find() {
         Ok(parts) => parts,
         Err(missing) => {
@@ -133,17 +142,22 @@ async fn main() -> anyhow::Result<()> {
         if args.first().map(String::as_str) == Some("tasks") {
             let mut rest = &args[1..];
             let mut limit = usize::MAX;
-            if let [flag, n, more @ ..] = rest
-                && flag == "--limit"
-            {
-                limit = n.parse().context("--limit takes a number of tasks")?;
+            let mut sets = vec![tasks::Set::Original];
+            while let [flag, value, more @ ..] = rest {
+                match flag.as_str() {
+                    "--limit" => {
+                        limit = value.parse().context("--limit takes a number of tasks")?
+                    }
+                    "--set" => sets = tasks::Set::parse(value)?,
+                    _ => break,
+                }
                 rest = more;
             }
             let levels: Vec<String> = match rest {
                 [] => vec!["off".into(), "strict".into()],
                 given => given.to_vec(),
             };
-            return tasks::run(&parts, &levels, limit).await;
+            return tasks::run(&parts, &sets, &levels, limit).await;
         }
         if args.first().map(String::as_str) == Some("session") {
             let turns: usize = args

@@ -491,3 +491,23 @@ fn talos_profiles_shows_trust_and_pins_only_with_an_explicit_yes() {
     assert!(String::from_utf8_lossy(&listed.stdout).contains(": trusted"));
     stop_daemon(home.path());
 }
+
+/// The task-success bench's own checks can fail and can pass: every task of both sets fails on
+/// its untouched workspace and passes on a correct result, so "done" in its figures is earned.
+#[test]
+fn the_task_bench_checks_fail_untouched_and_pass_when_done() {
+    let out = Command::new(env!("CARGO_BIN_EXE_talos-real-bench"))
+        .args(["tasks", "--check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("each fails untouched and passes when done"),
+        "{stdout}"
+    );
+}

@@ -1,10 +1,13 @@
-//! The task-success bench (issue 15): a fixed set of small, varied tasks (one-line edits, new
-//! files with given content, renames, questions answered from one file) run through the real
+//! The task-success bench: fixed sets of small, varied tasks (one-line edits, new files with
+//! given content, renames, questions answered from one or two files) run through the real
 //! daemon and managed llama-server, every approval answered yes, once per `model.constrain`
-//! level in the same run. Per level it prints: proposals that passed the runtime's checks,
-//! tasks done (the bench's own check of the workspace or the answer) and of those the ones
-//! the trace classifies as verified, model calls per task, prompt tokens per call, and wall
-//! time per task.
+//! level in the same run. The `original` set asks mostly in one form; the `phrasings` set
+//! (`phrasings.rs`) asks the same kinds of task as people word them. Per set and level it
+//! prints: proposals that passed the runtime's checks, tasks done (the bench's own check of the
+//! workspace or the answer), of those the ones the trace classifies as verified, false
+//! successes (a task not done that Talos called COMPLETED_VERIFIED or READ_ONLY_ANSWERED), model
+//! calls per task, prompt tokens per call, and wall time per task. `--check` runs no model: it
+//! proves each task's own check can fail and can pass.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,19 +19,94 @@ use talos_tests::harness::{Answer, Client};
 use talos_tests::real_llama::RealParts;
 
 /// What a task must leave behind.
-enum Expect {
+pub enum Expect {
     /// The file holds this text (trailing whitespace aside).
     File(&'static str, &'static str),
+    /// The file holds one of these texts (a comment marker with or without its space).
+    FileAnyOf(&'static str, &'static [&'static str]),
     /// `from` is gone and `to` holds this text.
     Renamed(&'static str, &'static str, &'static str),
-    /// The answer contains this text.
-    Answer(&'static str),
+    /// The answer contains one of these texts.
+    Answer(&'static [&'static str]),
+    /// The answer contains every one of these texts.
+    AnswerAll(&'static [&'static str]),
 }
 
-struct Task {
-    files: &'static [(&'static str, &'static str)],
-    request: &'static str,
-    expect: Expect,
+pub struct Task {
+    pub files: &'static [(&'static str, &'static str)],
+    pub request: &'static str,
+    pub expect: Expect,
+}
+
+impl Expect {
+    fn is_answer(&self) -> bool {
+        matches!(self, Expect::Answer(_) | Expect::AnswerAll(_))
+    }
+
+    /// The bench's own judgement: the workspace (or the answer) shows the task done.
+    fn done(&self, ws: &Path, answer: &str) -> bool {
+        let read = |p: &str| std::fs::read_to_string(ws.join(p)).ok();
+        match *self {
+            Expect::File(path, want) => read(path).is_some_and(|got| got.trim_end() == want),
+            Expect::FileAnyOf(path, wants) => {
+                read(path).is_some_and(|got| wants.contains(&got.trim_end()))
+            }
+            Expect::Renamed(from, to, want) => {
+                read(from).is_none() && read(to).is_some_and(|got| got.trim_end() == want)
+            }
+            Expect::Answer(any) => any.iter().any(|n| answer.contains(n)),
+            Expect::AnswerAll(all) => all.iter().all(|n| answer.contains(n)),
+        }
+    }
+
+    /// Leaves the workspace as a correct turn would, and returns a correct answer.
+    fn apply(&self, ws: &Path) -> std::io::Result<String> {
+        let write = |p: &str, text: &str| std::fs::write(ws.join(p), format!("{text}\n"));
+        match *self {
+            Expect::File(path, want) => write(path, want)?,
+            Expect::FileAnyOf(path, wants) => write(path, wants.first().copied().unwrap_or(""))?,
+            Expect::Renamed(from, to, want) => {
+                std::fs::remove_file(ws.join(from))?;
+                write(to, want)?;
+            }
+            Expect::Answer(any) => return Ok(any.first().copied().unwrap_or("").to_string()),
+            Expect::AnswerAll(all) => return Ok(all.join(", ")),
+        }
+        Ok(String::new())
+    }
+}
+
+/// Which tasks a run takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Set {
+    Original,
+    Phrasings,
+}
+
+impl Set {
+    pub fn name(self) -> &'static str {
+        match self {
+            Set::Original => "original",
+            Set::Phrasings => "phrasings",
+        }
+    }
+
+    fn tasks(self) -> &'static [Task] {
+        match self {
+            Set::Original => TASKS,
+            Set::Phrasings => crate::phrasings::PHRASINGS,
+        }
+    }
+
+    /// `original`, `phrasings` or `all`.
+    pub fn parse(word: &str) -> anyhow::Result<Vec<Set>> {
+        match word {
+            "original" => Ok(vec![Set::Original]),
+            "phrasings" => Ok(vec![Set::Phrasings]),
+            "all" => Ok(vec![Set::Original, Set::Phrasings]),
+            other => anyhow::bail!("--set takes original, phrasings or all, not {other:?}"),
+        }
+    }
 }
 
 const SETTINGS: &str = "TIMEOUT = 30\nRETRIES = 3\n";
@@ -50,7 +128,7 @@ const TASKS: &[Task] = &[
     Task {
         files: &[("settings.py", SETTINGS)],
         request: "What is the value of TIMEOUT in settings.py?",
-        expect: Expect::Answer("30"),
+        expect: Expect::Answer(&["30"]),
     },
     Task {
         files: &[("old.txt", "keep me\n")],
@@ -70,7 +148,7 @@ const TASKS: &[Task] = &[
     Task {
         files: &[("server.js", SERVER)],
         request: "What port does server.js use?",
-        expect: Expect::Answer("3000"),
+        expect: Expect::Answer(&["3000"]),
     },
     Task {
         files: &[("draft.md", "# Draft\n")],
@@ -90,7 +168,7 @@ const TASKS: &[Task] = &[
     Task {
         files: &[("package.json", PACKAGE)],
         request: "Which version is in package.json?",
-        expect: Expect::Answer("1.0.0"),
+        expect: Expect::Answer(&["1.0.0"]),
     },
     Task {
         files: &[("README.md", README)],
@@ -103,7 +181,7 @@ const TASKS: &[Task] = &[
     Task {
         files: &[("README.md", README)],
         request: "What does README.md say the project does?",
-        expect: Expect::Answer("greet"),
+        expect: Expect::Answer(&["greet"]),
     },
     Task {
         files: &[(
@@ -168,15 +246,25 @@ struct Ran {
     passed_checks: usize,
     done: bool,
     verified: bool,
+    /// Not done, and the trace calls it COMPLETED_VERIFIED or READ_ONLY_ANSWERED.
+    false_success: bool,
+    /// Not done, and the trace calls it COMPLETED_UNVERIFIED: a claim of a change, marked
+    /// unchecked.
+    unverified_claim: bool,
     model_calls: usize,
     prompt_tokens: Vec<f64>,
     wall: Duration,
 }
 
-/// Runs every task once per level, each level on a daemon of its own (all started first, so
-/// that the levels take turns task by task and a partial run still compares them fairly), and
-/// prints the table. Each task's figures also go to stderr as it ends.
-pub async fn run(parts: &RealParts, levels: &[String], limit: usize) -> anyhow::Result<()> {
+/// Runs every task of the sets once per level, each level on a daemon of its own (all started
+/// first, so that the levels take turns task by task and a partial run still compares them
+/// fairly), and prints one table per set. Each task's figures also go to stderr as it ends.
+pub async fn run(
+    parts: &RealParts,
+    sets: &[Set],
+    levels: &[String],
+    limit: usize,
+) -> anyhow::Result<()> {
     let mut daemons = Vec::new();
     for level in levels {
         // A loaded machine can take minutes per model call: nothing times out before the
@@ -188,45 +276,88 @@ pub async fn run(parts: &RealParts, levels: &[String], limit: usize) -> anyhow::
         started.client.read_timeout = Duration::from_secs(3600);
         daemons.push(started);
     }
-    let mut table: Vec<(String, Vec<Ran>)> =
-        levels.iter().map(|l| (l.clone(), Vec::new())).collect();
-    for (n, task) in TASKS.iter().enumerate().take(limit) {
-        for (started, (level, results)) in daemons.iter_mut().zip(table.iter_mut()) {
-            let home = started.home.path().to_path_buf();
-            let ran = run_task(&mut started.client, &home, task)
-                .await
-                .with_context(|| format!("task {} ({})", n + 1, task.request))?;
-            eprintln!(
-                "[{level}] task {:>2}: done={} verified={} proposals {}/{} passing, {} model calls, prompt tokens {:?}, {} ms: {}",
-                n + 1,
-                ran.done,
-                ran.verified,
-                ran.passed_checks,
-                ran.proposals,
-                ran.model_calls,
-                ran.prompt_tokens,
-                ran.wall.as_millis(),
-                task.request
-            );
-            results.push(ran);
+    let mut tables = Vec::new();
+    for &set in sets {
+        let mut table: Vec<(String, Vec<Ran>)> =
+            levels.iter().map(|l| (l.clone(), Vec::new())).collect();
+        for (n, task) in set.tasks().iter().enumerate().take(limit) {
+            for (started, (level, results)) in daemons.iter_mut().zip(table.iter_mut()) {
+                let home = started.home.path().to_path_buf();
+                let ran = run_task(&mut started.client, &home, task)
+                    .await
+                    .with_context(|| format!("task {} ({})", n + 1, task.request))?;
+                eprintln!(
+                    "[{} {level}] task {:>2}: done={} verified={} false_success={} proposals {}/{} passing, {} model calls, prompt tokens {:?}, {} ms: {}",
+                    set.name(),
+                    n + 1,
+                    ran.done,
+                    ran.verified,
+                    ran.false_success,
+                    ran.passed_checks,
+                    ran.proposals,
+                    ran.model_calls,
+                    ran.prompt_tokens,
+                    ran.wall.as_millis(),
+                    task.request
+                );
+                results.push(ran);
+            }
         }
+        tables.push((set, table));
     }
     for started in daemons {
         super::stop(started).await?;
     }
-    print_table(parts, &table);
+    for (set, table) in &tables {
+        print_table(parts, *set, table);
+    }
     Ok(())
 }
 
-async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Result<Ran> {
-    let ws = tempfile::tempdir()?;
+/// The bench's self-check, with no model: for every task of every set, the workspace as laid
+/// out fails the task's check and the workspace a correct turn leaves passes it. A task whose
+/// check cannot fail would count as done whatever the model did.
+pub fn check() -> anyhow::Result<()> {
+    let mut checked = 0;
+    for set in [Set::Original, Set::Phrasings] {
+        for (n, task) in set.tasks().iter().enumerate() {
+            let ws = tempfile::tempdir()?;
+            lay_out(ws.path(), task)?;
+            let label = format!("{} task {} ({})", set.name(), n + 1, task.request);
+            anyhow::ensure!(
+                !task.expect.done(ws.path(), ""),
+                "{label}: the untouched workspace already passes its check"
+            );
+            let answer = task.expect.apply(ws.path())?;
+            anyhow::ensure!(
+                task.expect.done(ws.path(), &answer),
+                "{label}: a correct result fails its check"
+            );
+            checked += 1;
+        }
+    }
+    println!(
+        "talos-real-bench tasks --check: {checked} tasks ({} original, {} phrasings): each fails untouched and passes when done",
+        TASKS.len(),
+        crate::phrasings::PHRASINGS.len()
+    );
+    Ok(())
+}
+
+fn lay_out(ws: &Path, task: &Task) -> std::io::Result<()> {
     for (path, content) in task.files {
-        let file = ws.path().join(path);
+        let file = ws.join(path);
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir)?;
         }
         std::fs::write(file, content)?;
     }
+    Ok(())
+}
+
+async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Result<Ran> {
+    let ws = tempfile::tempdir()?;
+    lay_out(ws.path(), task)?;
     let session = client.open_session(ws.path(), "agent").await;
     let started = Instant::now();
     let (response, _) = client
@@ -236,6 +367,15 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
             |m: &Message| {
                 if m.method.as_deref() == Some("approval/request") {
                     return Answer::Result(json!({"decision": "approve"}));
+                }
+                if m.method.as_deref() == Some("contract/choose") {
+                    // The person meant what the task says: a change, or only a question.
+                    let choice = if task.expect.is_answer() {
+                        "question"
+                    } else {
+                        "change"
+                    };
+                    return Answer::Result(json!({"choice": choice}));
                 }
                 Answer::Ignore
             },
@@ -257,21 +397,16 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
     let calls = trace["toolCalls"].as_array().cloned().unwrap_or_default();
     let proposed: Vec<&Value> = calls.iter().filter(|c| c["source"] != "runtime").collect();
     let model_calls = trace["modelCalls"].as_array().cloned().unwrap_or_default();
-    let read = |p: &str| std::fs::read_to_string(ws.path().join(p)).ok();
-    let done = match task.expect {
-        Expect::File(path, want) => read(path).is_some_and(|got| got.trim_end() == want),
-        Expect::Renamed(from, to, want) => {
-            read(from).is_none() && read(to).is_some_and(|got| got.trim_end() == want)
-        }
-        Expect::Answer(needle) => answer.contains(needle),
-    };
+    let done = task.expect.done(ws.path(), &answer);
     let classification = trace["outcome"]["classification"].as_str().unwrap_or("");
+    let claimed = matches!(classification, "COMPLETED_VERIFIED" | "READ_ONLY_ANSWERED");
     Ok(Ran {
         proposals: proposed.len(),
         passed_checks: proposed.iter().filter(|c| c["stage"] != "rejected").count(),
         done,
-        verified: done
-            && (matches!(task.expect, Expect::Answer(_)) || classification == "COMPLETED_VERIFIED"),
+        verified: done && (task.expect.is_answer() || classification == "COMPLETED_VERIFIED"),
+        false_success: !done && claimed,
+        unverified_claim: !done && classification == "COMPLETED_UNVERIFIED",
         model_calls: model_calls.len(),
         prompt_tokens: model_calls
             .iter()
@@ -281,11 +416,12 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
     })
 }
 
-fn print_table(parts: &RealParts, table: &[(String, Vec<Ran>)]) {
+fn print_table(parts: &RealParts, set: Set, table: &[(String, Vec<Ran>)]) {
     println!(
-        "talos-real-bench tasks: {} of the {} tasks, {} (temperature 0), approvals answered yes",
+        "talos-real-bench tasks, set {}: {} of its {} tasks, {} (temperature 0), approvals answered yes",
+        set.name(),
         table.first().map_or(0, |(_, runs)| runs.len()),
-        TASKS.len(),
+        set.tasks().len(),
         parts
             .model
             .file_name()
@@ -293,17 +429,19 @@ fn print_table(parts: &RealParts, table: &[(String, Vec<Ran>)]) {
             .to_string_lossy()
     );
     println!(
-        "{:<8} {:>22} {:>10} {:>10} {:>16} {:>18} {:>15}",
+        "{:<8} {:>22} {:>8} {:>9} {:>14} {:>18} {:>16} {:>18} {:>13}",
         "level",
         "proposals passing checks",
         "done",
         "verified",
+        "false success",
+        "unverified claims",
         "model calls/task",
         "prompt tokens/call",
         "wall ms/task"
     );
     for (level, runs) in table {
-        let sum = |f: &dyn Fn(&Ran) -> usize| runs.iter().map(f).sum::<usize>();
+        let count = |f: &dyn Fn(&Ran) -> bool| runs.iter().filter(|r| f(r)).count();
         let tokens: Vec<f64> = runs.iter().flat_map(|r| r.prompt_tokens.clone()).collect();
         let mean = |v: &[f64]| {
             if v.is_empty() {
@@ -313,18 +451,25 @@ fn print_table(parts: &RealParts, table: &[(String, Vec<Ran>)]) {
             }
         };
         let walls: Vec<f64> = runs.iter().map(|r| r.wall.as_secs_f64() * 1000.0).collect();
+        let of = |k: usize| format!("{k}/{}", runs.len());
         println!(
-            "{:<8} {:>22} {:>10} {:>10} {:>16.2} {:>18.0} {:>15.0}",
+            "{:<8} {:>22} {:>8} {:>9} {:>14} {:>18} {:>16.2} {:>18.0} {:>13.0}",
             level,
-            format!("{}/{}", sum(&|r| r.passed_checks), sum(&|r| r.proposals)),
-            format!("{}/{}", sum(&|r| usize::from(r.done)), runs.len()),
-            format!("{}/{}", sum(&|r| usize::from(r.verified)), runs.len()),
-            sum(&|r| r.model_calls) as f64 / runs.len().max(1) as f64,
+            format!(
+                "{}/{}",
+                runs.iter().map(|r| r.passed_checks).sum::<usize>(),
+                runs.iter().map(|r| r.proposals).sum::<usize>()
+            ),
+            of(count(&|r| r.done)),
+            of(count(&|r| r.verified)),
+            of(count(&|r| r.false_success)),
+            of(count(&|r| r.unverified_claim)),
+            runs.iter().map(|r| r.model_calls).sum::<usize>() as f64 / runs.len().max(1) as f64,
             mean(&tokens),
             mean(&walls),
         );
     }
     println!(
-        "  done: the bench's own check of the workspace (or the answer holds the fact); verified: done, and the trace classifies a change as COMPLETED_VERIFIED"
+        "  done: the bench's own check of the workspace (or the answer holds the fact); verified: done, and the trace classifies a change as COMPLETED_VERIFIED; false success: not done, yet classified COMPLETED_VERIFIED or READ_ONLY_ANSWERED; unverified claims: not done and classified COMPLETED_UNVERIFIED (a change Talos marked unchecked)"
     );
 }
