@@ -548,6 +548,32 @@ async fn a_status_question_is_answered_from_the_records_not_the_model() {
     daemon.stop().await;
 }
 
+/// The status answer is the runtime's own text from the records: no model spoke, so no model
+/// guard judges it, and after a verified change it says what changed with no "Truth check".
+#[tokio::test]
+async fn a_status_answer_after_a_verified_change_is_not_judged_as_a_model_claim() {
+    let (llama, daemon) = setup(true, native_edit_model()).await;
+    let ws = timeout_workspace();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let first = client.turn(&session, EDIT_REQUEST, "approve").await;
+    assert_eq!(first.classification, Classification::CompletedVerified, "{first:?}");
+    let calls_before = llama.requests().len();
+    let answer = client
+        .turn(&session, "did you make the changes?", "approve")
+        .await
+        .final_answer;
+    assert!(
+        answer.starts_with("From Talos's records of the previous turn")
+            && answer.contains("COMPLETED_VERIFIED")
+            && answer.contains("Changed:\n- settings.py")
+            && !answer.contains("Truth check"),
+        "{answer}"
+    );
+    assert_eq!(llama.requests().len(), calls_before, "no model call");
+    daemon.stop().await;
+}
+
 #[tokio::test]
 async fn a_model_that_says_it_cannot_touch_files_is_corrected() {
     let (_llama, daemon) = setup(

@@ -82,6 +82,9 @@ pub struct TurnFacts {
     /// The request could mean a change or only a question, and the person did not choose
     /// (the client cannot ask, or the question went unanswered): the model was not called.
     pub contract_ambiguous: bool,
+    /// The answer is the runtime's own text (from the session's records, a fixed answer, the
+    /// reading question or a capability note): no model spoke, so no model claim is judged.
+    pub runtime_answer: bool,
 }
 
 /// How the turn's final answer ended.

@@ -142,9 +142,9 @@ impl Turn {
         self.settle_checks();
         let facts = &self.record.facts;
         let fine = outcome::classify(facts);
-        // The guards judge the model's words; the reading question is the runtime's own text,
-        // written before any model call, and names the change it could mean.
-        let mut answer = if facts.contract_ambiguous {
+        // The guards judge the model's words; an answer the runtime wrote before any model call
+        // (a status from the records, the reading question) names changes it did not claim.
+        let mut answer = if facts.contract_ambiguous || facts.runtime_answer {
             model_answer.to_string()
         } else {
             crate::ending::guard::guard_answer(model_answer, facts)

@@ -421,6 +421,9 @@ impl Turn {
         if route != Route::Model {
             self.record.tool_calling = CallingRecord::None;
         }
+        // The viewer's report quotes files, so the guards still read it; every other route
+        // below answers in the runtime's own words.
+        self.record.facts.runtime_answer = !matches!(route, Route::Model | Route::Viewer(_));
         match route {
             Route::Viewer(command) => {
                 let view = View::new(self, &command);
