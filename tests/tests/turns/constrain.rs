@@ -290,3 +290,44 @@ async fn no_op_proposals_are_refused_before_approval() {
     assert!(results[1].contains("identical"), "{results:?}");
     assert!(results[2].contains("[error]"), "{results:?}");
 }
+
+/// A line named by a word it holds ("Comment out the print statement") is a small change the
+/// plan checks: a whole-file write of the file is refused before approval, a comment on
+/// another line is never verified, and the right edit is.
+#[tokio::test]
+async fn a_line_change_is_planned_refused_whole_and_checked_after() {
+    const MAIN: &str = "import sys\nprint(\"debug\")\nsys.exit(0)\n";
+    let mut s = setup(
+        vec![
+            write_call("main.py", "hello"),
+            edit("main.py", "print(\"debug\")", "# print(\"debug\")"),
+            Reply::Text("Commented out.".into()),
+        ],
+        "  constrain: strict\n",
+    )
+    .await;
+    std::fs::write(s.ws.path().join("main.py"), MAIN).unwrap();
+    let (outcome, seen) = s.turn("Comment out the print statement in main.py").await;
+    assert_eq!(approvals(&seen).len(), 1, "only the edit was asked");
+    let first = talos_tests::fake_llama::last_tool_result(&s.llama.requests()[1]);
+    assert!(first.contains("Make that change with talos.edit_file"), "{first}");
+    let main = std::fs::read_to_string(s.ws.path().join("main.py")).unwrap();
+    assert_eq!(main, "import sys\n# print(\"debug\")\nsys.exit(0)\n");
+    assert_eq!(outcome.classification, Classification::CompletedVerified);
+    let trace = serde_json::to_string(&s.trace().verification).unwrap();
+    assert!(trace.contains("the line with print in main.py is commented out"), "{trace}");
+
+    // Another line commented out is a change the request did not name: never verified.
+    let mut s = setup(
+        vec![
+            edit("main.py", "sys.exit(0)", "# sys.exit(0)"),
+            Reply::Text("Commented out.".into()),
+        ],
+        "  constrain: off\n",
+    )
+    .await;
+    std::fs::write(s.ws.path().join("main.py"), MAIN).unwrap();
+    let (outcome, _) = s.turn("Comment out the print statement in main.py").await;
+    assert_ne!(outcome.classification, Classification::CompletedVerified, "{outcome:?}");
+    s.daemon.stop().await;
+}

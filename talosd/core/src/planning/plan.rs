@@ -394,7 +394,16 @@ pub fn compile_expectations(contract: &TaskContract) -> Vec<Expectation> {
                 ask: ask.clone(),
             }));
         }
-        (ChangeAsk::Replace { .. } | ChangeAsk::SetKey { .. }, [target]) => {
+        // Every line change of one named file is checked like a value change: an ask the
+        // reader produced and the plan dropped would leave the file to the model's word.
+        (
+            ChangeAsk::Replace { .. }
+            | ChangeAsk::SetKey { .. }
+            | ChangeAsk::CommentOut { .. }
+            | ChangeAsk::Uncomment { .. }
+            | ChangeAsk::RemoveLine { .. },
+            [target],
+        ) => {
             out.push(Expectation::Change {
                 target: target.clone(),
                 ask: ask.clone(),
