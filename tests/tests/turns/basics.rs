@@ -557,7 +557,11 @@ async fn a_status_answer_after_a_verified_change_is_not_judged_as_a_model_claim(
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
     let first = client.turn(&session, EDIT_REQUEST, "approve").await;
-    assert_eq!(first.classification, Classification::CompletedVerified, "{first:?}");
+    assert_eq!(
+        first.classification,
+        Classification::CompletedVerified,
+        "{first:?}"
+    );
     let calls_before = llama.requests().len();
     let answer = client
         .turn(&session, "did you make the changes?", "approve")

@@ -310,12 +310,18 @@ async fn a_line_change_is_planned_refused_whole_and_checked_after() {
     let (outcome, seen) = s.turn("Comment out the print statement in main.py").await;
     assert_eq!(approvals(&seen).len(), 1, "only the edit was asked");
     let first = talos_tests::fake_llama::last_tool_result(&s.llama.requests()[1]);
-    assert!(first.contains("Make that change with talos.edit_file"), "{first}");
+    assert!(
+        first.contains("Make that change with talos.edit_file"),
+        "{first}"
+    );
     let main = std::fs::read_to_string(s.ws.path().join("main.py")).unwrap();
     assert_eq!(main, "import sys\n# print(\"debug\")\nsys.exit(0)\n");
     assert_eq!(outcome.classification, Classification::CompletedVerified);
     let trace = serde_json::to_string(&s.trace().verification).unwrap();
-    assert!(trace.contains("the line with print in main.py is commented out"), "{trace}");
+    assert!(
+        trace.contains("the line with print in main.py is commented out"),
+        "{trace}"
+    );
 
     // Another line commented out is a change the request did not name: never verified.
     let mut s = setup(
@@ -328,6 +334,10 @@ async fn a_line_change_is_planned_refused_whole_and_checked_after() {
     .await;
     std::fs::write(s.ws.path().join("main.py"), MAIN).unwrap();
     let (outcome, _) = s.turn("Comment out the print statement in main.py").await;
-    assert_ne!(outcome.classification, Classification::CompletedVerified, "{outcome:?}");
+    assert_ne!(
+        outcome.classification,
+        Classification::CompletedVerified,
+        "{outcome:?}"
+    );
     s.daemon.stop().await;
 }

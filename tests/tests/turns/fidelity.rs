@@ -420,3 +420,62 @@ async fn a_repair_follow_up_works_on_what_is_left() {
     );
     assert!(ws.path().join("style.css").exists(), "{second:?}");
 }
+
+/// A repair follow-up's fix may go in the file that can carry it, not only the file a finding
+/// is filed under: "scripts.js: no page loads this script" is fixed in index.html, which the
+/// previous turn wrote; the rewrite is allowed and the repaired site is verified.
+#[tokio::test]
+async fn a_repair_may_fix_a_finding_in_the_file_that_carries_the_fix() {
+    let ws = tempfile::tempdir().unwrap();
+    let page =
+        "<html><head><title>Hi</title></head><body><h1 id=\"greeting\">Hello</h1></body></html>\n";
+    let model = std::sync::Arc::new(move |request: &serde_json::Value| {
+        let text = request.to_string();
+        let results = text.matches("[tool_result:").count();
+        if let Some(at) = text.rfind("fix the remaining problems") {
+            return match text[at..].matches("[tool_result:").count() {
+                0 => read_call("index.html"),
+                1 => write_call(
+                    "index.html",
+                    "<html><head><title>Hi</title></head><body><h1 id=\"greeting\">Hello</h1><script src=\"scripts.js\"></script></body></html>\n",
+                ),
+                _ => Reply::Text("index.html now loads scripts.js.".into()),
+            };
+        }
+        match results {
+            0 => write_call("index.html", page),
+            1 => write_call(
+                "scripts.js",
+                "document.getElementById('greeting').textContent = 'Hi there';\n",
+            ),
+            _ => Reply::Text("Done.".into()),
+        }
+    });
+    let llama = FakeLlama::start(true, model).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "agent").await;
+    let first = client
+        .turn(
+            &session,
+            "Create index.html and scripts.js for a greeting",
+            "approve",
+        )
+        .await;
+    assert_ne!(
+        first.classification,
+        Classification::CompletedVerified,
+        "{first:?}"
+    );
+    let second = client
+        .turn(&session, "fix the remaining problems", "approve")
+        .await;
+    let index = std::fs::read_to_string(ws.path().join("index.html")).unwrap();
+    assert!(index.contains("<script src=\"scripts.js\">"), "{second:?}");
+    assert_eq!(
+        second.classification,
+        Classification::CompletedVerified,
+        "{second:?}"
+    );
+    daemon.stop().await;
+}

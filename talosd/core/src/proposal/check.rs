@@ -246,14 +246,20 @@ fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String
             ));
         }
     }
-    if contract.expected_targets.is_empty() {
+    let allowed: Vec<&str> = contract
+        .roleful_targets
+        .iter()
+        .filter(|t| t.role == crate::request::intent::TargetRole::MayMutate)
+        .map(|t| t.path.as_str())
+        .collect();
+    // A contract with no target at all leaves the choice to the model (and the approval); one
+    // whose only targets are allowed ones (a repair whose fix may go in either file) does not.
+    if contract.expected_targets.is_empty() && allowed.is_empty() {
         return Ok(());
     }
     for path in acted_on(args) {
         let key = path.replace('\\', "/");
-        let may_mutate = contract.roleful_targets.iter().any(|t| {
-            t.role == crate::request::intent::TargetRole::MayMutate && same_target(&t.path, &key)
-        });
+        let may_mutate = allowed.iter().any(|t| same_target(t, &key));
         let expected = may_mutate
             || contract
                 .expected_targets
@@ -267,7 +273,13 @@ fn validate(tool: ToolId, args: &ToolArgs, plan: &TurnPlan) -> Result<(), String
         if !expected {
             return Err(format!(
                 "Target outside expected targets before approval: `{key}` is outside the current expected target set: {}. Similar filenames are not substitutes for required target paths. No approval was requested and no file was changed.",
-                contract.expected_targets.join(", ")
+                contract
+                    .expected_targets
+                    .iter()
+                    .map(String::as_str)
+                    .chain(allowed.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
     }

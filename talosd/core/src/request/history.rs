@@ -8,8 +8,11 @@
 //! (`history/revert.rs`); "what did you change in the last two turns" names the turns it asks
 //! about (`history/scope.rs`).
 
+mod repair;
 mod revert;
 mod scope;
+
+pub use repair::narrow_repair;
 
 use crate::request::contract::{
     Reason, TaskContract, TaskType, exact_literal, replacement, resolve,
@@ -348,54 +351,6 @@ fn is_correction(said: &str) -> bool {
 /// MESSAGE_HISTORY), plus what the new request forbids.
 /// The original request reads "<prior request>\n\n<kind> follow-up: <new request>", so the
 /// plan still finds the prior request's expectations ("change X from A to B").
-/// A repair follow-up ("fix the remaining problems") narrowed to what is left (issue 27): of
-/// the targets it inherited to change, those the previous turn did not change and those its
-/// checks' findings (`file: message`) are about. Any other contract, or one where nothing (or
-/// everything) would be dropped, is returned as it is.
-pub fn narrow_repair(
-    contract: TaskContract,
-    changed: &[String],
-    findings: &[String],
-) -> TaskContract {
-    if contract.reason != Reason::RepairInherited {
-        return contract;
-    }
-    let about: Vec<&str> = findings
-        .iter()
-        .map(|f| f.split_once(": ").map_or(f.as_str(), |(file, _)| file))
-        .collect();
-    let keep = |path: &str| !changed.iter().any(|c| c == path) || about.contains(&path);
-    let must: Vec<&TargetRef> = contract
-        .roleful_targets
-        .iter()
-        .filter(|t| t.role == TargetRole::MustMutate)
-        .collect();
-    let kept = must.iter().filter(|t| keep(&t.path)).count();
-    if kept == must.len() || kept == 0 {
-        return contract;
-    }
-    let targets = contract
-        .roleful_targets
-        .iter()
-        .map(|t| match t.role {
-            TargetRole::MustMutate if !keep(&t.path) => TargetRef {
-                role: TargetRole::MentionedOnly,
-                reason: "changed-by-the-previous-turn",
-                ..t.clone()
-            },
-            _ => t.clone(),
-        })
-        .collect();
-    TaskContract::compiled(
-        contract.task_type,
-        true,
-        contract.original_request,
-        contract.reason,
-        contract.static_web.required_visible_facts,
-        targets,
-    )
-}
-
 fn inherit(prior: &PriorTurn, current: &TaskContract, reason: Reason, kind: &str) -> TaskContract {
     let inherited = prior.contract.roleful_targets.iter().map(|t| TargetRef {
         path: t.path.clone(),

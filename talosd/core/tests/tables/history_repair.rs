@@ -23,10 +23,12 @@ fn a_repair_keeps_what_is_left_rows() {
     // (changed by the previous turn, its findings, the targets the repair must change)
     let rows: &[(&[&str], &[&str], &[&str])] = &[
         (&["index.html", "app.js"], &[], &["style.css"]),
+        // A web finding may be fixed in any web file of the site: the changed ones become
+        // allowed, not required (see the allowed-targets rows), and what is left stays required.
         (
             &["index.html", "app.js"],
             &["app.js: #start is not in any page"],
-            &["app.js", "style.css"],
+            &["style.css"],
         ),
         // Nothing changed, or everything: the inherited targets stand.
         (&[], &[], &["index.html", "app.js", "style.css"]),
@@ -45,6 +47,50 @@ fn a_repair_keeps_what_is_left_rows() {
         want.sort();
         assert_eq!(got, want, "changed {changed:?}, findings {findings:?}");
         assert!(narrowed.mutation_requested);
+    }
+}
+
+/// The files a finding's fix may touch are allowed: "scripts.js: no page loads this script" is
+/// fixed in the page, so the page the previous turn wrote is not refused, and a fix in either
+/// file is enough (none of them becomes required).
+#[test]
+fn a_finding_allows_the_files_that_can_carry_its_fix_rows() {
+    let request = "Create index.html and scripts.js for a greeting";
+    // (changed, findings, required, allowed)
+    let rows: &[(&[&str], &[&str], &[&str], &[&str])] = &[
+        (
+            &["index.html", "scripts.js"],
+            &["scripts.js: no page loads this script, so it has no effect"],
+            &[],
+            &["index.html", "scripts.js"],
+        ),
+        (
+            &["index.html", "scripts.js"],
+            &["index.html: button #go has no click handler"],
+            &[],
+            &["index.html", "scripts.js"],
+        ),
+        // Everything changed and nothing found: nothing to narrow, the contract stands.
+        (
+            &["index.html", "scripts.js"],
+            &[],
+            &["index.html", "scripts.js"],
+            &[],
+        ),
+    ];
+    for (changed, findings, required, allowed) in rows {
+        let narrowed = narrow_repair(repair_after(request), &strings(changed), &strings(findings));
+        let mut got = narrowed.expected_targets.clone();
+        got.sort();
+        assert_eq!(got, strings(required), "required, findings {findings:?}");
+        let mut may: Vec<String> = narrowed
+            .roleful_targets
+            .iter()
+            .filter(|t| t.role == talos_core::intent::TargetRole::MayMutate)
+            .map(|t| t.path.clone())
+            .collect();
+        may.sort();
+        assert_eq!(may, strings(allowed), "allowed, findings {findings:?}");
     }
 }
 
