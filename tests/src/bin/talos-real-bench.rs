@@ -262,7 +262,12 @@ async fn stop(started: Started) -> anyhow::Result<()> {
     let mut daemon = daemon;
     let exited = tokio::task::spawn_blocking(move || daemon.child.wait().map(|_| daemon)).await?;
     drop(exited?);
-    drop(home);
+    // TALOS_BENCH_KEEP_HOME=1 keeps the daemon's home (traces, turn logs) to look into a task.
+    if std::env::var_os("TALOS_BENCH_KEEP_HOME").is_some() {
+        eprintln!("kept the daemon's home: {}", home.keep().display());
+    } else {
+        drop(home);
+    }
     if let Some(pid) = server_pid
         && !wait_gone(&[pid], Duration::from_secs(8)).await.is_empty()
     {

@@ -89,18 +89,24 @@ impl Step<'_> {
         !self.readable.is_empty() && self.readable.iter().all(|p| self.known.contains(p))
     }
 
-    /// A change in APPLY whose expected targets that exist are all known: nothing is left to
-    /// read before the change.
+    /// A change in APPLY whose expected targets that exist are all known, or whose every
+    /// target's whole content the request gives ("Create VERSION containing 2.0.0"): nothing
+    /// is left to read before the change. A read of a file the request gives in full is at
+    /// best wasted and, for a file not there yet, a failure a small model repeats.
     fn ready_to_change(&self) -> bool {
         let existing: Vec<&String> = self
             .expected
             .iter()
             .filter(|t| self.readable.contains(t) || self.read_texts.iter().any(|(p, _)| p == *t))
             .collect();
+        let given_whole = !self.expected.is_empty()
+            && self.expected.iter().all(|t| {
+                change_rule::rule_for(self.rules, t).is_some_and(ChangeRule::is_content)
+            });
         self.mutation_allowed
             && self.phase == Phase::Apply
-            && !existing.is_empty()
-            && existing.iter().all(|t| self.known.contains(t))
+            && (given_whole
+                || (!existing.is_empty() && existing.iter().all(|t| self.known.contains(t))))
     }
 }
 

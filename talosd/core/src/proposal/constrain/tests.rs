@@ -489,3 +489,23 @@ fn an_exact_literal_is_the_only_content_a_write_may_carry() {
         "{schema}"
     );
 }
+
+/// A new file whose whole content the request gives needs no read: the strict and names levels
+/// offer only the change, so a small model cannot spend the turn reading a file not there yet.
+#[test]
+fn a_file_given_whole_is_written_without_a_read() {
+    for request in [
+        "Create notes.txt with the content: hello world",
+        "Create VERSION containing 2.0.0",
+    ] {
+        let plan = plan_for(request);
+        let s = step(&plan, Phase::Apply, &[], &[], false);
+        for level in [Level::Strict, Level::Names] {
+            let schema = compile(level, &s).expect("a schema").to_string();
+            assert!(
+                !schema.contains("talos.read_file") && schema.contains("talos.write_file"),
+                "{request}: {schema}"
+            );
+        }
+    }
+}
