@@ -6,7 +6,7 @@
 //! README's "The interactive session" says what a person sees.
 
 mod editor;
-mod slash;
+pub(crate) mod slash;
 
 use talos_protocol::{CompletionStatus, Mode, TurnStartParams};
 

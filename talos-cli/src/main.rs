@@ -29,6 +29,7 @@ mod spelling;
 mod trace_view;
 mod traces;
 mod turn;
+mod unknown_command;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -346,6 +347,10 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
+            if let Some(message) = unknown_command::message::<Cli>(&error) {
+                eprintln!("{message}");
+                return ExitCode::from(EXIT_USAGE_OR_CONNECTION);
+            }
             // `--help` and `--version` print to stdout and succeed; usage errors exit 2.
             let _ = error.print();
             return ExitCode::from(if error.use_stderr() {
@@ -456,6 +461,16 @@ mod tests {
             (CompletionStatus::Cancelled, 1),
         ] {
             assert_eq!(turn_exit_code(status), expected, "{status:?}");
+        }
+    }
+
+    /// `talos rn` names `run`, the subcommand a dropped letter away (clap's own tip said `grants`).
+    #[test]
+    fn a_mistyped_subcommand_names_the_one_meant() {
+        for (typed, meant) in [("rn", "'run'"), ("stauts", "'status'"), ("udno", "'undo'")] {
+            let error = Cli::try_parse_from(["talos", typed]).unwrap_err();
+            let message = crate::unknown_command::message::<Cli>(&error).unwrap();
+            assert!(message.contains(meant), "{typed}: {message}");
         }
     }
 

@@ -100,9 +100,10 @@ impl Step<'_> {
             .filter(|t| self.readable.contains(t) || self.read_texts.iter().any(|(p, _)| p == *t))
             .collect();
         let given_whole = !self.expected.is_empty()
-            && self.expected.iter().all(|t| {
-                change_rule::rule_for(self.rules, t).is_some_and(ChangeRule::is_content)
-            });
+            && self
+                .expected
+                .iter()
+                .all(|t| change_rule::rule_for(self.rules, t).is_some_and(ChangeRule::is_content));
         self.mutation_allowed
             && self.phase == Phase::Apply
             && (given_whole
