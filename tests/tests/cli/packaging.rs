@@ -235,3 +235,54 @@ fn get_llama_names_what_is_missing_before_it_starts() {
     }
     assert!(!prefix.exists(), "nothing was created or downloaded");
 }
+
+/// Proves first-turn.sh asks cargo where it built (CARGO_TARGET_DIR, a config's target-dir)
+/// rather than assuming ./target, and that when the build left no binary it says the failure
+/// is its own and never that the model did not manage the edit. cargo is stood in for by a
+/// script that builds nothing and names an empty target directory; llama-server must already
+/// be installed (get-llama.sh then returns at once), else the test says it skipped.
+#[test]
+fn first_turn_finds_cargo_s_target_dir_and_never_blames_the_model_for_its_own_failure() {
+    let Ok(parts) = talos_tests::real_llama::RealParts::find() else {
+        eprintln!("skipped: llama-server and the model are not installed (packaging/get-llama.sh)");
+        return;
+    };
+    let script = read("packaging/first-turn.sh");
+    assert!(!script.contains("$PWD/target/release"), "first-turn.sh assumes ./target");
+    let scratch = tempfile::tempdir().unwrap();
+    let bin = scratch.path().join("bin");
+    let target = scratch.path().join("elsewhere");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&target).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in\n  metadata) printf '{{\"target_directory\":\"%s\"}}\\n' '{}' ;;\nesac\nexit 0\n",
+            target.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("bash")
+        .arg(root().join("packaging/first-turn.sh"))
+        .env("PATH", path)
+        .env("TALOS_LLAMA_HOME", &parts.home)
+        .env("XDG_DATA_HOME", scratch.path().join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(&format!("{}/release/talos", target.display()))
+            && text.contains("not of the model"),
+        "{text}"
+    );
+    assert!(!text.contains("the model did not manage"), "{text}");
+}
