@@ -8,6 +8,10 @@ use super::{ONE_AT_A_TIME, parts, trace_of};
 use talos_tests::harness::approve_all;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(talos_real_model),
+    ignore = "skipped: set TALOS_REAL_MODEL=1 (needs packaging/get-llama.sh)"
+)]
 async fn instructions_and_an_mcp_server_on_the_real_model() {
     let Some(parts) = parts() else { return };
     let Some(everything) = talos_tests::mcp_servers::everything() else {

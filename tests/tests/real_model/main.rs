@@ -89,6 +89,10 @@ async fn stop(daemon: TestDaemon, pid: u32) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(talos_real_model),
+    ignore = "skipped: set TALOS_REAL_MODEL=1 (needs packaging/get-llama.sh)"
+)]
 async fn a_real_server_launched_by_the_daemon_carries_a_denied_edit_through_the_pipeline() {
     let Some(parts) = parts() else { return };
     let _one = ONE_AT_A_TIME.lock().await;
@@ -154,6 +158,10 @@ async fn a_real_server_launched_by_the_daemon_carries_a_denied_edit_through_the_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(talos_real_model),
+    ignore = "skipped: set TALOS_REAL_MODEL=1 (needs packaging/get-llama.sh)"
+)]
 async fn a_second_turn_in_a_session_reuses_the_cached_prompt_prefix_in_its_slot() {
     let Some(parts) = parts() else { return };
     let _one = ONE_AT_A_TIME.lock().await;
@@ -196,6 +204,10 @@ fn big_py() -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(talos_real_model),
+    ignore = "skipped: set TALOS_REAL_MODEL=1 (needs packaging/get-llama.sh)"
+)]
 async fn a_question_about_an_18_kb_file_on_a_4096_token_slot_ends_with_an_answer() {
     let Some(parts) = parts() else { return };
     let _one = ONE_AT_A_TIME.lock().await;
@@ -242,6 +254,10 @@ async fn a_question_about_an_18_kb_file_on_a_4096_token_slot_ends_with_an_answer
 /// A real llama-server started with `--api-key` on loopback (connect_only), the key in a
 /// private file: a turn completes with the key, and a wrong key is one clear refusal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(talos_real_model),
+    ignore = "skipped: set TALOS_REAL_MODEL=1 (needs packaging/get-llama.sh)"
+)]
 async fn a_real_server_with_an_api_key_answers_with_the_key_and_refuses_a_wrong_one() {
     use std::os::unix::fs::PermissionsExt;
     let Some(parts) = parts() else { return };
@@ -328,6 +344,10 @@ async fn a_real_server_with_an_api_key_answers_with_the_key_and_refuses_a_wrong_
 /// default is stopped (`model.max_running: 1`); each trace names its model and the engine the
 /// probe found. Prints how long the switched turn took, its server start included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(talos_real_model),
+    ignore = "skipped: set TALOS_REAL_MODEL=1 (needs packaging/get-llama.sh)"
+)]
 async fn a_session_switches_between_two_real_managed_models() {
     let Some(parts) = parts() else { return };
     let _one = ONE_AT_A_TIME.lock().await;
