@@ -248,7 +248,10 @@ fn first_turn_finds_cargo_s_target_dir_and_never_blames_the_model_for_its_own_fa
         return;
     };
     let script = read("packaging/first-turn.sh");
-    assert!(!script.contains("$PWD/target/release"), "first-turn.sh assumes ./target");
+    assert!(
+        !script.contains("$PWD/target/release"),
+        "first-turn.sh assumes ./target"
+    );
     let scratch = tempfile::tempdir().unwrap();
     let bin = scratch.path().join("bin");
     let target = scratch.path().join("elsewhere");
@@ -264,7 +267,11 @@ fn first_turn_finds_cargo_s_target_dir_and_never_blames_the_model_for_its_own_fa
     )
     .unwrap();
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = Command::new("bash")
         .arg(root().join("packaging/first-turn.sh"))
         .env("PATH", path)

@@ -11,6 +11,7 @@ use super::Turn;
 use super::record::WarningCode;
 
 mod checked;
+mod empty;
 mod unanswered;
 pub use checked::NOTHING_CHECKABLE;
 pub use unanswered::{CUT_ANSWER, CUT_BEFORE_ANY_ANSWER, LOOP_STOPPED_UNANSWERED};
@@ -170,6 +171,7 @@ impl Turn {
                 .warn(WarningCode::CleanVerdictContradicted, message);
         }
         answer = self.withhold_protected(answer);
+        answer = empty::filled(&self.record.facts, fine, answer);
         if let Some(repeat) = self
             .record
             .warnings

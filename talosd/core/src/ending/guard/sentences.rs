@@ -230,7 +230,8 @@ pub fn claims_change(text: &str) -> bool {
     let claimed = CLAIM_MARKERS.iter().any(|m| lower.contains(m))
         || starts_with_change_verb(&lower)
         || change_verb_after(&lower, SUBJECTS)
-        || (about_a_file(text, &lower) && change_verb_after(&lower, PASSIVE));
+        || (about_a_file(text, &lower) && change_verb_after(&lower, PASSIVE))
+        || passive_change_to_a_value(&lower);
     claimed && !NO_CHANGE_CONTEXT.iter().any(|m| lower.contains(m))
 }
 
@@ -261,6 +262,43 @@ fn change_verb_after(lower: &str, lead: &[&str]) -> bool {
                 .find(|next| !BETWEEN.contains(next))
                 .is_some_and(|verb| PAST_CHANGE_VERBS.contains(verb) || *verb == "set")
     })
+}
+
+/// "The title was changed to Welcome", "the port has been set to 8080": a passive change verb
+/// followed by "to" states a new value, whatever holds it.
+fn passive_change_to_a_value(lower: &str) -> bool {
+    let words = words(lower);
+    words.windows(3).enumerate().any(|(i, w)| {
+        PASSIVE.contains(&w[0])
+            && (PAST_CHANGE_VERBS.contains(&w[1]) || w[1] == "set")
+            && w[2] == "to"
+            && !words[..i].contains(&"not")
+    }) || words.windows(4).any(|w| {
+        PASSIVE.contains(&w[0])
+            && BETWEEN.contains(&w[1])
+            && (PAST_CHANGE_VERBS.contains(&w[2]) || w[2] == "set")
+            && w[3] == "to"
+    })
+}
+
+/// Words that make a passive change the whole of the work ("All requested updates were
+/// applied", "every change has been made", "the requested edits were saved").
+const WHOLE_WORK: &[&str] = &["all", "every", "everything", "each", "both", "requested"];
+
+/// A passive claim that the whole of the work was done: on a turn the records show partly done
+/// or failed, a success claim in all but its words.
+fn whole_work_done(lower: &str) -> bool {
+    let words = words(lower);
+    let whole = words.iter().any(|w| WHOLE_WORK.contains(w));
+    let made = words.windows(2).any(|w| {
+        PASSIVE.contains(&w[0])
+            && (PAST_CHANGE_VERBS.contains(&w[1]) || matches!(w[1], "made" | "verified"))
+    }) || words.windows(3).any(|w| {
+        PASSIVE.contains(&w[0])
+            && BETWEEN.contains(&w[1])
+            && (PAST_CHANGE_VERBS.contains(&w[2]) || matches!(w[2], "made" | "verified"))
+    });
+    whole && made
 }
 
 /// A sentence that names a file, or "the file(s)".
@@ -354,7 +392,8 @@ pub fn claims_success(sentence: &str) -> bool {
     let lower = lower(sentence);
     let words = words(&lower);
     (SUCCESS_WORDS.iter().any(|w| words.contains(w))
-        || SUCCESS_PHRASES.iter().any(|p| lower.contains(p)))
+        || SUCCESS_PHRASES.iter().any(|p| lower.contains(p))
+        || whole_work_done(&lower))
         && !PROBLEM_WORDS
             .iter()
             .any(|p| words.iter().any(|w| w == p || w.ends_with(p)))
@@ -480,6 +519,38 @@ mod tests {
                 "I could not finish b.txt.",
                 claims_success,
                 "I could not finish b.txt.",
+                false,
+            ),
+            (
+                "All requested updates were applied and verified. TIMEOUT is 60.",
+                claims_success,
+                "TIMEOUT is 60.",
+                true,
+            ),
+            ("Every change has been made.", claims_success, "", true),
+            (
+                "The title was changed to Welcome. The page has two headings.",
+                claims_change,
+                "The page has two headings.",
+                true,
+            ),
+            (
+                "The port has now been set to 8080.",
+                claims_change,
+                "",
+                true,
+            ),
+            (
+                // A value the code moves to is a description, not a change.
+                "The counter is set to zero on load.",
+                claims_change,
+                "The counter is set to zero on load.",
+                false,
+            ),
+            (
+                "The title was not changed to Welcome.",
+                claims_change,
+                "The title was not changed to Welcome.",
                 false,
             ),
             (
