@@ -335,7 +335,27 @@ fn same_target(expected: &str, actual: &str) -> bool {
 /// Problems visible in the path's text alone. The daemon resolves symlinks and checks the
 /// boundary again, before the decision and at the moment of IO.
 pub fn lexical_path_problem(path: &str) -> Option<&'static str> {
-    crate::text::pathname::text_problem(path).map(crate::text::pathname::PathProblem::message)
+    crate::text::pathname::text_problem(path)
+        .map(crate::text::pathname::PathProblem::message)
+        .or_else(|| {
+            names_no_file(path).then_some(
+                "not a file name: the model proposed a path with a part that has no letter or digit",
+            )
+        })
+}
+
+/// A path with a part that names nothing (`,`, `...`, ` `): a small model's stray token, not a
+/// file. It is refused as the model's invalid proposal, so it is never reported as a missing
+/// file the person should look for. `.` and `..` keep their meaning.
+fn names_no_file(path: &str) -> bool {
+    // A home-relative, absolute or escaping path keeps the boundary's own verdict.
+    if crate::text::pathname::workspace_segments(path).is_err() {
+        return false;
+    }
+    path.split('/')
+        .filter(|part| !matches!(*part, "" | "." | ".."))
+        .any(|part| !part.chars().any(char::is_alphanumeric))
+        || path.trim().is_empty()
 }
 
 fn printable(path: &str) -> String {
@@ -501,5 +521,33 @@ mod tests {
             false,
         );
         assert_eq!(rejected(outcome), (Stage::Phase, "Phase policy blocked talos.edit_file during INSPECT. Mutating tools are only allowed during APPLY; this phase allows read, search, and retrieval tools only.".into()));
+    }
+}
+
+#[cfg(test)]
+mod path_name_tests {
+    use super::lexical_path_problem;
+
+    /// Proves a stray token the model gave as a path is refused as its invalid proposal, never
+    /// looked up as a missing file, while real names (dotfiles, `.`, `..` inside) pass.
+    #[test]
+    fn a_path_part_with_no_letter_or_digit_is_not_a_file_name() {
+        for path in [",", "...", " ", "src/,", "-/a"] {
+            let problem = lexical_path_problem(path).unwrap_or_default();
+            assert!(
+                problem.starts_with("not a file name"),
+                "{path:?}: {problem}"
+            );
+        }
+        for path in [
+            ".",
+            ".env",
+            "src/../a.rs",
+            "a-b_c.txt",
+            "VERSION",
+            "日本.txt",
+        ] {
+            assert_eq!(lexical_path_problem(path), None, "{path:?}");
+        }
     }
 }

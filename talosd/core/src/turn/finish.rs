@@ -171,7 +171,6 @@ impl Turn {
                 .warn(WarningCode::CleanVerdictContradicted, message);
         }
         answer = self.withhold_protected(answer);
-        answer = empty::filled(&self.record.facts, fine, answer);
         if let Some(repeat) = self
             .record
             .warnings
@@ -191,6 +190,8 @@ impl Turn {
                 .trim_start()
                 .to_string();
         }
+        // Diagnostics alone are an answer; only a turn left with no words at all is filled.
+        let answer = empty::filled(&self.record.facts, fine, answer);
         Final {
             answer,
             fine,
