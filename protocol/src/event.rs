@@ -146,6 +146,10 @@ pub enum TurnEvent {
         model_call: usize,
         /// Tokens generated so far in this model call.
         tokens: u64,
+        /// On the call's first progress (`tokens: 0`): the prompt's size as Talos counted it,
+        /// which the server reads before its first token (on a CPU, the wait a person sees).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt_tokens: Option<u64>,
     },
     /// One model call's use of the context, after its reply ended.
     Usage {
@@ -199,6 +203,15 @@ pub enum CallStatus {
 }
 
 impl TurnEvent {
+    /// A `progress` event (`prompt_tokens` only on a model call's first).
+    pub fn progress(model_call: usize, tokens: u64, prompt_tokens: Option<u64>) -> TurnEvent {
+        TurnEvent::Progress {
+            model_call,
+            tokens,
+            prompt_tokens,
+        }
+    }
+
     /// The status family a result kind belongs to.
     pub fn family(&self) -> &'static str {
         match self {

@@ -338,8 +338,18 @@ pub fn thousands(n: u64) -> String {
     grouped
 }
 
-/// The live line while the model works on a held reply: `model working… 37 tokens`.
-pub fn progress_text(tokens: u64) -> String {
+/// The live line while the model works on a held reply: `model working… 37 tokens`, and
+/// before its first token, when the prompt's size is known, `reading the prompt (1,315
+/// tokens)`: on a CPU that reading is most of the wait, and "0 tokens" would look stuck.
+pub fn progress_text(tokens: u64, prompt_tokens: Option<u64>) -> String {
+    match (tokens, prompt_tokens) {
+        (0, Some(1)) => "reading the prompt (1 token)".to_string(),
+        (0, Some(n)) => format!("reading the prompt ({} tokens)", thousands(n)),
+        _ => working_text(tokens),
+    }
+}
+
+fn working_text(tokens: u64) -> String {
     match tokens {
         0 => "model working…".to_string(),
         1 => "model working… 1 token".to_string(),
@@ -449,19 +459,22 @@ mod tests {
         let other = TurnEvent::Progress {
             model_call: 0,
             tokens: 3,
+            prompt_tokens: None,
         };
         assert_eq!(ContextUse::of(&other), None);
     }
 
     #[test]
     fn the_progress_line_rows() {
-        for (tokens, expected) in [
-            (0, "model working…"),
-            (1, "model working… 1 token"),
-            (37, "model working… 37 tokens"),
-            (1_234, "model working… 1,234 tokens"),
+        for (tokens, prompt, expected) in [
+            (0, None, "model working…"),
+            (0, Some(1_315), "reading the prompt (1,315 tokens)"),
+            (1, Some(1_315), "model working… 1 token"),
+            (1, None, "model working… 1 token"),
+            (37, None, "model working… 37 tokens"),
+            (1_234, None, "model working… 1,234 tokens"),
         ] {
-            assert_eq!(progress_text(tokens), expected);
+            assert_eq!(progress_text(tokens, prompt), expected);
         }
     }
 

@@ -210,10 +210,16 @@ impl TurnView<'_> {
         let note = |text: &str| {
             output.err_line(&palette.paint(Style::Dim, &format!("· {}", printable(text))))
         };
-        if let TurnEvent::Progress { tokens, .. } = event {
+        if let TurnEvent::Progress {
+            tokens,
+            prompt_tokens,
+            ..
+        } = event
+        {
             // `\r` would wipe a half-printed answer line on the same terminal.
             if !self.stdout_mid_line {
-                output.live(&palette.paint(Style::Dim, &progress_text(tokens)));
+                let text = progress_text(tokens, prompt_tokens);
+                output.live(&palette.paint(Style::Dim, &text));
             }
             return Ok(());
         }

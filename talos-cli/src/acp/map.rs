@@ -388,7 +388,13 @@ pub fn answer_to_send(streamed: &str, final_answer: &str) -> Option<String> {
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// The thought sent while the model works on a held reply: `working… 37 tokens`.
-pub fn progress_thought(tokens: u64) -> String {
+pub fn progress_thought(tokens: u64, prompt_tokens: Option<u64>) -> String {
+    if let (0, Some(n)) = (tokens, prompt_tokens) {
+        return format!(
+            "reading the prompt ({} tokens)\n",
+            crate::render::thousands(n)
+        );
+    }
     match tokens {
         0 => "working…\n".to_string(),
         1 => "working… 1 token\n".to_string(),

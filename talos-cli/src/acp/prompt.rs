@@ -330,11 +330,16 @@ impl Turn<'_> {
                     );
                 }
             }
-            TurnEvent::Progress { model_call, tokens } => {
+            TurnEvent::Progress {
+                model_call,
+                tokens,
+                prompt_tokens,
+            } => {
                 if self.progress.admit(model_call, std::time::Instant::now()) {
+                    let thought = map::progress_thought(tokens, prompt_tokens);
                     self.bridge.update(
                         &self.acp_id,
-                        SessionUpdate::AgentThoughtChunk(chunk(map::progress_thought(tokens))),
+                        SessionUpdate::AgentThoughtChunk(chunk(thought)),
                     );
                 }
             }

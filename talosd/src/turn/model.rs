@@ -80,7 +80,7 @@ pub async fn request(ctx: &mut TurnCtx, request: &ModelRequest) -> TurnInput {
         schema: request.schema.as_ref(),
     });
     let reply = if request.hold {
-        held_reply(ctx, request.index, &body).await
+        held_reply(ctx, request, &body).await
     } else {
         stream_reply(ctx, &body).await
     };
@@ -188,14 +188,12 @@ async fn stream_reply(ctx: &mut TurnCtx, body: &Value) -> Result<Option<ChatRepl
 /// is working (at once, then at most every [`PROGRESS_EVERY`] with the tokens so far).
 async fn held_reply(
     ctx: &mut TurnCtx,
-    model_call: usize,
+    request: &ModelRequest,
     body: &Value,
 ) -> Result<Option<ChatReply>, EngineError> {
-    ctx.emit(TurnEvent::Progress {
-        model_call,
-        tokens: 0,
-    })
-    .await;
+    let model_call = request.index;
+    let prompt = (request.prompt_tokens > 0).then_some(request.prompt_tokens);
+    ctx.emit(TurnEvent::progress(model_call, 0, prompt)).await;
     let Some(mut stream) = start(ctx, body).await? else {
         return Ok(None);
     };
@@ -212,7 +210,8 @@ async fn held_reply(
         }
         let tokens = stream.generated();
         if tokens != last && told.elapsed() >= PROGRESS_EVERY {
-            ctx.emit(TurnEvent::Progress { model_call, tokens }).await;
+            ctx.emit(TurnEvent::progress(model_call, tokens, None))
+                .await;
             (told, last) = (Instant::now(), tokens);
         }
     }

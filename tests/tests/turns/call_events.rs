@@ -75,6 +75,11 @@ async fn an_edit_turn_sends_the_documented_order() {
         ],
         "{events:#?}"
     );
+    // The first progress of a call says how long a prompt the server is reading.
+    let TurnEvent::Progress { prompt_tokens, .. } = &events[2] else {
+        unreachable!()
+    };
+    assert!(prompt_tokens.is_some_and(|n| n > 0), "{:?}", events[2]);
     let TurnEvent::Plan { steps } = &events[1] else {
         unreachable!()
     };

@@ -342,7 +342,7 @@ fn progress_thoughts_are_rate_limited_per_model_call_rows() {
         (37, "working… 37 tokens\n"),
         (4_096, "working… 4,096 tokens\n"),
     ] {
-        assert_eq!(progress_thought(tokens), expected);
+        assert_eq!(progress_thought(tokens, None), expected);
     }
 }
 
