@@ -401,16 +401,32 @@ fn session_directory(root: &std::path::Path, directory: &str) -> Result<String, 
         .ok_or_else(|| refused("is not UTF-8"))
 }
 
+/// Why a turn is refused under a configuration talosd could not use, and exactly what to do:
+/// a running talosd keeps the settings it started with (sessions and the model server depend on
+/// them), so a file fixed since is named as valid now, with the restart that takes it up.
+fn config_refusal(daemon: &Daemon, error: &str) -> String {
+    let file = &daemon.home.config_file;
+    let fixed = crate::offload::blocking(|| crate::config::Config::load(file).is_ok());
+    let file = file.display();
+    if fixed {
+        format!(
+            "turns are refused: talosd started with a configuration it could not use ({error}); {file} is valid now, but a running talosd does not reload it. Run `talos stop`: the next talos command starts talosd with the fixed file."
+        )
+    } else {
+        format!(
+            "turns are refused until the configuration is fixed: {error}. Fix {file}, then run `talos stop`: the next talos command starts talosd with the fixed file."
+        )
+    }
+}
+
 async fn turn_start(
     daemon: &Arc<Daemon>,
     peer: &Arc<Peer>,
     p: proto::TurnStartParams,
 ) -> Result<Value, RpcError> {
     if let Some(error) = &daemon.config_error {
-        return Err(RpcError::new(
-            ErrorCode::ConfigError,
-            format!("turns are refused until the configuration is fixed: {error}"),
-        ));
+        let message = config_refusal(daemon, error);
+        return Err(RpcError::new(ErrorCode::ConfigError, message));
     }
     if daemon.stopping.is_cancelled() {
         return Err(RpcError::new(ErrorCode::ShuttingDown, "talosd is stopping"));

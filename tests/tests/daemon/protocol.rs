@@ -257,8 +257,28 @@ async fn a_bad_config_refuses_turns_with_a_message_naming_the_problem() {
         let error = response.error.unwrap();
         assert_eq!(error.code, -32005);
         assert!(error.message.contains(expected), "{}", error.message);
+        assert!(error.message.contains("talos stop"), "{}", error.message);
         let status: DaemonStatusResult = client.request("daemon/status", json!({})).await;
         assert!(status.config_error.unwrap().contains(expected));
+        // Fixed on disk, the file is named as valid now, with the restart that takes it up.
+        std::fs::write(
+            daemon.home.path().join("config.yaml"),
+            "model:\n  url: http://127.0.0.1:1\n",
+        )
+        .unwrap();
+        let (response, _) = client
+            .call_with(
+                "turn/start",
+                json!({"sessionId": session, "prompt": "hello"}),
+                |_| Answer::Ignore,
+            )
+            .await
+            .unwrap();
+        let message = response.error.unwrap().message;
+        assert!(
+            message.contains("is valid now") && message.contains("Run `talos stop`"),
+            "{message}"
+        );
         daemon.stop().await;
     }
 }
