@@ -13,8 +13,8 @@
 //!
 //! For the tests to find its processes, every process appends its pid to `<model>.pids` when it
 //! starts, and the process that listens writes its pid to `<model>.pid` once it listens.
-//! Every process exits on its own after `max_lifetime_ms` (default 300 s), so a failed test
-//! leaks nothing for long.
+//! Every process exits on its own after `max_lifetime_ms` (default 300 s), and `parent_grace_ms`
+//! (default 1 s) after whoever launched it is gone, so a test run leaves no server behind.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test fixture: a broken setup should panic
 
 use std::io::Write;
@@ -47,6 +47,10 @@ struct Behaviour {
     /// How long a forked listener outlives its parent before it exits on its own. Long enough
     /// that a test sees whether whoever killed the parent also killed it.
     orphan_grace_ms: u64,
+    /// How long the server outlives whoever launched it (a daemon, or the test binary that
+    /// ran a daemon in-process) before it exits on its own: short, so a test run leaves no
+    /// server behind; a test of what a restarted daemon does with an orphan asks for longer.
+    parent_grace_ms: u64,
     /// `/props` `chat_template_caps.supports_tool_calls`.
     supports_tool_calls: bool,
     /// The context of one slot: `/props` `default_generation_settings.n_ctx`, and a prompt
@@ -113,6 +117,7 @@ impl Default for Behaviour {
             exit_immediately: false,
             fork_listener: false,
             orphan_grace_ms: 15_000,
+            parent_grace_ms: 1_000,
             supports_tool_calls: true,
             n_ctx: None,
             tokenize: true,
@@ -256,6 +261,8 @@ fn main() -> ExitCode {
     }
     if args.forked {
         exit_when_orphaned(Duration::from_millis(behaviour.orphan_grace_ms));
+    } else {
+        exit_when_orphaned(Duration::from_millis(behaviour.parent_grace_ms));
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -376,11 +383,12 @@ fn exit_after(lifetime: Duration) {
     });
 }
 
-/// A forked listener whose parent is gone lingers for `grace`, then exits.
+/// A process whose parent is gone lingers for `grace`, then exits.
 fn exit_when_orphaned(grace: Duration) {
     let parent = std::os::unix::process::parent_id();
     std::thread::spawn(move || {
-        while std::os::unix::process::parent_id() == parent {
+        // A launcher that exited before this line ran left the process to init already.
+        while parent != 1 && std::os::unix::process::parent_id() == parent {
             std::thread::sleep(Duration::from_millis(50));
         }
         std::thread::sleep(grace);

@@ -306,3 +306,40 @@ fn a_forked_listener_outlives_a_killed_parent_for_its_grace_period_only() {
         .block_on(wait_gone(&[listener], Duration::from_secs(5)));
     assert!(survivors.is_empty(), "it exits after its grace period");
 }
+
+/// Proves a fake server whose launcher is gone (a daemon killed, or a test binary that ran a
+/// daemon in-process and ended) exits on its own about a second later, so a test run leaves no
+/// fake-llama-server behind; a test that needs an orphan asks for longer (`parent_grace_ms`).
+#[test]
+fn a_server_whose_launcher_is_gone_exits_on_its_own() {
+    let fake = FakeServer::new(json!({}));
+    // A shell launches the server in the background and exits at once: the server's parent
+    // is gone as soon as it starts.
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{FAKE}' -m '{}' --host 127.0.0.1 --port {} </dev/null >/dev/null 2>&1 & echo $!",
+            fake.model.display(),
+            fake.port
+        ))
+        .env_remove("FAKE_LLAMA_BEHAVIOUR")
+        .output()
+        .unwrap();
+    let pid: u32 = String::from_utf8_lossy(&status.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(first_health(fake.port), 200);
+    let survivors = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(wait_gone(&[pid], Duration::from_secs(10)));
+    if !survivors.is_empty() {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(
+        survivors.is_empty(),
+        "the orphaned fake server is still running"
+    );
+}

@@ -437,7 +437,7 @@ async fn wait_for_socket(socket: &Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_left_by_a_killed_daemon_of_the_same_home_is_reclaimed_and_no_one_elses_is() {
-    let fake = FakeServer::new(json!({}));
+    let fake = FakeServer::new(json!({"parent_grace_ms": 60_000}));
     let home = tempfile::Builder::new()
         .prefix("tm")
         .tempdir_in("/tmp")
