@@ -233,12 +233,27 @@ fn verdict_checked(answer: &str, facts: &TurnFacts) -> String {
     let said_clean = sentences::split(answer)
         .iter()
         .any(|s| sentences::clean_verdict(s));
+    // A sentence that names what a finding is about and says it is there or works ("The
+    // class `cta-button` is present in both files") says the opposite of the finding.
+    let selectors: Vec<String> = subjects
+        .iter()
+        .filter(|s| s.starts_with('#') || s.starts_with('.'))
+        .cloned()
+        .collect();
+    let denied = |s: &str| names_any(s, &selectors) && sentences::affirms_presence(s);
+    let said_otherwise = sentences::split(answer).iter().any(|s| denied(s));
     let (kept, dropped) = sentences::keep(answer, |s| {
-        sentences::clean_verdict(s) || !names_any(s, &subjects)
+        sentences::clean_verdict(s) || !names_any(s, &subjects) || denied(s)
     });
-    let not_kept = format!(
-        "[Verification check: Talos's own checks found {findings} problem{plural} (listed below); the model's text that names none of the files, selectors or ids they are about was not kept.]"
-    );
+    let not_kept = if said_otherwise {
+        format!(
+            "[Verification check: Talos's own checks found {findings} problem{plural} (listed below); the model's sentences that say otherwise were not kept.]"
+        )
+    } else {
+        format!(
+            "[Verification check: Talos's own checks found {findings} problem{plural} (listed below); the model's text that names none of the files, selectors or ids they are about was not kept.]"
+        )
+    };
     match (said_clean, dropped) {
         (true, _) => join(&statement, &kept),
         (false, true) => join(&not_kept, &kept),
@@ -628,6 +643,22 @@ mod tests {
                     &["The element `go` is never defined."],
                     "cta-button",
                 ),
+            ),
+            (
+                "a sentence saying a finding's selector is there is the opposite of the record",
+                "The id `go` is present in both HTML and JavaScript. Look at app.js.",
+                finding(TurnFacts::default()),
+                Says::Shape(
+                    "[Verification check: Talos's own checks found 1 problem (listed below); the model's sentences that say otherwise were not kept.]",
+                    &["Look at app.js."],
+                    "is present",
+                ),
+            ),
+            (
+                "a sentence saying a finding's selector is missing stands",
+                "The id `go` is not present in any page.",
+                finding(TurnFacts::default()),
+                Says::Exactly("The id `go` is not present in any page."),
             ),
             (
                 "without findings a clean verdict stands",

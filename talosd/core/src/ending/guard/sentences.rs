@@ -411,6 +411,41 @@ pub fn refuses(sentence: &str) -> bool {
     denies_capability(sentence) || REFUSAL_SHAPES.iter().any(|m| lower.contains(m))
 }
 
+/// Words that say a thing is there or works.
+const PRESENCE: &[&str] = &[
+    "is present",
+    "are present",
+    "exists",
+    "exist in",
+    "is defined",
+    "are defined",
+    "is used",
+    "is applied",
+    "is found",
+    "are found",
+    "works",
+    "is working",
+    "is wired",
+    "is connected",
+    "matches",
+    "is in both",
+    "is correctly",
+];
+
+/// A sentence that says something is there or works, with no negation in it: beside a
+/// finding that it is missing or broken, the opposite of the record.
+pub fn affirms_presence(sentence: &str) -> bool {
+    let lower = lower(sentence);
+    let words = words(&lower);
+    PRESENCE.iter().any(|p| lower.contains(p))
+        && !words.iter().any(|w| {
+            matches!(
+                *w,
+                "not" | "no" | "never" | "missing" | "without" | "nowhere"
+            ) || w.ends_with("n't")
+        })
+}
+
 /// The text gives a clean verdict in the known phrasings: nothing wrong, everything works.
 pub fn claims_no_problems(text: &str) -> bool {
     let lower = lower(text);
