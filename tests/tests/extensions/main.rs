@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 mod commands;
+mod hook_processes;
 mod hooks;
 mod mcp;
 mod mcp_hub;
