@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 use talos_core::hooks::{self, HookRecord, HookRun};
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{HookConfig, HooksConfig};
 use crate::runner::InputBounds;
@@ -56,8 +56,7 @@ pub async fn run_all(
             stop: Some(stop.clone()),
         };
         let (argv, cwd, input) = (hook.command.clone(), workspace.to_path_buf(), input.clone());
-        let mut task =
-            tokio::task::spawn_blocking(move || run_one(&argv, &cwd, input, &bounds));
+        let mut task = tokio::task::spawn_blocking(move || run_one(&argv, &cwd, input, &bounds));
         let joined = tokio::select! {
             joined = &mut task => joined,
             () = cancel.cancelled() => {
@@ -67,9 +66,11 @@ pub async fn run_all(
                 task.await
             }
         };
-        runs.push(joined.unwrap_or_else(|e| {
-            HookRun::Failed(format!("internal: the hook task failed ({e})"))
-        }));
+        runs.push(
+            joined.unwrap_or_else(|e| {
+                HookRun::Failed(format!("internal: the hook task failed ({e})"))
+            }),
+        );
     }
     runs
 }
@@ -89,7 +90,8 @@ pub fn told_outcome(
     })
 }
 
-/// Tells each `post_turn` hook the outcome; what each run did, for the trace.
+/// Tells each `post_turn` hook the outcome; what each run did, for the trace. A cancelled
+/// turn's outcome is still told, so only `stopping` (the daemon's) stops these hooks.
 pub async fn post_turn(
     config: &HooksConfig,
     (workspace, stopping): (&Path, &CancellationToken),

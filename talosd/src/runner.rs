@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod input;
-pub use input::{InputBounds, InputRun, run_with_input_blocking, run_with_input_in_dir};
+pub use input::{InputBounds, InputRun, run_with_input_blocking};
 
 /// Environment variables a command inherits; everything else is dropped.
 const ENV_ALLOW: &[&str] = &[
@@ -315,6 +315,54 @@ async fn drain<R: tokio::io::AsyncRead + Unpin>(
     (kept, truncated)
 }
 
+/// The environment a command (or a hook) inherits: [`ENV_ALLOW`]'s variables, as talosd has
+/// them.
+pub fn allowed_env() -> Vec<(String, String)> {
+    ENV_ALLOW
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_string(), v)))
+        .collect()
+}
+
+/// Whether `path` is a regular file someone may execute.
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// [`input::run_with_input_blocking`] with `env` as the whole environment (hooks get
+/// [`allowed_env`]), `cwd` as the working directory, and `bounds`.
+pub fn run_with_input_in_dir(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&Path>,
+    input: Vec<u8>,
+    bounds: &InputBounds,
+) -> std::io::Result<InputRun> {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(program);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    let pid = child.id();
+    let pipes = input::Pipes::of(&mut child, input);
+    let ended = input::watch(&mut child, pipes, bounds);
+    kill_group(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+    Ok(ended)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,19 +462,4 @@ mod tests {
         assert!(r.cancelled && r.exit_code.is_none());
         assert!(r.duration_ms < 10_000);
     }
-}
-
-/// The environment a command (or a hook) inherits: [`ENV_ALLOW`]'s variables, as talosd has
-/// them.
-pub fn allowed_env() -> Vec<(String, String)> {
-    ENV_ALLOW
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_string(), v)))
-        .collect()
-}
-
-/// Whether `path` is a regular file someone may execute.
-pub fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -299,7 +299,6 @@ async fn finish(ctx: &mut TurnCtx, done: Final, prompt: &str) -> (proto::TurnOut
     };
     let told =
         crate::hooks::told_outcome(ctx.session.id.as_str(), &ctx.session.workspace, &outcome);
-    // A cancelled turn's outcome is still told; only a stopping daemon stops these hooks.
     let during = (ctx.session.workspace.as_path(), &ctx.daemon.stopping);
     let post = crate::hooks::post_turn(&ctx.daemon.config.hooks, during, &told);
     ctx.trace

@@ -161,7 +161,11 @@ mod tests {
         links.extend(A, WS, B).unwrap();
         links.extend(A, WS, B).unwrap();
         assert_eq!(links.chain(A, WS), [A, B]);
-        assert_eq!(links.chain(A, "/elsewhere"), [A], "another workspace's chain");
+        assert_eq!(
+            links.chain(A, "/elsewhere"),
+            [A],
+            "another workspace's chain"
+        );
         for hostile in ["../../etc/passwd", "ses-../x", "", "ses-0123"] {
             links.extend(hostile, WS, B).unwrap();
             assert_eq!(links.chain(hostile, WS), [hostile]);
@@ -171,7 +175,11 @@ mod tests {
             .collect();
         assert_eq!(files.len(), 1, "only the session id named a file");
         let file = home.path().join(format!("acp/{A}.json"));
-        std::fs::write(&file, format!("{{\"workspace\":\"{WS}\",\"chain\":[\"ses-x\"]}}")).unwrap();
+        std::fs::write(
+            &file,
+            format!("{{\"workspace\":\"{WS}\",\"chain\":[\"ses-x\"]}}"),
+        )
+        .unwrap();
         assert_eq!(
             links.chain(A, WS),
             [A],

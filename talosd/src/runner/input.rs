@@ -1,5 +1,5 @@
 //! Short runs that are handed input and answer on standard output: the hooks and the document
-//! extractor. Each runs in its own process group; its standard input is fed and its standard
+//! extractor, started by [`super::run_with_input_in_dir`]. Each runs in its own process group; its standard input is fed and its standard
 //! output read without blocking, so nothing it leaves behind can hold the caller: at the
 //! deadline (or when the caller stops it) the whole group is killed and reading stops, and
 //! once the program itself has exited only what it already wrote is read. A background child
@@ -8,12 +8,10 @@
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-use super::kill_group;
 
 /// How often a run is looked at while it goes on.
 const TICK: Duration = Duration::from_millis(10);
@@ -56,47 +54,19 @@ pub fn run_with_input_blocking(
         stdout_cap,
         stop: None,
     };
-    run_with_input_in_dir(program, args, &[], None, input, &bounds)
-}
-
-/// [`run_with_input_blocking`] with `env` as the whole environment (hooks get
-/// [`super::allowed_env`]), `cwd` as the working directory, and `bounds`.
-pub fn run_with_input_in_dir(
-    program: &Path,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: Option<&Path>,
-    input: Vec<u8>,
-    bounds: &InputBounds,
-) -> std::io::Result<InputRun> {
-    use std::os::unix::process::CommandExt;
-    let mut command = std::process::Command::new(program);
-    if let Some(cwd) = cwd {
-        command.current_dir(cwd);
-    }
-    let mut child = command
-        .args(args)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()?;
-    let pid = child.id();
-    let pipes = Pipes::of(&mut child, input);
-    let ended = watch(&mut child, pipes, bounds);
-    kill_group(pid);
-    let _ = child.kill();
-    let _ = child.wait();
-    Ok(ended)
+    super::run_with_input_in_dir(program, args, &[], None, input, &bounds)
 }
 
 /// Waits for `child` until it exits, the deadline passes or the caller stops it, feeding and
 /// reading its pipes meanwhile.
-fn watch(child: &mut Child, mut pipes: Pipes, bounds: &InputBounds) -> InputRun {
+pub(super) fn watch(child: &mut Child, mut pipes: Pipes, bounds: &InputBounds) -> InputRun {
     let started = Instant::now();
-    let stopped = || bounds.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+    let stopped = || {
+        bounds
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    };
     let mut run = InputRun {
         code: None,
         timed_out: false,
@@ -131,7 +101,7 @@ fn watch(child: &mut Child, mut pipes: Pipes, bounds: &InputBounds) -> InputRun 
 
 /// A child's standard input still to be fed and its standard output still to be read, both
 /// non-blocking; a pipe is dropped (closed) once it is done with.
-struct Pipes {
+pub(super) struct Pipes {
     stdin: Option<ChildStdin>,
     input: Vec<u8>,
     fed: usize,
@@ -139,9 +109,9 @@ struct Pipes {
 }
 
 impl Pipes {
-    fn of(child: &mut Child, input: Vec<u8>) -> Pipes {
-        let stdin = child.stdin.take().filter(|s| non_blocking(s));
-        let stdout = child.stdout.take().filter(|s| non_blocking(s));
+    pub(super) fn of(child: &mut Child, input: Vec<u8>) -> Pipes {
+        let stdin = child.stdin.take().filter(non_blocking);
+        let stdout = child.stdout.take().filter(non_blocking);
         Pipes {
             stdin,
             input,

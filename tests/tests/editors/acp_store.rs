@@ -67,20 +67,33 @@ async fn a_hostile_chain_file_neither_hangs_a_load_nor_replays_another_workspace
         let mine = new_session(&mut first, 2, &ws_path);
         prompt(&mut first, 3, &mine, "MINE: what is in settings.py?");
         let theirs = new_session(&mut first, 4, &other_path);
-        prompt(&mut first, 5, &theirs, "THEIRS: a turn on another workspace");
+        prompt(
+            &mut first,
+            5,
+            &theirs,
+            "THEIRS: a turn on another workspace",
+        );
         let later = new_session(&mut first, 6, &ws_path);
         prompt(&mut first, 7, &later, "LATER: and now?");
         first.finish();
 
         let file = home_path.join(format!("acp/{mine}.json"));
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        rustix::fs::mkfifoat(rustix::fs::CWD, &file, rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR)
-            .unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &file,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         let mut second = Bridge::start(TALOS, TALOSD, &home_path);
         second.call(1, "initialize", json!({"protocolVersion": 1}));
         let (loaded, replayed) = load(&mut second, 2, &mine, &ws_path);
         assert!(loaded.get("error").is_none(), "{loaded}");
-        assert_eq!(replayed, ["MINE: what is in settings.py?"], "a FIFO is no chain");
+        assert_eq!(
+            replayed,
+            ["MINE: what is in settings.py?"],
+            "a FIFO is no chain"
+        );
         second.finish();
 
         std::fs::remove_file(&file).unwrap();
@@ -116,9 +129,15 @@ async fn an_editor_that_leaves_releases_every_session_it_opened() {
     let opened = tokio::task::spawn_blocking(move || {
         let mut bridge = Bridge::start(TALOS, TALOSD, &home_path);
         bridge.call(1, "initialize", json!({"protocolVersion": 1}));
-        let ids: Vec<String> = (2..5).map(|id| new_session(&mut bridge, id, &ws_path)).collect();
+        let ids: Vec<String> = (2..5)
+            .map(|id| new_session(&mut bridge, id, &ws_path))
+            .collect();
         prompt(&mut bridge, 5, &ids[0], "FIRST: what is in settings.py?");
-        let set = bridge.call(6, "session/set_mode", json!({"sessionId": ids[1], "modeId": "ask"}));
+        let set = bridge.call(
+            6,
+            "session/set_mode",
+            json!({"sessionId": ids[1], "modeId": "ask"}),
+        );
         assert!(set.get("error").is_none(), "{set}");
         bridge.finish();
         ids
@@ -126,7 +145,9 @@ async fn an_editor_that_leaves_releases_every_session_it_opened() {
     .await
     .unwrap();
     let mut client = Client::connect(&home.path().join("run/talosd.sock")).await;
-    client.call("initialize", json!({"clientName": "e2e"})).await;
+    client
+        .call("initialize", json!({"clientName": "e2e"}))
+        .await;
     let listed = client.call("session/list", json!({})).await;
     let held = listed["sessions"].as_array().cloned().unwrap_or_default();
     assert!(held.is_empty(), "the daemon still holds {held:?}");
@@ -139,14 +160,21 @@ async fn an_editor_that_leaves_releases_every_session_it_opened() {
         let mut again = Bridge::start(TALOS, TALOSD, &home_path);
         again.call(1, "initialize", json!({"protocolVersion": 1}));
         let (loaded, replayed) = load(&mut again, 2, &first, &ws_path);
-        assert!(loaded.get("error").is_none(), "a released session loads: {loaded}");
+        assert!(
+            loaded.get("error").is_none(),
+            "a released session loads: {loaded}"
+        );
         assert_eq!(replayed, ["FIRST: what is in settings.py?"]);
         again.finish();
     })
     .await
     .unwrap();
     let listed = client.call("session/list", json!({})).await;
-    assert_eq!(listed["sessions"].as_array().map(Vec::len), Some(0), "{listed}");
+    assert_eq!(
+        listed["sessions"].as_array().map(Vec::len),
+        Some(0),
+        "{listed}"
+    );
     stop(TALOS, home.path());
 }
 
@@ -187,7 +215,12 @@ async fn a_hook_deny_reaches_the_editor_with_its_reason() {
         let mut bridge = Bridge::start(TALOS, TALOSD, &home_path);
         bridge.call(1, "initialize", json!({"protocolVersion": 1}));
         let sid = new_session(&mut bridge, 2, &ws_path);
-        prompt(&mut bridge, 3, &sid, "In settings.py, change TIMEOUT from 30 to 60.");
+        prompt(
+            &mut bridge,
+            3,
+            &sid,
+            "In settings.py, change TIMEOUT from 30 to 60.",
+        );
         let updates = bridge.updates();
         bridge.finish();
         updates
@@ -201,7 +234,9 @@ async fn a_hook_deny_reaches_the_editor_with_its_reason() {
         .map(Value::to_string)
         .collect();
     assert!(
-        calls.iter().any(|c| c.contains("settings.py is frozen until Friday")),
+        calls
+            .iter()
+            .any(|c| c.contains("settings.py is frozen until Friday")),
         "{calls:?}"
     );
     assert_eq!(

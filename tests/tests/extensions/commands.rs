@@ -141,6 +141,12 @@ async fn talos_run_expands_a_custom_command() {
         sent.contains("What would TIMEOUT in settings.py be if raised to 75 seconds?"),
         "{sent}\n{stderr}"
     );
-    assert!(!sent.contains("/bump"), "the slash line is not sent: {sent}");
-    assert!(stderr.contains("/bump (a workspace command) asks:"), "{stderr}");
+    assert!(
+        !sent.contains("/bump"),
+        "the slash line is not sent: {sent}"
+    );
+    assert!(
+        stderr.contains("/bump (a workspace command) asks:"),
+        "{stderr}"
+    );
 }

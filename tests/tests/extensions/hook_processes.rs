@@ -55,8 +55,14 @@ fn pids_in(dir: &Path, name: &str) -> Vec<i32> {
 
 /// Whether `pid` is a process that has not ended (a zombie has ended).
 fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }
 
 /// Ends the background children the hook left (the test ends every process it caused).
@@ -95,18 +101,31 @@ fn workspace() -> tempfile::TempDir {
 async fn a_setsid_child_holding_the_hooks_stdout_does_not_hold_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let program = escaping_hook(dir.path(), "print(json.dumps({'decision': 'allow'}))");
-    let llama = FakeLlama::start(true, scripted(vec![edit_call(), Reply::Text("Done.".into())])).await;
-    let config = format!("{}{}", TestDaemon::config_for(&llama.url, true), hooks_config(&program, 300));
+    let llama = FakeLlama::start(
+        true,
+        scripted(vec![edit_call(), Reply::Text("Done.".into())]),
+    )
+    .await;
+    let config = format!(
+        "{}{}",
+        TestDaemon::config_for(&llama.url, true),
+        hooks_config(&program, 300)
+    );
     let daemon = TestDaemon::start(&config).await;
     let ws = workspace();
     let mut client = daemon.client().await;
     client.read_timeout = Duration::from_secs(600);
     let session = client.open_session(ws.path(), "agent").await;
-    let (outcome, _) = client.turn_with(&session, EDIT, approve_all("approve")).await;
+    let (outcome, _) = client
+        .turn_with(&session, EDIT, approve_all("approve"))
+        .await;
     let child = pid_in(dir.path(), "child.pid").expect("the hook started its child");
     let child_still_runs = running(child);
     end_child(dir.path());
-    assert!(child_still_runs, "the turn ended before the background child did");
+    assert!(
+        child_still_runs,
+        "the turn ended before the background child did"
+    );
     assert_eq!(outcome.status, CompletionStatus::Complete, "{outcome:?}");
     let settings = std::fs::read_to_string(ws.path().join("settings.py")).unwrap();
     assert_eq!(settings, "TIMEOUT = 60\n", "the hook's allow was read");
@@ -119,15 +138,25 @@ async fn a_setsid_child_holding_the_hooks_stdout_does_not_hold_the_call() {
 async fn a_cancel_stops_a_running_hook_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let program = escaping_hook(dir.path(), "time.sleep(600)");
-    let llama = FakeLlama::start(true, scripted(vec![edit_call(), Reply::Text("Done.".into())])).await;
-    let config = format!("{}{}", TestDaemon::config_for(&llama.url, true), hooks_config(&program, 120));
+    let llama = FakeLlama::start(
+        true,
+        scripted(vec![edit_call(), Reply::Text("Done.".into())]),
+    )
+    .await;
+    let config = format!(
+        "{}{}",
+        TestDaemon::config_for(&llama.url, true),
+        hooks_config(&program, 120)
+    );
     let daemon = TestDaemon::start(&config).await;
     let ws = workspace();
     let mut client = daemon.client().await;
     client.read_timeout = Duration::from_secs(600);
     let session = client.open_session(ws.path(), "agent").await;
     let mut other = daemon.client().await;
-    other.call("initialize", json!({"clientName": "e2e-cancel"})).await;
+    other
+        .call("initialize", json!({"clientName": "e2e-cancel"}))
+        .await;
     let (hook_dir, id) = (dir.path().to_path_buf(), session.clone());
     let canceller = tokio::spawn(async move {
         wait_for_pid(&hook_dir, "child.pid").await;
@@ -140,10 +169,17 @@ async fn a_cancel_stops_a_running_hook_at_once() {
     assert_eq!(outcome.status, CompletionStatus::Cancelled, "{outcome:?}");
     assert!(!running(hook), "the hook's process is gone");
     let trace = daemon.traces().pop().unwrap();
-    let said: Vec<String> = trace.hooks.iter().map(|h| format!("{} {:?}", h.reason, h.problem)).collect();
+    let said: Vec<String> = trace
+        .hooks
+        .iter()
+        .map(|h| format!("{} {:?}", h.reason, h.problem))
+        .collect();
     assert!(said.iter().any(|s| s.contains("stopped")), "{said:?}");
     assert!(said.iter().all(|s| !s.contains("timed out")), "{said:?}");
-    assert_eq!(std::fs::read_to_string(ws.path().join("settings.py")).unwrap(), "TIMEOUT = 30\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("settings.py")).unwrap(),
+        "TIMEOUT = 30\n"
+    );
     daemon.stop().await;
 }
 
@@ -153,9 +189,20 @@ async fn a_cancel_stops_a_running_hook_at_once() {
 async fn sigterm_stops_talosd_while_a_hook_runs() {
     let dir = tempfile::tempdir().unwrap();
     let program = escaping_hook(dir.path(), "time.sleep(600)");
-    let llama = FakeLlama::start(true, scripted(vec![edit_call(), Reply::Text("Done.".into())])).await;
-    let home = tempfile::Builder::new().prefix("th").tempdir_in("/tmp").unwrap();
-    let config = format!("{}{}", TestDaemon::config_for(&llama.url, true), hooks_config(&program, 600));
+    let llama = FakeLlama::start(
+        true,
+        scripted(vec![edit_call(), Reply::Text("Done.".into())]),
+    )
+    .await;
+    let home = tempfile::Builder::new()
+        .prefix("th")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let config = format!(
+        "{}{}",
+        TestDaemon::config_for(&llama.url, true),
+        hooks_config(&program, 600)
+    );
     std::fs::write(home.path().join("config.yaml"), config).unwrap();
     let mut daemon = DaemonProcess::start(TALOSD, home.path(), Stdio::null());
     let ws = workspace();
@@ -164,7 +211,11 @@ async fn sigterm_stops_talosd_while_a_hook_runs() {
     let session = client.open_session(ws.path(), "agent").await;
     let turn = tokio::spawn(async move {
         let _ = client
-            .call_with("turn/start", json!({"sessionId": session, "prompt": EDIT}), |_| Answer::Ignore)
+            .call_with(
+                "turn/start",
+                json!({"sessionId": session, "prompt": EDIT}),
+                |_| Answer::Ignore,
+            )
             .await;
     });
     wait_for_pid(dir.path(), "child.pid").await;

@@ -77,7 +77,11 @@ async fn every_failing_or_denying_hook_denies_and_nothing_is_written() {
             "not one JSON object",
         ),
         // Prints without end: read up to the cap, never more, and denied.
-        ("endless.py", "while True:\n    sys.stdout.write('x' * 65536)", ""),
+        (
+            "endless.py",
+            "while True:\n    sys.stdout.write('x' * 65536)",
+            "",
+        ),
     ];
     for (name, body, why) in cases {
         let program = hook(dir.path(), name, body);

@@ -252,7 +252,9 @@ async fn a_large_instruction_file_keeps_what_fits_and_says_so() {
     let mut n = 0;
     while text.len() < 44 * 1024 {
         n += 1;
-        text.push_str(&format!("Rule {n}: keep each module small and say why it exists.\n"));
+        text.push_str(&format!(
+            "Rule {n}: keep each module small and say why it exists.\n"
+        ));
     }
     text.push_str("LAST-RULE: never push on Fridays.\n");
     std::fs::write(ws.path().join("AGENTS.md"), &text).unwrap();
@@ -262,8 +264,14 @@ async fn a_large_instruction_file_keeps_what_fits_and_says_so() {
         .turn_with(&session, "Say hello.", approve_all("deny"))
         .await;
     let shown = first_request(&llama);
-    assert!(shown.contains("FIRST-RULE: run the tests"), "what fits is kept");
-    assert!(!shown.contains("LAST-RULE"), "what does not fit is not sent");
+    assert!(
+        shown.contains("FIRST-RULE: run the tests"),
+        "what fits is kept"
+    );
+    assert!(
+        !shown.contains("LAST-RULE"),
+        "what does not fit is not sent"
+    );
     let told: Vec<String> = events(&seen)
         .into_iter()
         .filter_map(|e| match e.event {
@@ -272,7 +280,8 @@ async fn a_large_instruction_file_keeps_what_fits_and_says_so() {
         })
         .collect();
     assert!(
-        told.iter().any(|m| m.contains("AGENTS.md") && m.contains("cut")),
+        told.iter()
+            .any(|m| m.contains("AGENTS.md") && m.contains("cut")),
         "the person is told: {told:?}"
     );
     daemon.stop().await;

@@ -61,14 +61,12 @@ async fn a_protected_value_quoted_mid_sentence_is_withheld_and_never_persisted_o
     let shown = serde_json::to_string(&seen).unwrap();
     assert!(!shown.contains(SECRET), "nothing on the screen holds it");
     let before = llama.requests().len();
-    client.turn(&session, "Thanks. Anything else?", "deny").await;
-    let saved = std::fs::read_to_string(
-        daemon
-            .home
-            .path()
-            .join(format!("sessions/{session}.json")),
-    )
-    .unwrap();
+    client
+        .turn(&session, "Thanks. Anything else?", "deny")
+        .await;
+    let saved =
+        std::fs::read_to_string(daemon.home.path().join(format!("sessions/{session}.json")))
+            .unwrap();
     assert!(
         !saved.contains(SECRET) && !saved.contains(PASSWORD),
         "the session file holds no value: {saved}"
@@ -99,6 +97,9 @@ async fn a_protected_value_quoted_mid_sentence_is_withheld_and_never_persisted_o
         !continued_sent.contains(SECRET) && !continued_sent.contains(PASSWORD),
         "a continued session does not resend it"
     );
-    assert!(continued_sent.contains("What is in .env?"), "the history is carried");
+    assert!(
+        continued_sent.contains("What is in .env?"),
+        "the history is carried"
+    );
     daemon.stop().await;
 }

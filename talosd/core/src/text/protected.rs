@@ -158,8 +158,21 @@ const MIN_WITHHELD_VALUE: usize = 8;
 const MIN_SECRET_VALUE: usize = 4;
 /// Key words that make a value a secret whatever its length.
 const SECRET_KEY_WORDS: &[&str] = &[
-    "key", "token", "secret", "password", "passwd", "pass", "pwd", "auth", "credential",
-    "private", "dsn", "session", "cookie", "salt", "signature",
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "auth",
+    "credential",
+    "private",
+    "dsn",
+    "session",
+    "cookie",
+    "salt",
+    "signature",
 ];
 
 /// What of one line of a protected file is withheld from an answer wherever it appears: the
@@ -253,14 +266,20 @@ mod tests {
         let rows: &[(&str, &[&str])] = &[
             (
                 "API_KEY=sk-live-7Hq2Zp9Lm4Xw8Rt6",
-                &["API_KEY=sk-live-7Hq2Zp9Lm4Xw8Rt6", "sk-live-7Hq2Zp9Lm4Xw8Rt6"],
+                &[
+                    "API_KEY=sk-live-7Hq2Zp9Lm4Xw8Rt6",
+                    "sk-live-7Hq2Zp9Lm4Xw8Rt6",
+                ],
             ),
             (
                 "export DB_PASSWORD=\"hunter2\"",
                 &["export DB_PASSWORD=\"hunter2\"", "hunter2"],
             ),
             ("  \"token\": \"abcd\",", &["\"token\": \"abcd\",", "abcd"]),
-            ("database_url: postgres://u:p@h/db", &["database_url: postgres://u:p@h/db", "postgres://u:p@h/db"]),
+            (
+                "database_url: postgres://u:p@h/db",
+                &["database_url: postgres://u:p@h/db", "postgres://u:p@h/db"],
+            ),
             // A short value under a plain key is left: it would blank common words.
             ("DEBUG=1", &[]),
             ("MODE=prod", &["MODE=prod"]),

@@ -246,7 +246,12 @@ impl Turn {
         entry.tokens = None;
         if !self.machine.instructions_cut_told {
             self.machine.instructions_cut_told = true;
-            let files: Vec<String> = self.record.instructions.iter().map(|u| u.path.clone()).collect();
+            let files: Vec<String> = self
+                .record
+                .instructions
+                .iter()
+                .map(|u| u.path.clone())
+                .collect();
             self.notify(super::super::Notice::Error(format!(
                 "instructions {} cut to fit the model's context: the first {kept} of {all} lines are sent (the rest is left out; raise model.ctx or shorten the file)",
                 files.join(", ")
@@ -466,9 +471,10 @@ impl Turn {
         }
         if let Some(conversation) = self.machine.conversation.as_mut() {
             // The instructions are cut again from their whole text too.
-            if let (Some(entry), Some(whole)) =
-                (conversation.instructions.as_mut(), self.instructions.as_ref())
-                && let Some(message) = entry.messages.first_mut()
+            if let (Some(entry), Some(whole)) = (
+                conversation.instructions.as_mut(),
+                self.instructions.as_ref(),
+            ) && let Some(message) = entry.messages.first_mut()
             {
                 message.content = whole.clone();
                 entry.tokens = None;
