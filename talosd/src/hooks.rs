@@ -17,6 +17,10 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{HookConfig, HooksConfig};
 use crate::runner::InputBounds;
 
+/// Why a hook was stopped before its time: its turn was cancelled (`pre_call`), or talosd is
+/// stopping.
+const STOPPED: &str = "stopped: the turn was cancelled or talosd is stopping";
+
 /// Asks each `pre_call` hook about one call: `told` (the core's account of the call) with the
 /// session, the turn and the workspace added.
 pub async fn pre_call(
@@ -46,7 +50,7 @@ pub async fn run_all(
     let mut runs = Vec::with_capacity(hooks.len());
     for hook in hooks {
         if cancel.is_cancelled() {
-            runs.push(HookRun::Failed("not run: the turn was cancelled".into()));
+            runs.push(HookRun::Failed(format!("not run: {STOPPED}")));
             continue;
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -125,7 +129,7 @@ fn run_one(argv: &[String], cwd: &Path, input: Vec<u8>, bounds: &InputBounds) ->
             "timed out after {} s (hooks.timeout_secs)",
             bounds.limit.as_secs()
         )),
-        Ok(run) if run.stopped => HookRun::Failed("stopped: the turn was cancelled".into()),
+        Ok(run) if run.stopped => HookRun::Failed(STOPPED.into()),
         Ok(run) => match run.code {
             Some(0) => HookRun::Exited(run.stdout),
             Some(code) => HookRun::Failed(format!("exited with status {code}")),

@@ -24,7 +24,11 @@ impl Bridge {
         if sessions.is_empty() {
             return;
         }
-        let Ok(mut client) = self.connect() else {
+        // A daemon that is gone holds nothing: none is started just to be told so.
+        let connected = crate::socket::connect(&self.target, crate::socket::AutoStart::Never)
+            .and_then(Client::new)
+            .and_then(|mut client| client.initialize().map(|_| client));
+        let Ok(mut client) = connected else {
             return;
         };
         for session in sessions {
