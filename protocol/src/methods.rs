@@ -313,6 +313,11 @@ pub struct SessionListResult {
 pub struct SessionCloseParams {
     /// The session to close.
     pub session_id: String,
+    /// Release instead of close: the daemon forgets the session (its grants too) but keeps its
+    /// file, so `session/resume` reopens it later. Refused with `-32003` while a turn runs in
+    /// it. For a client that leaves a session it may come back to (an editor's bridge).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub release: bool,
 }
 
 /// The result of `session/close`.

@@ -11,6 +11,7 @@
 //! the editor's `fs/write_text_file` is never used (docs/decisions/0027-acp-bridge.md).
 
 mod commands;
+mod leave;
 mod links;
 mod map;
 mod mcp;
@@ -132,7 +133,8 @@ fn typed<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<
         .map_err(|e| Refused::params(format!("invalid {method} params: {e}")))
 }
 
-/// Runs the bridge until stdin closes; the exit code is 0.
+/// Runs the bridge until stdin closes, then releases the sessions it holds; the exit code
+/// is 0.
 pub fn run(target: &SocketTarget) -> Result<u8, Failure> {
     let bridge = Bridge {
         wire: Wire::new(Box::new(std::io::stdout())),
@@ -154,6 +156,7 @@ pub fn run(target: &SocketTarget) -> Result<u8, Failure> {
             ),
         }
     }
+    bridge.leave();
     Ok(0)
 }
 

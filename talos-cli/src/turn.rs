@@ -111,9 +111,10 @@ pub fn run(
     if let Some(name) = &request.model {
         crate::sessions::select_model(client, &session_id, name)?;
     }
+    let prompt = expanded(client, &session_id, &request.prompt, output)?;
     let turn = TurnStartParams {
         session_id,
-        prompt: request.prompt.clone(),
+        prompt,
         pins: request.pins.clone(),
     };
     let watch = cancel_through
@@ -121,6 +122,43 @@ pub fn run(
     let finished = run_in(client, &turn, request.format, output, &mut OnTheTerminal);
     drop(watch);
     finished.map(|finished| finished.status)
+}
+
+/// The request `talos run` sends: a `/NAME args` line for a custom command the session has is
+/// the daemon's expansion of it (said on stderr, as the interactive session says it), so the
+/// slash line itself never reaches the model; any other text is sent as typed.
+fn expanded(
+    client: &mut Client,
+    session_id: &str,
+    prompt: &str,
+    output: &Output,
+) -> Result<String, Failure> {
+    let Some((name, arguments)) = crate::custom::split(prompt) else {
+        return Ok(prompt.to_string());
+    };
+    match crate::custom::expand(client, session_id, name, arguments) {
+        Ok(expanded) => {
+            let from = if expanded.source == "workspace" {
+                "a workspace command"
+            } else {
+                "your command"
+            };
+            output.err_line(&crate::render::printable_line(&format!(
+                "/{name} ({from}) asks: {}",
+                expanded.request
+            )));
+            Ok(expanded.request)
+        }
+        Err(Failure::Rpc(error))
+            if error.code == talos_protocol::ErrorCode::InvalidParams.code() =>
+        {
+            output.err_line(&crate::render::printable_line(&format!(
+                "/{name} is no custom command of this workspace; the line is sent as typed"
+            )));
+            Ok(prompt.to_string())
+        }
+        Err(other) => Err(other),
+    }
 }
 
 /// Runs one turn in an open session, answering its approvals and its reading with `ask`.

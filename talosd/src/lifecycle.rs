@@ -156,6 +156,9 @@ pub fn session_resume(daemon: &Daemon, p: proto::SessionResumeParams) -> Result<
 
 /// `session/close`: forgets the session and deletes its file.
 pub fn session_close(daemon: &Daemon, p: proto::SessionCloseParams) -> Result<Value, RpcError> {
+    if p.release {
+        return session_release(daemon, &p.session_id);
+    }
     let removed = daemon
         .sessions
         .lock()
@@ -174,6 +177,26 @@ pub fn session_close(daemon: &Daemon, p: proto::SessionCloseParams) -> Result<Va
         (None, false) => Err(not_found(&p.session_id)),
         _ => to_value(proto::SessionCloseResult { closed: true }),
     }
+}
+
+/// `session/close` with `release`: forgets the session in memory, keeping its file for a
+/// later `session/resume`; a session whose turn runs is kept, since the turn's end writes
+/// the file only while the session is held.
+fn session_release(daemon: &Daemon, id: &str) -> Result<Value, RpcError> {
+    let mut sessions = daemon.sessions.lock().map_err(internal)?;
+    let Some(session) = sessions.get(id) else {
+        return Err(not_found(id));
+    };
+    if session.busy() {
+        return Err(RpcError::new(
+            ErrorCode::SessionBusy,
+            format!("session {id} is running a turn; cancel it, then release the session"),
+        ));
+    }
+    sessions.remove(id);
+    drop(sessions);
+    daemon.mcp.forget_session(id);
+    to_value(proto::SessionCloseResult { closed: true })
 }
 
 /// Opens the snapshot's workspace again and adds the session, unless one with its id is open.

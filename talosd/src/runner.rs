@@ -18,6 +18,9 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod input;
+pub use input::{InputBounds, InputRun, run_with_input_blocking};
+
 /// Environment variables a command inherits; everything else is dropped.
 const ENV_ALLOW: &[&str] = &[
     "HOME",
@@ -312,6 +315,54 @@ async fn drain<R: tokio::io::AsyncRead + Unpin>(
     (kept, truncated)
 }
 
+/// The environment a command (or a hook) inherits: [`ENV_ALLOW`]'s variables, as talosd has
+/// them.
+pub fn allowed_env() -> Vec<(String, String)> {
+    ENV_ALLOW
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_string(), v)))
+        .collect()
+}
+
+/// Whether `path` is a regular file someone may execute.
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// [`input::run_with_input_blocking`] with `env` as the whole environment (hooks get
+/// [`allowed_env`]), `cwd` as the working directory, and `bounds`.
+pub fn run_with_input_in_dir(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&Path>,
+    input: Vec<u8>,
+    bounds: &InputBounds,
+) -> std::io::Result<InputRun> {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(program);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    let pid = child.id();
+    let pipes = input::Pipes::of(&mut child, input);
+    let ended = input::watch(&mut child, pipes, bounds);
+    kill_group(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+    Ok(ended)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,102 +462,4 @@ mod tests {
         assert!(r.cancelled && r.exit_code.is_none());
         assert!(r.duration_ms < 10_000);
     }
-}
-
-/// How a run with input ended.
-#[derive(Debug)]
-pub struct InputRun {
-    /// The exit code; `None` when the time limit killed it or a signal ended it.
-    pub code: Option<i32>,
-    /// Standard output, at most the cap.
-    pub stdout: Vec<u8>,
-}
-
-/// Runs `program args` on this thread in its own process group with an empty environment,
-/// `input` written to its standard input, standard error discarded and standard output
-/// captured up to `stdout_cap` bytes; after `limit` the whole group is killed. For the
-/// document extractor (`crate::documents`).
-pub fn run_with_input_blocking(
-    program: &Path,
-    args: &[String],
-    input: Vec<u8>,
-    limit: Duration,
-    stdout_cap: u64,
-) -> std::io::Result<InputRun> {
-    run_with_input_in_dir(program, args, &[], None, input, (limit, stdout_cap))
-}
-
-/// The environment a command (or a hook) inherits: [`ENV_ALLOW`]'s variables, as talosd has
-/// them.
-pub fn allowed_env() -> Vec<(String, String)> {
-    ENV_ALLOW
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_string(), v)))
-        .collect()
-}
-
-/// Whether `path` is a regular file someone may execute.
-pub fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// [`run_with_input_blocking`] with `env` as the whole environment (hooks get
-/// [`allowed_env`]) and `cwd` as the working directory; `bounds` are the time limit and the
-/// standard output cap.
-pub fn run_with_input_in_dir(
-    program: &Path,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: Option<&Path>,
-    input: Vec<u8>,
-    bounds: (Duration, u64),
-) -> std::io::Result<InputRun> {
-    use std::io::Write;
-    use std::os::unix::process::CommandExt;
-    let (limit, stdout_cap) = bounds;
-    let mut command = std::process::Command::new(program);
-    if let Some(cwd) = cwd {
-        command.current_dir(cwd);
-    }
-    let mut child = command
-        .args(args)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()?;
-    let pid = child.id();
-    let stdin = child.stdin.take();
-    let feeder = std::thread::spawn(move || {
-        if let Some(mut stdin) = stdin {
-            let _ = stdin.write_all(&input);
-        }
-    });
-    let mut stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(s) = stdout.as_mut() {
-            let _ = s.take(stdout_cap).read_to_end(&mut out);
-        }
-        out
-    });
-    let started = Instant::now();
-    let code = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status.code(),
-            Ok(None) if started.elapsed() < limit => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            _ => break None,
-        }
-    };
-    kill_group(pid);
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = feeder.join();
-    let stdout = reader.join().unwrap_or_default();
-    Ok(InputRun { code, stdout })
 }

@@ -299,7 +299,8 @@ async fn finish(ctx: &mut TurnCtx, done: Final, prompt: &str) -> (proto::TurnOut
     };
     let told =
         crate::hooks::told_outcome(ctx.session.id.as_str(), &ctx.session.workspace, &outcome);
-    let post = crate::hooks::post_turn(&ctx.daemon.config.hooks, &ctx.session.workspace, &told);
+    let during = (ctx.session.workspace.as_path(), &ctx.daemon.stopping);
+    let post = crate::hooks::post_turn(&ctx.daemon.config.hooks, during, &told);
     ctx.trace
         .hooks
         .extend(post.await.iter().map(to_proto::record::hook));

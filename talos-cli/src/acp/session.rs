@@ -65,7 +65,7 @@ impl Bridge {
         let (mcp, notes) = super::mcp::editor_servers(&request.mcp_servers);
         let acp_id = request.session_id.0.to_string();
         let mut client = self.connect()?;
-        let chain = self.links(&mut client)?.chain(&acp_id);
+        let chain = self.links(&mut client)?.chain(&acp_id, &workspace);
         let last = chain.last().cloned().unwrap_or_else(|| acp_id.clone());
         let resumed: SessionResumeResult = serde_json::from_value(
             client
@@ -88,7 +88,7 @@ impl Bridge {
         }
         let mode = resumed.session.mode;
         for talos_id in &chain {
-            self.replay(&mut client, &acp_id, talos_id)?;
+            self.replay(&mut client, (&acp_id, &workspace), talos_id)?;
         }
         let mut sessions = self.lock();
         let running = sessions.get(&acp_id).and_then(|s| s.running.clone());
@@ -108,20 +108,21 @@ impl Bridge {
             .meta(super::mcp::meta(&mcp, &notes)))
     }
 
-    /// The turns of the Talos session `talos_id`, oldest first, as `user_message_chunk` and
-    /// `agent_message_chunk` updates of the editor's session `acp_id`. A turn whose log is no
+    /// The turns of the Talos session `talos_id` on `workspace`, oldest first, as
+    /// `user_message_chunk` and `agent_message_chunk` updates of the editor's session
+    /// `acp_id`; a turn on any other workspace is never replayed. A turn whose log is no
     /// longer kept is replayed as a note saying so.
     fn replay(
         &self,
         client: &mut crate::client::Client,
-        acp_id: &str,
+        (acp_id, workspace): (&str, &str),
         talos_id: &str,
     ) -> Result<(), Refused> {
         let listed: TraceListResult = serde_json::from_value(client.call(
             TRACE_LIST,
             params(serde_json::to_value(TraceListParams {
                 session_id: Some(talos_id.to_string()),
-                workspace: None,
+                workspace: Some(workspace.to_string()),
                 limit: Some(1000),
             })),
             &mut ignore_messages,
@@ -190,7 +191,7 @@ impl Bridge {
             )?;
             // Written before the editor hears the mode changed, so a reload finds it.
             self.links(&mut client)?
-                .extend(&acp_id, &talos_id)
+                .extend(&acp_id, &session.workspace, &talos_id)
                 .map_err(|e| {
                     Refused::new(
                         super::wire::INTERNAL_ERROR,
@@ -201,6 +202,9 @@ impl Bridge {
                 s.mode = mode;
                 s.talos_id = talos_id;
             }
+            // The session left behind is the daemon's to forget: its file stays, so a reload
+            // still replays its turns, but it no longer counts against the session cap.
+            super::leave::release(&mut client, &session.talos_id);
         }
         Ok(SetSessionModeResponse::new())
     }

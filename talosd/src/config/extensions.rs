@@ -79,9 +79,17 @@ impl HooksConfig {
         let lists = [("pre_call", &self.pre_call), ("post_turn", &self.post_turn)];
         for (list, hooks) in lists {
             for (i, hook) in hooks.iter().enumerate() {
-                if hook.command.first().is_none_or(|p| p.trim().is_empty()) {
+                let Some(program) = hook.command.first().filter(|p| !p.trim().is_empty()) else {
                     return Some(format!(
                         "hooks.{list}[{i}].command must name a program (a list: [program, args...])"
+                    ));
+                };
+                // A relative path would run whichever file each workspace holds under that
+                // name, before anyone approved anything.
+                if program.contains('/') && !program.starts_with('/') {
+                    return Some(format!(
+                        "hooks.{list}[{i}].command names `{}`, a relative path: give the program's full path, or a name found on talosd's PATH",
+                        program.escape_debug()
                     ));
                 }
             }
@@ -121,6 +129,14 @@ mod tests {
                 "hooks.pre_call[0].command",
             ),
             ("hooks:\n  pre_call:\n    - command: \"rm -rf /\"\n", "t:"),
+            (
+                "hooks:\n  pre_call:\n    - command: [./check.sh]\n",
+                "hooks.pre_call[0].command names `./check.sh`, a relative path",
+            ),
+            (
+                "hooks:\n  post_turn:\n    - command: [tools/after, -v]\n",
+                "hooks.post_turn[0].command names `tools/after`, a relative path",
+            ),
         ];
         for (text, expected) in rows {
             let got = refusal(text);

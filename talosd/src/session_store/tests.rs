@@ -104,7 +104,6 @@ fn corrupt_and_foreign_files_are_skipped_with_their_reason() {
         &file(r#"{"history": [{"request": "x", "outcome": "GRANTED"}]}"#),
         "unknown outcome",
     );
-    check(&file(r#"{"turns": 0}"#), "fewer turns");
     check(&file(r#"{"grants": {"rememberWrites": true}}"#), "grants");
     let many: Vec<_> = (0..=HISTORY_TURNS)
         .map(|_| serde_json::json!({"request": "x", "outcome": "FAILED"}))
@@ -113,6 +112,22 @@ fn corrupt_and_foreign_files_are_skipped_with_their_reason() {
         &file(&serde_json::json!({"history": many, "turns": 99}).to_string()),
         "more than",
     );
+}
+
+/// A session that continues another carries its turns in its history before it has run one
+/// of its own: its file loads (a released session is reopened from it).
+#[test]
+fn a_continued_sessions_file_with_carried_turns_loads() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(crate::paths::Home::from_root(home.path()).sessions());
+    let id = SessionId::new().unwrap();
+    std::fs::create_dir_all(store.store.path()).unwrap();
+    let path = store.path(id.as_str());
+    std::fs::write(&path, file(r#"{"turns": 0}"#).replace("{id}", id.as_str())).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (loaded, skipped) = store.load_all();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(loaded.len(), 1);
 }
 
 #[test]

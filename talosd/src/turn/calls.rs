@@ -86,7 +86,8 @@ async fn extension_effect(ctx: &mut TurnCtx, effect: Effect) -> Input {
         Effect::PreCall(told) => {
             let ids = (ctx.session.id.as_str(), ctx.turn_id.as_str());
             let hooks = &ctx.daemon.config.hooks;
-            Input::Hooked(crate::hooks::pre_call(hooks, &ctx.session.workspace, ids, told).await)
+            let (workspace, cancel) = (&ctx.session.workspace, &ctx.cancel);
+            Input::Hooked(crate::hooks::pre_call(hooks, workspace, ids, told, cancel).await)
         }
         Effect::CallExternal {
             server,

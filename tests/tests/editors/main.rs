@@ -3,5 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 mod acp;
+mod acp_store;
 mod conformance;
 mod reading;

@@ -106,3 +106,47 @@ async fn commands_are_listed_expanded_and_only_text() {
         "{error:?}"
     );
 }
+
+/// `talos run "/bump 75"` runs the workspace's `/bump` as the interactive session would: the
+/// model is sent the expansion, never the slash line, and stderr says which command it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_run_expands_a_custom_command() {
+    let answer: talos_tests::fake_llama::Script =
+        std::sync::Arc::new(|_: &Value| Reply::Text("TIMEOUT is set as asked.".into()));
+    let llama = FakeLlama::start(true, answer).await;
+    let home = talos_tests::acp_bridge::home_with(&TestDaemon::config_for(&llama.url, true));
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("settings.py"), "TIMEOUT = 30\n").unwrap();
+    write(
+        &ws.path().join(".talos/commands"),
+        "bump.md",
+        "What would TIMEOUT in settings.py be if raised to $ARGUMENTS seconds?\n",
+    );
+    let args = vec![
+        "run".to_string(),
+        "--workspace".into(),
+        ws.path().display().to_string(),
+        "/bump 75".into(),
+    ];
+    let out = talos_tests::cli::talos_async(home.path().to_path_buf(), args, "").await;
+    let exe = talos_tests::cli::talos_exe();
+    talos_tests::acp_bridge::stop(&exe.display().to_string(), home.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let sent = llama
+        .requests()
+        .first()
+        .map(|r| r["messages"].to_string())
+        .unwrap_or_default();
+    assert!(
+        sent.contains("What would TIMEOUT in settings.py be if raised to 75 seconds?"),
+        "{sent}\n{stderr}"
+    );
+    assert!(
+        !sent.contains("/bump"),
+        "the slash line is not sent: {sent}"
+    );
+    assert!(
+        stderr.contains("/bump (a workspace command) asks:"),
+        "{stderr}"
+    );
+}

@@ -76,6 +76,12 @@ async fn every_failing_or_denying_hook_denies_and_nothing_is_written() {
             "print('sure, go ahead')",
             "not one JSON object",
         ),
+        // Prints without end: read up to the cap, never more, and denied.
+        (
+            "endless.py",
+            "while True:\n    sys.stdout.write('x' * 65536)",
+            "",
+        ),
     ];
     for (name, body, why) in cases {
         let program = hook(dir.path(), name, body);

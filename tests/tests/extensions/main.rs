@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed fixture should panic
 
 mod commands;
+mod hook_processes;
 mod hooks;
 mod mcp;
 mod mcp_hub;
@@ -237,4 +238,51 @@ async fn an_instruction_file_cannot_widen_the_turn() {
         serde_json::to_value(&without.tool_surfaces[0]).unwrap(),
         "nor the surface"
     );
+}
+
+/// A 44 KiB AGENTS.md under the default settings: what fits the model's context is sent (its
+/// first rule reaches the model), and the person is told it was cut, never left to find it
+/// dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_instruction_file_keeps_what_fits_and_says_so() {
+    let llama = FakeLlama::start(true, answering("Noted.")).await;
+    let daemon = TestDaemon::start(&TestDaemon::config_for(&llama.url, true)).await;
+    let ws = tempfile::tempdir().unwrap();
+    let mut text = String::from("FIRST-RULE: run the tests with make check.\n");
+    let mut n = 0;
+    while text.len() < 44 * 1024 {
+        n += 1;
+        text.push_str(&format!(
+            "Rule {n}: keep each module small and say why it exists.\n"
+        ));
+    }
+    text.push_str("LAST-RULE: never push on Fridays.\n");
+    std::fs::write(ws.path().join("AGENTS.md"), &text).unwrap();
+    let mut client = daemon.client().await;
+    let session = client.open_session(ws.path(), "ask").await;
+    let (_, seen) = client
+        .turn_with(&session, "Say hello.", approve_all("deny"))
+        .await;
+    let shown = first_request(&llama);
+    assert!(
+        shown.contains("FIRST-RULE: run the tests"),
+        "what fits is kept"
+    );
+    assert!(
+        !shown.contains("LAST-RULE"),
+        "what does not fit is not sent"
+    );
+    let told: Vec<String> = events(&seen)
+        .into_iter()
+        .filter_map(|e| match e.event {
+            TurnEvent::Error { message } | TurnEvent::Info { text: message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        told.iter()
+            .any(|m| m.contains("AGENTS.md") && m.contains("cut")),
+        "the person is told: {told:?}"
+    );
+    daemon.stop().await;
 }

@@ -25,6 +25,7 @@ mod lies;
 mod obligations;
 mod outcomes;
 mod preread;
+mod protected_values;
 mod reading;
 mod webcheck;
 mod workspace_ops;

@@ -150,6 +150,79 @@ impl PathFacts {
     }
 }
 
+/// Shortest line of a protected file withheld as a whole.
+const MIN_WITHHELD_LINE: usize = 8;
+/// Shortest value withheld wherever it appears; a shorter one only when its key names a
+/// secret, since a short common value (`1`, `true`) would blank the answer's own words.
+const MIN_WITHHELD_VALUE: usize = 8;
+const MIN_SECRET_VALUE: usize = 4;
+/// Key words that make a value a secret whatever its length.
+const SECRET_KEY_WORDS: &[&str] = &[
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "auth",
+    "credential",
+    "private",
+    "dsn",
+    "session",
+    "cookie",
+    "salt",
+    "signature",
+];
+
+/// What of one line of a protected file is withheld from an answer wherever it appears: the
+/// line itself, and the value it assigns (`KEY=value`, `export KEY="value"`, `key: value`,
+/// `"key": "value",`), so that a value quoted inside a sentence is withheld as the whole line
+/// would be.
+pub fn withheld_pieces(line: &str) -> Vec<String> {
+    let line = line.trim();
+    let mut pieces = Vec::new();
+    if line.len() >= MIN_WITHHELD_LINE {
+        pieces.push(line.to_string());
+    }
+    if let Some((key, value)) = assigned(line) {
+        let secret_key = {
+            let key = key.to_ascii_lowercase();
+            SECRET_KEY_WORDS.iter().any(|w| key.contains(w))
+        };
+        let least = if secret_key {
+            MIN_SECRET_VALUE
+        } else {
+            MIN_WITHHELD_VALUE
+        };
+        if value.chars().count() >= least && value != line {
+            pieces.push(value.to_string());
+        }
+    }
+    pieces
+}
+
+/// The key and the bare value of an assignment line, quotes and a trailing comma taken off.
+fn assigned(line: &str) -> Option<(&str, &str)> {
+    let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
+    let at = line.find(['=', ':'])?;
+    let key = line[..at].trim().trim_matches(['"', '\'', ' ']);
+    let plain_key = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if !plain_key {
+        return None;
+    }
+    let value = line[at + 1..]
+        .trim()
+        .trim_end_matches(',')
+        .trim()
+        .trim_matches(['"', '\'', '`'])
+        .trim();
+    (!value.is_empty()).then_some((key, value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +258,35 @@ mod tests {
         ];
         for (path, expected) in rows {
             assert_eq!(protected_kind(path), *expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn the_values_of_assignments_are_withheld_with_their_lines() {
+        let rows: &[(&str, &[&str])] = &[
+            (
+                "API_KEY=sk-live-7Hq2Zp9Lm4Xw8Rt6",
+                &[
+                    "API_KEY=sk-live-7Hq2Zp9Lm4Xw8Rt6",
+                    "sk-live-7Hq2Zp9Lm4Xw8Rt6",
+                ],
+            ),
+            (
+                "export DB_PASSWORD=\"hunter2\"",
+                &["export DB_PASSWORD=\"hunter2\"", "hunter2"],
+            ),
+            ("  \"token\": \"abcd\",", &["\"token\": \"abcd\",", "abcd"]),
+            (
+                "database_url: postgres://u:p@h/db",
+                &["database_url: postgres://u:p@h/db", "postgres://u:p@h/db"],
+            ),
+            // A short value under a plain key is left: it would blank common words.
+            ("DEBUG=1", &[]),
+            ("MODE=prod", &["MODE=prod"]),
+            ("-----BEGIN KEY-----", &["-----BEGIN KEY-----"]),
+        ];
+        for (line, expected) in rows {
+            assert_eq!(withheld_pieces(line), *expected, "{line}");
         }
     }
 }

@@ -495,7 +495,14 @@ impl Call {
             tool.name(),
             decision.message
         );
-        let code = decision.reason_code.to_string();
+        // A hook's deny carries the hook's reason (escaped and capped by the core): an editor
+        // shows the call's reason, and the code alone says nothing about why.
+        let code = match decision.reason_code {
+            ladder::ReasonCode::HookDeny => {
+                format!("{}: {}", decision.reason_code, decision.message)
+            }
+            _ => decision.reason_code.to_string(),
+        };
         self.record(
             turn,
             Some(tool),

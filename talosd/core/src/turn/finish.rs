@@ -200,15 +200,18 @@ impl Turn {
         }
     }
 
-    /// Lines of protected files read this turn never reach the person through the answer; the
-    /// note says why and where the person can see them.
+    /// Lines of protected files read this turn, and the values they assign, never reach the
+    /// person through the answer (nor, since the answer is what history keeps, the session
+    /// file or a later request); the note says why and where the person can see them.
     fn withhold_protected(&mut self, answer: String) -> String {
-        let echoed: Vec<&String> = self
+        let mut echoed: Vec<&String> = self
             .record
             .protected_lines
             .iter()
             .filter(|l| answer.contains(l.as_str()))
             .collect();
+        // Longest first: a whole line goes before the value inside it.
+        echoed.sort_by_key(|l| std::cmp::Reverse(l.len()));
         if echoed.is_empty() {
             // The records show an approved protected read; a refusal to show it gets the why.
             let refused = crate::ending::guard::sentences_refuse(&answer);

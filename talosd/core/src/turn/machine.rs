@@ -253,6 +253,7 @@ impl Default for Machine {
             diagnostics: None,
             repairing: false,
             finished: None,
+            instructions_cut_told: false,
         }
     }
 }
@@ -304,6 +305,8 @@ pub(crate) struct Machine {
     pub repairing: bool,
     /// The end, once decided (a step after it gives it again).
     pub finished: Option<Final>,
+    /// Whether the person was told the project's instructions were cut to fit the context.
+    pub instructions_cut_told: bool,
 }
 
 /// What a count in flight is for.

@@ -190,7 +190,8 @@ fn an_approved_hard_linked_read_is_guarded_like_a_protected_one() {
     approved.effects = &["resolve", "ask", "read", "finish"];
     approved.says = "API_KEY";
     approved.holds = |t| {
-        if t.record().protected_lines == ["API_KEY=sk-live-123456"] {
+        // The line, and the value it assigns (withheld wherever it is quoted).
+        if t.record().protected_lines == ["API_KEY=sk-live-123456", "sk-live-123456"] {
             Ok(())
         } else {
             Err(format!("protected lines {:?}", t.record().protected_lines))

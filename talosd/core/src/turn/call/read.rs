@@ -113,13 +113,13 @@ impl ReadFlow {
             Err(e) => (false, format!("[error] {e}")),
         };
         if success && protected {
-            // The content lines (without the `N | ` display prefix), so that the answer guard
-            // can withhold them if the model echoes them.
-            let lines = output
+            // The content lines (without the `N | ` display prefix) and the values they
+            // assign, so that the answer guard withholds them wherever the model echoes them.
+            let pieces = output
                 .lines()
-                .filter_map(|l| l.split_once(" | ").map(|(_, text)| text.trim().to_string()))
-                .filter(|l| l.len() >= 8);
-            turn.record.protected_lines.extend(lines);
+                .filter_map(|l| l.split_once(" | ").map(|(_, text)| text))
+                .flat_map(crate::text::protected::withheld_pieces);
+            turn.record.protected_lines.extend(pieces);
         }
         let shown = path_hint.clone().unwrap_or_default();
         let for_model = if success && protected && turn.settings.mode.private() {

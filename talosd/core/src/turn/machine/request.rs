@@ -64,7 +64,7 @@ impl Turn {
             return count;
         }
         let fixed = self.counted_fixed(&tools);
-        if self.window_outputs(fixed) {
+        if self.window_instructions(fixed) || self.window_outputs(fixed) {
             return self.assemble();
         }
         let limits = self.limits();
@@ -202,6 +202,62 @@ impl Turn {
             context: self.settings.model.ctx_per_request,
             reply: self.settings.model.reply_tokens,
         })
+    }
+
+    /// Cuts the project's instructions when they do not fit whole: the lines from the start
+    /// that fit in half of what the system text and the request leave (the rest of the room
+    /// is the turn's), with a note saying so to the model; the person is told once. Returns
+    /// whether they were cut (they are counted again). A block already cut is not cut again
+    /// until an overflow restores it ([`Turn::shrink_to`]).
+    fn window_instructions(&mut self, fixed: u64) -> bool {
+        let limits = self.limits();
+        let scale = self.machine.scale;
+        let Some(whole) = self.instructions.clone() else {
+            return false;
+        };
+        let Some(conversation) = self.machine.conversation.as_mut() else {
+            return false;
+        };
+        let request = conversation
+            .request
+            .as_ref()
+            .map_or(0, |e| scaled(e.tokens.unwrap_or(0), scale));
+        let Some(entry) = conversation.instructions.as_mut() else {
+            return false;
+        };
+        let Some(message) = entry.messages.first_mut().filter(|m| m.content == whole) else {
+            return false;
+        };
+        let room = limits
+            .prompt()
+            .saturating_sub(fixed + request + 2 * budget::MESSAGE_OVERHEAD);
+        let tokens = scaled(entry.tokens.unwrap_or(0), scale);
+        let label = "the project's instructions";
+        let Some(window) = budget::window(&whole, tokens, room / 2, label) else {
+            return false;
+        };
+        let all = whole.lines().count();
+        let kept = window.text.lines().count().saturating_sub(1);
+        let mut text = whole.lines().take(kept).collect::<Vec<_>>().join("\n");
+        text.push_str(&format!(
+            "\n[Cut here: the project's instructions do not fit the model's context whole; the first {kept} of their {all} lines are sent.]"
+        ));
+        message.content = text;
+        entry.tokens = None;
+        if !self.machine.instructions_cut_told {
+            self.machine.instructions_cut_told = true;
+            let files: Vec<String> = self
+                .record
+                .instructions
+                .iter()
+                .map(|u| u.path.clone())
+                .collect();
+            self.notify(super::super::Notice::Error(format!(
+                "instructions {} cut to fit the model's context: the first {kept} of {all} lines are sent (the rest is left out; raise model.ctx or shorten the file)",
+                files.join(", ")
+            )));
+        }
+        true
     }
 
     /// Windows each tool result that has not been and is longer than its room: the newest
@@ -414,6 +470,15 @@ impl Turn {
             self.machine.scale = (num / divisor, den / divisor);
         }
         if let Some(conversation) = self.machine.conversation.as_mut() {
+            // The instructions are cut again from their whole text too.
+            if let (Some(entry), Some(whole)) = (
+                conversation.instructions.as_mut(),
+                self.instructions.as_ref(),
+            ) && let Some(message) = entry.messages.first_mut()
+            {
+                message.content = whole.clone();
+                entry.tokens = None;
+            }
             for entry in conversation.entries_mut() {
                 if let Some(output) = entry.output.as_mut() {
                     output.text = output.whole.clone();
