@@ -29,9 +29,15 @@ fn line(state: &TargetState) -> String {
         TargetEnd::Denied => "not changed: approval denied".to_string(),
         TargetEnd::NotAttempted => "not attempted".to_string(),
     };
-    let earlier = match (state.changed(), state.unsuccessful) {
-        (true, 1) => " (after 1 refused or failed attempt)".to_string(),
-        (true, n) if n > 1 => format!(" (after {n} refused or failed attempts)"),
+    // A refusal or failure that came after the change is said as coming after it: the file
+    // changed, and a later change of it did not land.
+    let earlier = match (&state.later_failure, state.changed(), state.unsuccessful) {
+        (Some(reason), _, _) => format!(
+            "; then a later change of it did not land: {}",
+            reason.trim_end_matches('.')
+        ),
+        (None, true, 1) => " (after 1 refused or failed attempt)".to_string(),
+        (None, true, n) if n > 1 => format!(" (after {n} refused or failed attempts)"),
         _ => String::new(),
     };
     let unneeded = if state.needed {
@@ -100,6 +106,14 @@ mod tests {
                 ],
                 &[],
                 Some("- a: changed, not verified (after 1 refused or failed attempt)"),
+            ),
+            (
+                &["a"],
+                vec![m("a", ok()), m("a", refused())],
+                &[],
+                Some(
+                    "- a: changed and verified; then a later change of it did not land: Target outside expected targets before approval",
+                ),
             ),
             (
                 &[],
