@@ -12,6 +12,7 @@ use super::record::WarningCode;
 
 mod checked;
 mod empty;
+mod quoted;
 mod unanswered;
 pub use checked::NOTHING_CHECKABLE;
 pub use unanswered::{CUT_ANSWER, CUT_BEFORE_ANY_ANSWER, LOOP_STOPPED_UNANSWERED};
@@ -156,6 +157,16 @@ impl Turn {
                 .to_string();
         }
         answer = unanswered::unanswered(facts, fine, answer);
+        if fine == Fine::ReadOnlyAnswered
+            && !facts.runtime_answer
+            && let Some(note) = quoted::quoted_facts(
+                self.plan.original_request(),
+                &self.machine.read_texts,
+                &answer,
+            )
+        {
+            answer = format!("{answer}\n\n{note}").trim_start().to_string();
+        }
         // Claims that a document whose text was not seen is empty do not stand (issue 27).
         answer =
             crate::ending::guard::correct_document_claims(&answer, &facts.unreadable_documents);
