@@ -150,8 +150,12 @@ impl ModelEntry {
             ModelMode::Managed => crate::engine::loopback_url(entry.model.port),
             ModelMode::ConnectOnly => entry.model.url.clone(),
         };
+        let engine = Engine::new(&entry.model, &url).unwrap_or_else(|e| {
+            tracing::error!(model = %entry.name, error = %e, "the model's engine cannot be built; its turns are refused");
+            Engine::unusable(&entry.model, &url, &e.to_string())
+        });
         ModelEntry {
-            engine: Engine::new(&entry.model, &url),
+            engine,
             name: entry.name,
             config: entry.model,
             index,
@@ -227,6 +231,13 @@ impl Models {
             table: Arc::new(Mutex::new(table)),
             changed: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// Why a model's engine could not be built (the first such model), if one could not.
+    pub fn problem(&self) -> Option<String> {
+        self.entries
+            .iter()
+            .find_map(|e| Some(format!("models.{}: {}", e.name, e.engine.problem()?)))
     }
 
     /// The model sessions use until they select another.

@@ -60,6 +60,8 @@ pub enum ProcError {
 }
 
 pub const PORT_IN_USE: &str = "Another server is not restarted by Talos.";
+/// The variable llama-server reads its `--api-key` from.
+const LLAMA_KEY_VARIABLE: &str = "LLAMA_API_KEY";
 /// Restarts in a row after which the supervisor gives up.
 const MAX_RESTARTS: u32 = 5;
 /// A server that stayed up this long resets the restart count.
@@ -296,7 +298,18 @@ impl Supervisor {
         let args = server_args(c);
         let (out, err) = self.log_outputs();
         self.set(State::Starting);
-        let mut child = match tokio::process::Command::new(&c.server)
+        let health = match HealthProbe::new(&self.url()) {
+            Ok(health) => health,
+            Err(reason) => return Ended::Fatal(reason),
+        };
+        let mut command = tokio::process::Command::new(&c.server);
+        // The key variables stay with talosd: llama-server would take LLAMA_API_KEY as its
+        // own key (refusing Talos's requests), and no secret belongs in its environment.
+        command.env_remove(LLAMA_KEY_VARIABLE);
+        if !c.api_key_env.is_empty() {
+            command.env_remove(&c.api_key_env);
+        }
+        let mut child = match command
             .args(&args)
             .stdin(Stdio::null())
             .stdout(out)
@@ -321,7 +334,6 @@ impl Supervisor {
         }
         tracing::info!(pid, port = c.port, model = %c.path, "model server launched");
         self.set(State::Loading);
-        let health = HealthProbe::new(&self.url());
         let deadline = Instant::now() + Duration::from_secs(c.start_timeout_secs);
         loop {
             if let Ok(Some(status)) = child.try_wait() {

@@ -40,7 +40,7 @@ async fn canned(answer: fn(&str) -> String) -> (Engine, Arc<AtomicUsize>) {
             });
         }
     });
-    (Engine::new(&ModelConfig::default(), &url), count)
+    (Engine::new(&ModelConfig::default(), &url).unwrap(), count)
 }
 
 /// Whether a raw request has its headers and its whole body.
@@ -155,7 +155,7 @@ async fn a_server_without_props_has_no_facts_and_an_absent_one_cannot_be_reached
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let gone = Engine::new(&ModelConfig::default(), &loopback_url(port));
+    let gone = Engine::new(&ModelConfig::default(), &loopback_url(port)).unwrap();
     assert!(matches!(
         gone.server_facts().await,
         Err(EngineError::Connect { .. })

@@ -26,16 +26,17 @@ pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
         .ready(&ctx.model, &ctx.cancel)
         .await
         .map_err(|e| ServerProblem::NotReady(e.to_string()))?;
-    let facts = ctx
-        .model
-        .entry
-        .engine
-        .server_facts()
-        .await
-        .map_err(|e| match e {
-            EngineError::Unauthorized { .. } => ServerProblem::Refused(e.to_string()),
-            e => ServerProblem::Unreachable(e.to_string()),
-        })?;
+    let engine = ctx.model.entry.engine.clone();
+    let facts = tokio::select! {
+        facts = engine.server_facts() => facts,
+        () = ctx.cancel.cancelled() => {
+            return Err(ServerProblem::NotReady(crate::supervisor::NotReady::Cancelled.to_string()));
+        }
+    };
+    let facts = facts.map_err(|e| match e {
+        EngineError::Unauthorized { .. } => ServerProblem::Refused(e.to_string()),
+        e => ServerProblem::Unreachable(e.to_string()),
+    })?;
     ctx.trace.model.backend = facts.engine.as_str().into();
     Ok(ServerFacts {
         native_tools: facts.native_tools,
@@ -59,7 +60,12 @@ pub async fn count(ctx: &mut TurnCtx, items: &[Countable]) -> Option<Vec<u64>> {
             .to_string(),
         })
         .collect();
-    ctx.model.entry.engine.count_tokens(&texts).await
+    // A cancel ends the count at once: a server's `/tokenize` may hang.
+    let engine = ctx.model.entry.engine.clone();
+    tokio::select! {
+        counts = engine.count_tokens(&texts) => counts,
+        () = ctx.cancel.cancelled() => None,
+    }
 }
 
 /// Sends the request and reads its reply.

@@ -314,6 +314,7 @@ async fn listen(args: Args, model: PathBuf, behaviour: Behaviour) -> ExitCode {
         api_key: None,
         openai: false,
         tokenize: behaviour.tokenize,
+        endless_tokenize: false,
         usage: behaviour.usage,
         loading_until: Some(started + Duration::from_millis(behaviour.loading_ms)),
         on_request: Some(on_request),

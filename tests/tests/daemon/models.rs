@@ -360,3 +360,64 @@ async fn futures_join_all<T>(tasks: Vec<tokio::task::JoinHandle<T>>) -> Vec<T> {
     }
     out
 }
+
+/// Proves `turn/cancel` reaches a turn whose `/tokenize` answer never ends at once: the count
+/// is the turn's to end, not the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_reaches_a_turn_whose_tokenize_never_ends() {
+    let options = talos_tests::fake_llama::FakeOptions {
+        endless_tokenize: true,
+        ..Default::default()
+    };
+    let fake = FakeLlama::start_with(options, scripted(vec![Reply::Text("never".into())])).await;
+    let config = format!("model:\n  mode: connect_only\n  url: {}\n", fake.url);
+    let daemon = TestDaemon::start(&config).await;
+    let mut client = daemon.client().await;
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "ask").await;
+    let mut other = daemon.client().await;
+    other.call("initialize", json!({"clientName": "e2e"})).await;
+    let id = session.clone();
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let _: serde_json::Value = other.request("turn/cancel", json!({"sessionId": id})).await;
+    });
+    let started = std::time::Instant::now();
+    let outcome = question(&mut client, &session).await;
+    cancel.await.unwrap();
+    assert_eq!(
+        outcome.status,
+        talos_protocol::CompletionStatus::Cancelled,
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "ended {:?} after the start, not at the cancel",
+        started.elapsed()
+    );
+    assert!(fake.requests().is_empty(), "no chat request was sent");
+}
+
+/// Proves a model answer whose body never ends fails the turn once
+/// `model.request_timeout_secs` has passed (bytes keep coming, so no read times out), and the
+/// daemon keeps serving: the next request is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_never_ends_fails_the_turn_and_the_daemon_serves_on() {
+    let fake = FakeLlama::start(true, scripted(vec![Reply::Endless])).await;
+    let config = format!(
+        "model:\n  mode: connect_only\n  url: {}\n  request_timeout_secs: 2\n",
+        fake.url
+    );
+    let daemon = TestDaemon::start(&config).await;
+    let mut client = daemon.client().await;
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "ask").await;
+    let outcome = question(&mut client, &session).await;
+    assert_ne!(
+        outcome.status,
+        talos_protocol::CompletionStatus::Complete,
+        "{outcome:?}"
+    );
+    let status = model_status(&mut client).await;
+    assert_eq!(status.state, "connect_only", "{status:?}");
+}
