@@ -14,8 +14,6 @@ mod overflow;
 mod stream;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_bodies;
 pub mod tools;
 
 use std::sync::Arc;
@@ -117,6 +115,8 @@ pub enum EngineError {
     NoClient(String),
     #[error("the model server at {0} answered as a TLS server: this port speaks TLS; use https://")]
     SpeaksTls(String),
+    #[error("the turn was cancelled while the model server was asked")]
+    Cancelled,
     #[error("the model server's answer cannot be used: {0}")]
     Body(#[from] body::BodyError),
     #[error("model server sent a malformed response: {0}")]
@@ -413,6 +413,30 @@ impl Engine {
         Ok(facts)
     }
 
+    /// [`Engine::server_facts`], ended at once by `cancel` (a server's `/props` may hang).
+    pub async fn server_facts_until(
+        &self,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<ServerFacts, EngineError> {
+        tokio::select! {
+            facts = self.server_facts() => facts,
+            () = cancel.cancelled() => Err(EngineError::Cancelled),
+        }
+    }
+
+    /// [`Engine::count_tokens`], ended at once by `cancel` (no counts then): a server's
+    /// `/tokenize` may hang.
+    pub async fn count_until(
+        &self,
+        texts: &[String],
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Option<Vec<u64>> {
+        tokio::select! {
+            counts = self.count_tokens(texts) => counts,
+            () = cancel.cancelled() => None,
+        }
+    }
+
     /// `GET path`, or the refusal of its key; `None` for any other non-success. The whole
     /// exchange is bounded in time and the body in size.
     async fn probe_json(&self, path: &str) -> Result<Option<Value>, EngineError> {
@@ -482,6 +506,15 @@ impl Engine {
     fn remember(&self, kind: Kind, model: Option<String>) {
         if let Ok(mut found) = self.found.lock() {
             *found = (kind, model);
+        }
+    }
+
+    /// The model an OpenAI-compatible server is asked for because `model.name` is not set:
+    /// the first its `/v1/models` lists (`None` for llama.cpp, or when `model.name` says).
+    pub fn picked_model(&self) -> Option<String> {
+        match self.found() {
+            (Kind::OpenAi, Some(served)) if self.model_name == "local" => Some(served),
+            _ => None,
         }
     }
 

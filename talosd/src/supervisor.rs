@@ -293,15 +293,10 @@ impl Supervisor {
         !port_has_listener(self.config.port)
     }
 
-    async fn run_once(&self) -> Ended {
+    /// Starts llama-server in a process group of its own, its output to the log.
+    fn launch(&self) -> std::io::Result<tokio::process::Child> {
         let c = &self.config;
-        let args = server_args(c);
         let (out, err) = self.log_outputs();
-        self.set(State::Starting);
-        let health = match HealthProbe::new(&self.url()) {
-            Ok(health) => health,
-            Err(reason) => return Ended::Fatal(reason),
-        };
         let mut command = tokio::process::Command::new(&c.server);
         // The key variables stay with talosd: llama-server would take LLAMA_API_KEY as its
         // own key (refusing Talos's requests), and no secret belongs in its environment.
@@ -309,15 +304,24 @@ impl Supervisor {
         if !c.api_key_env.is_empty() {
             command.env_remove(&c.api_key_env);
         }
-        let mut child = match command
-            .args(&args)
+        command
+            .args(server_args(c))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-        {
+    }
+
+    async fn run_once(&self) -> Ended {
+        let c = &self.config;
+        self.set(State::Starting);
+        let health = match HealthProbe::new(&self.url()) {
+            Ok(health) => health,
+            Err(reason) => return Ended::Fatal(reason),
+        };
+        let mut child = match self.launch() {
             Ok(child) => child,
             Err(e) => {
                 return Ended::Fatal(format!("cannot start the model server {}: {e}", c.server));

@@ -26,18 +26,14 @@ pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
         .ready(&ctx.model, &ctx.cancel)
         .await
         .map_err(|e| ServerProblem::NotReady(e.to_string()))?;
-    let engine = ctx.model.entry.engine.clone();
-    let facts = tokio::select! {
-        facts = engine.server_facts() => facts,
-        () = ctx.cancel.cancelled() => {
-            return Err(ServerProblem::NotReady(crate::supervisor::NotReady::Cancelled.to_string()));
-        }
-    };
+    let engine = &ctx.model.entry.engine;
+    let facts = engine.server_facts_until(&ctx.cancel).await;
     let facts = facts.map_err(|e| match e {
         EngineError::Unauthorized { .. } => ServerProblem::Refused(e.to_string()),
         e => ServerProblem::Unreachable(e.to_string()),
     })?;
     ctx.trace.model.backend = facts.engine.as_str().into();
+    ctx.trace.model.served = ctx.model.entry.engine.picked_model();
     Ok(ServerFacts {
         native_tools: facts.native_tools,
         n_ctx: facts.n_ctx,
@@ -60,12 +56,11 @@ pub async fn count(ctx: &mut TurnCtx, items: &[Countable]) -> Option<Vec<u64>> {
             .to_string(),
         })
         .collect();
-    // A cancel ends the count at once: a server's `/tokenize` may hang.
-    let engine = ctx.model.entry.engine.clone();
-    tokio::select! {
-        counts = engine.count_tokens(&texts) => counts,
-        () = ctx.cancel.cancelled() => None,
-    }
+    ctx.model
+        .entry
+        .engine
+        .count_until(&texts, &ctx.cancel)
+        .await
 }
 
 /// Sends the request and reads its reply.
