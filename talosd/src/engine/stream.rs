@@ -27,6 +27,8 @@ pub struct ChatStream {
     answer: Limits,
     /// Bytes of the event stream received so far.
     received: usize,
+    /// How much of `buffer` is known to hold no line end.
+    scanned: usize,
     buffer: Vec<u8>,
     reply: ChatReply,
     calls: BTreeMap<u64, PartialCall>,
@@ -43,6 +45,7 @@ impl ChatStream {
             streaming,
             answer,
             received: 0,
+            scanned: 0,
             buffer: Vec::new(),
             reply: ChatReply::default(),
             calls: BTreeMap::new(),
@@ -60,13 +63,26 @@ impl ChatStream {
             )));
         }
         self.buffer.extend_from_slice(chunk);
-        if self.buffer.len() > body::MAX_LINE_BYTES && !self.buffer.contains(&b'\n') {
+        if self.buffer.len() > body::MAX_LINE_BYTES && self.line_end().is_none() {
             return Err(EngineError::Malformed(format!(
                 "a stream event is longer than {} bytes",
                 body::MAX_LINE_BYTES
             )));
         }
         Ok(())
+    }
+
+    /// Where the first line of the buffer ends, searching only what was not searched before
+    /// (a line arriving in many small pieces costs one pass, not one per piece).
+    fn line_end(&mut self) -> Option<usize> {
+        let found = self.buffer[self.scanned..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map(|i| self.scanned + i);
+        if found.is_none() {
+            self.scanned = self.buffer.len();
+        }
+        found
     }
 
     /// How many stream deltas so far carried content or tool-call text. llama-server sends
@@ -93,7 +109,8 @@ impl ChatStream {
                 let text = self.absorb_message(&value)?;
                 return Ok((!text.is_empty()).then_some(text));
             }
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+            if let Some(end) = self.line_end() {
+                self.scanned = 0;
                 let line: Vec<u8> = self.buffer.drain(..=end).collect();
                 let line = String::from_utf8_lossy(&line).trim().to_string();
                 let Some(data) = line.strip_prefix("data:") else {
