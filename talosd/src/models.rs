@@ -373,13 +373,14 @@ impl Models {
                 Step::Ready(server)
             }
             Action::Evict(model) => {
+                // The rule names only a server that runs; one that is gone needs no stop.
+                let Some(server) = table.slots[model].server.clone() else {
+                    return Step::Wait;
+                };
                 table.lock = Some(lease.ticket);
                 let slot = &mut table.slots[model];
                 slot.stopping = true;
-                match slot.server.clone() {
-                    Some(server) => Step::Stop(server, slot.task.take(), model),
-                    None => Step::Wait,
-                }
+                Step::Stop(server, slot.task.take(), model)
             }
             Action::Wait => {
                 if !table.waiting.iter().any(|(t, _)| *t == lease.ticket) {
