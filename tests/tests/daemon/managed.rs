@@ -463,12 +463,21 @@ async fn a_server_left_by_a_killed_daemon_of_the_same_home_is_reclaimed_and_no_o
     first.child.kill().unwrap();
     first.child.wait().unwrap();
     assert!(alive(orphan), "the orphan outlives a SIGKILLed daemon");
-    let _second = start();
+    let mut second = start();
     wait_for_socket(&socket).await;
     let mut client = Client::connect(&socket).await;
     let ready = wait_for_state(&mut client, "ready", START).await.last;
     assert_ne!(ready.pid, Some(orphan), "a new server was launched");
     assert!(!alive(orphan), "the orphan this home launched was stopped");
+    // SIGTERM, so the second daemon stops its server too (a SIGKILL would leave it).
+    let stopped = Command::new("kill")
+        .arg("-TERM")
+        .arg(second.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let _ = second.child.wait();
+    assert_all_gone(&fake, "after SIGTERM to the second talosd").await;
 }
 
 /// Proves the managed llama-server does not inherit the API key variables of talosd's
