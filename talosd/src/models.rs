@@ -35,6 +35,9 @@ pub struct Models {
     entries: Vec<Arc<ModelEntry>>,
     max_running: usize,
     logs: PathBuf,
+    /// Every key variable the configuration names (models' and MCP servers'): no managed
+    /// server inherits one.
+    key_variables: Vec<String>,
     table: Arc<Mutex<Table>>,
     /// Woken whenever the table changes (a user leaves, a stop ends, a waiting turn leaves).
     changed: Arc<tokio::sync::Notify>,
@@ -224,10 +227,17 @@ impl Models {
             slots: entries.iter().map(|_| Slot::default()).collect(),
             ..Table::default()
         };
+        let key_variables = entries
+            .iter()
+            .map(|e| e.config.api_key_env.clone())
+            .chain(config.mcp.servers.values().map(|m| m.api_key_env.clone()))
+            .filter(|name| !name.is_empty())
+            .collect();
         Models {
             entries,
             max_running: usize::try_from(config.model.max_running.max(1)).unwrap_or(1),
             logs,
+            key_variables,
             table: Arc::new(Mutex::new(table)),
             changed: Arc::new(tokio::sync::Notify::new()),
         }
@@ -287,7 +297,9 @@ impl Models {
 
     /// Starts `entry`'s server into its slot of the table.
     fn start(&self, table: &mut Table, entry: &ModelEntry) -> Arc<Supervisor> {
-        let supervisor = Arc::new(Supervisor::new(entry.config.clone(), self.logs.clone()));
+        let supervisor =
+            Supervisor::new(entry.config.clone(), self.logs.clone()).hiding(&self.key_variables);
+        let supervisor = Arc::new(supervisor);
         let running = supervisor.clone();
         let task = tokio::spawn(async move { running.run().await });
         tracing::info!(model = %entry.name, port = entry.config.port, "starting the model server");

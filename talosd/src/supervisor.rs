@@ -93,6 +93,8 @@ impl State {
 #[derive(Debug)]
 pub struct Supervisor {
     config: ModelConfig,
+    /// Variables removed from llama-server's environment: the keys Talos holds.
+    secrets: Vec<String>,
     logs: PathBuf,
     status: Mutex<Status>,
     state_tx: watch::Sender<State>,
@@ -111,6 +113,7 @@ impl Supervisor {
     pub fn new(config: ModelConfig, logs: PathBuf) -> Supervisor {
         let (state_tx, _) = watch::channel(State::Starting);
         Supervisor {
+            secrets: vec![LLAMA_KEY_VARIABLE.to_string(), config.api_key_env.clone()],
             config,
             logs,
             status: Mutex::new(Status::default()),
@@ -118,6 +121,12 @@ impl Supervisor {
             stop: CancellationToken::new(),
             done: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Also keeps these variables (other models' and MCP servers' keys) out of its environment.
+    pub fn hiding(mut self, names: &[String]) -> Supervisor {
+        self.secrets.extend(names.iter().cloned());
+        self
     }
 
     pub fn url(&self) -> String {
@@ -300,9 +309,8 @@ impl Supervisor {
         let mut command = tokio::process::Command::new(&c.server);
         // The key variables stay with talosd: llama-server would take LLAMA_API_KEY as its
         // own key (refusing Talos's requests), and no secret belongs in its environment.
-        command.env_remove(LLAMA_KEY_VARIABLE);
-        if !c.api_key_env.is_empty() {
-            command.env_remove(&c.api_key_env);
+        for name in self.secrets.iter().filter(|n| !n.is_empty()) {
+            command.env_remove(name);
         }
         command
             .args(server_args(c))

@@ -481,8 +481,9 @@ async fn a_server_left_by_a_killed_daemon_of_the_same_home_is_reclaimed_and_no_o
 }
 
 /// Proves the managed llama-server does not inherit the API key variables of talosd's
-/// environment: `LLAMA_API_KEY` (llama-server would take it as its own key) and the variable
-/// `model.api_key_env` names; the launched process's `/proc/PID/environ` holds neither.
+/// environment: `LLAMA_API_KEY` (llama-server would take it as its own key) and the variables
+/// `api_key_env` names, its own and another model's; the launched process's
+/// `/proc/PID/environ` holds none of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_managed_server_does_not_inherit_the_api_key_variables() {
     let fake = FakeServer::new(json!({}));
@@ -490,9 +491,13 @@ async fn the_managed_server_does_not_inherit_the_api_key_variables() {
         .prefix("tm")
         .tempdir_in("/tmp")
         .unwrap();
-    let mut config = fake.config(FAKE);
-    config.extra = "  api_key_env: TALOS_TEST_MODEL_KEY\n".into();
-    std::fs::write(home.path().join("config.yaml"), config.to_yaml()).unwrap();
+    let config = format!(
+        "model:\n  default: a\nmodels:\n  a:\n    server: {}\n    path: {}\n    port: {}\n    threads: 1\n    api_key_env: TALOS_TEST_MODEL_KEY\n  b:\n    mode: connect_only\n    url: https://127.0.0.1:9\n    api_key_env: TALOS_TEST_OTHER_KEY\n",
+        json!(FAKE),
+        json!(fake.model),
+        fake.port
+    );
+    std::fs::write(home.path().join("config.yaml"), config).unwrap();
     let socket = home.path().join("run").join("talosd.sock");
     let mut daemon = Foreground {
         child: Command::new(TALOSD)
@@ -500,6 +505,7 @@ async fn the_managed_server_does_not_inherit_the_api_key_variables() {
             .env("TALOS_HOME", home.path())
             .env("LLAMA_API_KEY", "llama-secret-4711")
             .env("TALOS_TEST_MODEL_KEY", "talos-secret-4712")
+            .env("TALOS_TEST_OTHER_KEY", "other-secret-4713")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -518,6 +524,8 @@ async fn the_managed_server_does_not_inherit_the_api_key_variables() {
         "llama-secret",
         "TALOS_TEST_MODEL_KEY",
         "talos-secret",
+        "TALOS_TEST_OTHER_KEY",
+        "other-secret",
     ] {
         assert!(!environ.contains(secret), "{secret} reached llama-server");
     }
