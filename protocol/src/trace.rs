@@ -117,6 +117,10 @@ pub struct TraceModel {
     pub name: String,
     /// `native` or `text`: how tool calls were offered and parsed this turn.
     pub tool_calling: String,
+    /// The model an OpenAI-compatible server was asked for when `model.name` is not set: the
+    /// first it lists in `/v1/models` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<String>,
 }
 
 /// One call to an MCP server's tool in a trace.

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub mod ca;
 mod checkpoint;
 mod engine;
 mod extensions;
@@ -219,14 +220,15 @@ impl ModelConfig {
         }
     }
 
-    /// The bytes of `model.ca_file`, when set.
-    pub fn ca_pem(&self) -> Result<Option<Vec<u8>>, String> {
+    /// The certificates of `model.ca_file` (DER), when set; `Err` names the setting and why the
+    /// file cannot be used (see [`ca`]).
+    pub fn ca_certificates(&self) -> Result<Vec<Vec<u8>>, String> {
         if self.ca_file.is_empty() {
-            return Ok(None);
+            return Ok(Vec::new());
         }
-        std::fs::read(&self.ca_file)
-            .map(Some)
-            .map_err(|e| format!("model.ca_file {}: cannot read it ({e})", self.ca_file))
+        ca::load(&self.ca_file)
+            .map(|certificates| certificates.iter().map(|c| c.to_vec()).collect())
+            .map_err(|e| format!("model.ca_file {}: {e}", self.ca_file))
     }
 
     /// The context of one request when the server does not say.
@@ -460,6 +462,8 @@ pub enum Invalid {
     TwoKeys,
     #[error("{0}")]
     KeyFile(String),
+    #[error("{0}")]
+    CaFile(String),
     #[error(
         "model.url `{0}` is not a loopback address; set model.allow_remote: true to use a remote server"
     )]
@@ -618,6 +622,7 @@ impl ModelConfig {
                 Invalid::KeyFile(format!("model.api_key_file {}: {e}", self.api_key_file))
             })?;
         }
+        self.ca_certificates().map_err(Invalid::CaFile)?;
         // Clear text to another host needs model.allow_remote; TLS does not.
         if url.scheme() == "http" && !self.allow_remote && !is_loopback(&url) {
             return Err(Invalid::NotLoopback(self.url.clone()));

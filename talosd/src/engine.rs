@@ -9,12 +9,13 @@
 //! server has loaded, and probes whether a loopback port has a listener.
 
 pub(crate) mod auth;
+pub mod body;
 mod overflow;
+mod stream;
 #[cfg(test)]
 mod tests;
 pub mod tools;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -22,10 +23,20 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::config::ModelConfig;
+pub use stream::ChatStream;
+
+/// What an `http` request to a TLS port gets back, as servers word it (nginx, Apache, Go).
+const PLAIN_TO_TLS: [&str; 3] = [
+    "plain HTTP request was sent to HTTPS port",
+    "speaking plain HTTP to an SSL-enabled server",
+    "sent an HTTP request to an HTTPS server",
+];
 
 #[derive(Debug, Clone)]
 pub struct Engine {
-    http: reqwest::Client,
+    /// The client, or why it could not be built: there is no fallback client, so an engine
+    /// without one fails every request with the reason.
+    http: Result<reqwest::Client, Arc<str>>,
     base: String,
     pub url: String,
     pub model_name: String,
@@ -39,6 +50,8 @@ pub struct Engine {
     key: Option<String>,
     /// Where the key came from, or why the configured one could not be used (for messages).
     key_note: Option<String>,
+    /// `model.request_timeout_secs`: between two reads, and for a whole answer not streamed.
+    request_timeout: Duration,
     /// Set once the server showed it has no `/tokenize`: `count_tokens` then asks no more.
     no_tokenizer: Arc<AtomicBool>,
     /// `model.engine` and `model.native_tools`.
@@ -98,6 +111,14 @@ pub enum EngineError {
     Status { status: u16, body: String },
     #[error("model stream broke off")]
     Stream(#[source] reqwest::Error),
+    #[error("the model server cannot be used: {0}")]
+    NoClient(String),
+    #[error("the model server at {0} answered as a TLS server: this port speaks TLS; use https://")]
+    SpeaksTls(String),
+    #[error("the turn was cancelled while the model server was asked")]
+    Cancelled,
+    #[error("the model server's answer cannot be used: {0}")]
+    Body(#[from] body::BodyError),
     #[error("model server sent a malformed response: {0}")]
     Malformed(String),
     /// The prompt does not fit the model's context. The numbers are the server's, when it
@@ -149,17 +170,18 @@ pub struct HealthProbe {
 }
 
 impl HealthProbe {
-    /// A probe of the server at `url`, each request bounded to 2 s.
-    pub fn new(url: &str) -> HealthProbe {
+    /// A probe of the server at `url`, each request bounded to 2 s; `Err` when no client
+    /// can be built (never a default client, which would follow the environment's proxy).
+    pub fn new(url: &str) -> Result<HealthProbe, String> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(2))
             .no_proxy()
             .build()
-            .unwrap_or_default();
-        HealthProbe {
+            .map_err(|e| format!("cannot build the HTTP client for /health: {e}"))?;
+        Ok(HealthProbe {
             http,
             health: format!("{}/health", url.trim_end_matches('/')),
-        }
+        })
     }
 
     /// Whether `/health` answers with a success status now.
@@ -254,26 +276,25 @@ impl Engine {
     }
 
     /// An engine for `url` (the managed server's loopback URL, or `model.url` to connect to).
-    pub fn new(config: &ModelConfig, url: &str) -> Engine {
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .read_timeout(Duration::from_secs(config.request_timeout_secs.max(1)))
-            .no_proxy();
-        match config.ca_pem() {
-            Ok(Some(pem)) => match reqwest::Certificate::from_pem_bundle(&pem) {
-                Ok(certs) => {
-                    for cert in certs {
-                        builder = builder.add_root_certificate(cert);
-                    }
-                }
-                Err(e) => {
-                    tracing::error!(ca_file = %config.ca_file, error = %e, "model.ca_file is not PEM; only the system's roots are trusted")
-                }
-            },
-            Ok(None) => {}
-            Err(e) => tracing::error!(error = %e, "only the system's roots are trusted"),
-        }
-        let http = builder.build().unwrap_or_else(|_| reqwest::Client::new());
+    /// `Err` when its client cannot be built as configured (a `model.ca_file` that does not
+    /// load, a TLS stack that does not start): never a client without the CA, timeouts or
+    /// `no_proxy`.
+    pub fn new(config: &ModelConfig, url: &str) -> Result<Engine, EngineError> {
+        let http = client(config).map_err(EngineError::NoClient)?;
+        Ok(Engine::with(config, url, Ok(http)))
+    }
+
+    /// An engine whose client could not be built: every request fails with `reason`.
+    pub fn unusable(config: &ModelConfig, url: &str, reason: &str) -> Engine {
+        Engine::with(config, url, Err(reason.into()))
+    }
+
+    /// Why this engine has no client, if it has none.
+    pub fn problem(&self) -> Option<&str> {
+        self.http.as_ref().err().map(|e| &**e)
+    }
+
+    fn with(config: &ModelConfig, url: &str, http: Result<reqwest::Client, Arc<str>>) -> Engine {
         let (auth, key, key_note) = match config.api_key() {
             Ok(Some(key)) => {
                 let value =
@@ -309,6 +330,7 @@ impl Engine {
             max_tokens: config.max_tokens,
             temperature: config.temperature,
             no_tokenizer: Arc::default(),
+            request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
         }
     }
 
@@ -321,6 +343,10 @@ impl Engine {
             reason = inner.to_string();
             cause = inner.source();
         }
+        // A TLS server answers a clear-text request with a TLS alert, not HTTP.
+        if self.url.starts_with("http:") && reason.contains("invalid HTTP version") {
+            return EngineError::SpeaksTls(self.url.clone());
+        }
         EngineError::Connect {
             reason: auth::redact(&reason, self.key.as_deref()),
             url: self.url.clone(),
@@ -329,12 +355,32 @@ impl Engine {
     }
 
     /// A request to `path` on the server, with the key when one is configured.
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let builder = self.http.request(method, format!("{}{path}", self.base));
-        match &self.auth {
+    fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+    ) -> Result<reqwest::RequestBuilder, EngineError> {
+        let http = self
+            .http
+            .as_ref()
+            .map_err(|reason| EngineError::NoClient(reason.to_string()))?;
+        let builder = http.request(method, format!("{}{path}", self.base));
+        Ok(match &self.auth {
             Some(value) => builder.header(reqwest::header::AUTHORIZATION, value.clone()),
             None => builder,
-        }
+        })
+    }
+
+    /// How long a probe or one `/tokenize` may take in all: `model.request_timeout_secs`, at
+    /// most [`body::PROBE_DEADLINE`].
+    fn probe_deadline(&self) -> Duration {
+        self.request_timeout.min(body::PROBE_DEADLINE)
+    }
+
+    /// The error for a non-success answer whose body shows an `http` URL reached a TLS port.
+    fn speaks_tls(&self, body: &str) -> Option<EngineError> {
+        (self.url.starts_with("http:") && PLAIN_TO_TLS.iter().any(|p| body.contains(p)))
+            .then(|| EngineError::SpeaksTls(self.url.clone()))
     }
 
     /// The error for a refused request (401 or 403): what the server said (the key redacted)
@@ -367,24 +413,56 @@ impl Engine {
         Ok(facts)
     }
 
-    /// `GET path`, or the refusal of its key; `None` for any other non-success.
+    /// [`Engine::server_facts`], ended at once by `cancel` (a server's `/props` may hang).
+    pub async fn server_facts_until(
+        &self,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<ServerFacts, EngineError> {
+        tokio::select! {
+            facts = self.server_facts() => facts,
+            () = cancel.cancelled() => Err(EngineError::Cancelled),
+        }
+    }
+
+    /// [`Engine::count_tokens`], ended at once by `cancel` (no counts then): a server's
+    /// `/tokenize` may hang.
+    pub async fn count_until(
+        &self,
+        texts: &[String],
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Option<Vec<u64>> {
+        tokio::select! {
+            counts = self.count_tokens(texts) => counts,
+            () = cancel.cancelled() => None,
+        }
+    }
+
+    /// `GET path`, or the refusal of its key; `None` for any other non-success. The whole
+    /// exchange is bounded in time and the body in size.
     async fn probe_json(&self, path: &str) -> Result<Option<Value>, EngineError> {
-        let response = self
-            .request(reqwest::Method::GET, path)
+        let limits = body::Limits {
+            bytes: body::MAX_ANSWER_BYTES,
+            within: self.probe_deadline(),
+        };
+        let mut response = self
+            .request(reqwest::Method::GET, path)?
+            .timeout(self.probe_deadline())
             .send()
             .await
             .map_err(|source| self.connect_error(source))?;
         let status = response.status().as_u16();
-        if matches!(status, 401 | 403) {
-            let body = response.text().await.unwrap_or_default();
-            return Err(self.refused(status, &body));
-        }
         if !response.status().is_success() {
-            return Ok(None);
+            let text = body::error_text(response).await;
+            if matches!(status, 401 | 403) {
+                return Err(self.refused(status, &text));
+            }
+            return match self.speaks_tls(&text) {
+                Some(tls) => Err(tls),
+                None => Ok(None),
+            };
         }
-        let value: Value = response
-            .json()
-            .await
+        let bytes = body::read(&mut response, limits).await?;
+        let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| EngineError::Malformed(format!("{path} is not JSON: {e}")))?;
         Ok(Some(value))
     }
@@ -408,6 +486,11 @@ impl Engine {
             .and_then(|m| m.get("id"))
             .and_then(Value::as_str)
             .map(str::to_string);
+        if self.model_name == "local"
+            && let Some(id) = &id
+        {
+            tracing::info!(url = %self.url, model = %id, "model.name is not set: using the model the server lists first");
+        }
         self.remember(Kind::OpenAi, id);
         Ok(Some(ServerFacts {
             engine: Kind::OpenAi,
@@ -423,6 +506,15 @@ impl Engine {
     fn remember(&self, kind: Kind, model: Option<String>) {
         if let Ok(mut found) = self.found.lock() {
             *found = (kind, model);
+        }
+    }
+
+    /// The model an OpenAI-compatible server is asked for because `model.name` is not set:
+    /// the first its `/v1/models` lists (`None` for llama.cpp, or when `model.name` says).
+    pub fn picked_model(&self) -> Option<String> {
+        match self.found() {
+            (Kind::OpenAi, Some(served)) if self.model_name == "local" => Some(served),
+            _ => None,
         }
     }
 
@@ -459,9 +551,12 @@ impl Engine {
         Some(counts)
     }
 
+    /// One `/tokenize`, bounded in time and size like every other answer.
     async fn count_one(&self, text: &str) -> Option<u64> {
-        let response = self
+        let mut response = self
             .request(reqwest::Method::POST, "/tokenize")
+            .ok()?
+            .timeout(self.probe_deadline())
             .json(&serde_json::json!({"content": text, "add_special": false}))
             .send()
             .await
@@ -474,7 +569,11 @@ impl Engine {
         if !response.status().is_success() {
             return None;
         }
-        let body = response.bytes().await.ok()?;
+        let limits = body::Limits {
+            bytes: body::MAX_ANSWER_BYTES,
+            within: self.probe_deadline(),
+        };
+        let body = body::read(&mut response, limits).await.ok()?;
         let count = serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|v| v.get("tokens").and_then(Value::as_array).map(Vec::len));
@@ -486,16 +585,19 @@ impl Engine {
 
     pub async fn start_chat(&self, body: &Value) -> Result<ChatStream, EngineError> {
         let response = self
-            .request(reqwest::Method::POST, "/v1/chat/completions")
+            .request(reqwest::Method::POST, "/v1/chat/completions")?
             .json(body)
             .send()
             .await
             .map_err(|source| self.connect_error(source))?;
         let status = response.status();
         if !status.is_success() {
-            let text = response.text().await.unwrap_or_default();
+            let text = body::error_text(response).await;
             if matches!(status.as_u16(), 401 | 403) {
                 return Err(self.refused(status.as_u16(), &text));
+            }
+            if let Some(tls) = self.speaks_tls(&text) {
+                return Err(tls);
             }
             if let Some(exceeded) = overflow::context_exceeded(&text) {
                 return Err(exceeded);
@@ -511,8 +613,30 @@ impl Engine {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        Ok(ChatStream::new(response, streaming))
+        let answer = body::Limits {
+            bytes: body::MAX_ANSWER_BYTES,
+            within: self.request_timeout,
+        };
+        Ok(ChatStream::new(response, streaming, answer))
     }
+}
+
+/// The one HTTP client of a model: the CA of `model.ca_file` (proven, see
+/// [`crate::config::ca`]), timeouts, and no proxy (the key must not travel through one). Any
+/// failure is the error, never a default client.
+fn client(config: &ModelConfig) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .read_timeout(Duration::from_secs(config.request_timeout_secs.max(1)))
+        .no_proxy();
+    for der in config.ca_certificates()? {
+        let certificate = reqwest::Certificate::from_der(&der)
+            .map_err(|e| format!("model.ca_file {}: {e}", config.ca_file))?;
+        builder = builder.add_root_certificate(certificate);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 /// The facts a `/props` body states; what it does not state is unknown (no native tools).
@@ -532,250 +656,4 @@ fn facts_from_props(props: &Value) -> ServerFacts {
             .and_then(Value::as_u64)
             .and_then(|n| u32::try_from(n).ok()),
     }
-}
-
-#[derive(Debug, Default)]
-struct PartialCall {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
-/// A chat completion being received.
-#[derive(Debug)]
-pub struct ChatStream {
-    response: reqwest::Response,
-    streaming: bool,
-    buffer: Vec<u8>,
-    reply: ChatReply,
-    calls: BTreeMap<u64, PartialCall>,
-    done: bool,
-    generated: u64,
-}
-
-impl ChatStream {
-    /// A stream over `response`; `streaming` when it is `text/event-stream`.
-    fn new(response: reqwest::Response, streaming: bool) -> ChatStream {
-        ChatStream {
-            response,
-            streaming,
-            buffer: Vec::new(),
-            reply: ChatReply::default(),
-            calls: BTreeMap::new(),
-            done: false,
-            generated: 0,
-        }
-    }
-
-    /// How many stream deltas so far carried content or tool-call text. llama-server sends
-    /// about one token per delta, so this approximates the tokens generated so far (it is
-    /// counted from deltas, not tokens). A reply that was not streamed counts its
-    /// `usage.completion_tokens` once read, or 1 when it carried anything without usage.
-    pub fn generated(&self) -> u64 {
-        self.generated
-    }
-
-    /// The next piece of visible text, or `None` when the reply is complete.
-    pub async fn next_text(&mut self) -> Result<Option<String>, EngineError> {
-        loop {
-            if self.done {
-                return Ok(None);
-            }
-            if !self.streaming {
-                let mut body = Vec::new();
-                while let Some(chunk) = self.response.chunk().await.map_err(EngineError::Stream)? {
-                    body.extend_from_slice(&chunk);
-                }
-                self.done = true;
-                let value: Value = serde_json::from_slice(&body)
-                    .map_err(|e| EngineError::Malformed(format!("completion is not JSON: {e}")))?;
-                let text = self.absorb_message(&value)?;
-                return Ok((!text.is_empty()).then_some(text));
-            }
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line).trim().to_string();
-                let Some(data) = line.strip_prefix("data:") else {
-                    continue;
-                };
-                let data = data.trim();
-                if data == "[DONE]" {
-                    self.done = true;
-                    continue;
-                }
-                let value: Value = serde_json::from_str(data).map_err(|e| {
-                    EngineError::Malformed(format!("stream event is not JSON: {e}"))
-                })?;
-                if let Some(error) = value.get("error") {
-                    return Err(overflow::context_exceeded_value(&value).unwrap_or_else(|| {
-                        EngineError::Malformed(format!("server error in stream: {error}"))
-                    }));
-                }
-                let text = self.absorb_delta(&value);
-                if !text.is_empty() {
-                    return Ok(Some(text));
-                }
-                continue;
-            }
-            match self.response.chunk().await.map_err(EngineError::Stream)? {
-                Some(chunk) => self.buffer.extend_from_slice(&chunk),
-                None => {
-                    self.done = true;
-                }
-            }
-        }
-    }
-
-    /// Drains what is left and returns the whole reply.
-    pub async fn finish(mut self) -> Result<ChatReply, EngineError> {
-        while self.next_text().await?.is_some() {}
-        let mut reply = self.reply;
-        for (index, call) in self.calls {
-            let id = if call.id.is_empty() {
-                format!("call_{index}")
-            } else {
-                call.id
-            };
-            reply.tool_calls.push(NativeCall {
-                id,
-                name: call.name,
-                arguments: call.arguments,
-            });
-        }
-        Ok(reply)
-    }
-
-    fn absorb_usage(&mut self, value: &Value) {
-        if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
-            self.reply.prompt_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
-            self.reply.completion_tokens = usage.get("completion_tokens").and_then(Value::as_u64);
-            if let Some(cached) = usage
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64)
-            {
-                self.reply.cached_tokens = Some(cached);
-            }
-        }
-        if let Some(cached) = value.pointer("/timings/cache_n").and_then(Value::as_u64) {
-            self.reply.cached_tokens = Some(cached);
-        }
-    }
-
-    fn absorb_delta(&mut self, value: &Value) -> String {
-        self.absorb_usage(value);
-        let Some(choice) = value.pointer("/choices/0") else {
-            return String::new();
-        };
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.reply.finish_reason = reason.to_string();
-        }
-        let delta = choice.get("delta").cloned().unwrap_or(Value::Null);
-        if carries_text(&delta) {
-            self.generated += 1;
-        }
-        for call in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-            let entry = self.calls.entry(index).or_default();
-            if let Some(id) = call.get("id").and_then(Value::as_str) {
-                entry.id = id.to_string();
-            }
-            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
-                entry.name.push_str(name);
-            }
-            if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                entry.arguments.push_str(arguments);
-            }
-        }
-        let text = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        self.reply.content.push_str(&text);
-        text
-    }
-
-    fn absorb_message(&mut self, value: &Value) -> Result<String, EngineError> {
-        if value.get("error").is_some() {
-            return Err(overflow::context_exceeded_value(value).unwrap_or_else(|| {
-                EngineError::Malformed(format!("server error in completion: {value}"))
-            }));
-        }
-        self.absorb_usage(value);
-        let choice = value
-            .pointer("/choices/0")
-            .ok_or_else(|| EngineError::Malformed("completion has no choices".into()))?;
-        self.reply.finish_reason = choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let message = choice.get("message").cloned().unwrap_or(Value::Null);
-        if carries_text(&message) {
-            self.generated += self.reply.completion_tokens.unwrap_or(1);
-        }
-        for (index, call) in message
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let arguments = match call.pointer("/function/arguments") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
-            self.calls.insert(
-                index as u64,
-                PartialCall {
-                    id: call
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    name: call
-                        .pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    arguments,
-                },
-            );
-        }
-        let text = message
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        self.reply.content.push_str(&text);
-        Ok(text)
-    }
-}
-
-/// Whether a delta (or a whole message) carries generated text: content, or a tool call's name
-/// or arguments.
-fn carries_text(delta: &Value) -> bool {
-    let content = delta
-        .get("content")
-        .and_then(Value::as_str)
-        .is_some_and(|c| !c.is_empty());
-    let call_text = delta
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|call| {
-            ["/function/name", "/function/arguments"].iter().any(|p| {
-                call.pointer(p)
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| !t.is_empty())
-            })
-        });
-    content || call_text
 }

@@ -1,18 +1,20 @@
-//! The daemon's models (issue 25, item 5): every entry of `models:` (or the one `model:`), each
-//! with its engine and, when managed, the llama-server that runs it.
+//! The daemon's models: every entry of `models:` (or the one `model:`), each with its engine
+//! and, when managed, the llama-server that runs it.
 //!
 //! A managed entry starts on first use; the default one starts with the daemon, as the one
-//! model always did. At most `model.max_running` managed entries run at once: starting one
-//! more first stops the idle one used longest ago, or waits until one becomes idle (a turn
-//! holds a [`Lease`] on its model, so a server is never stopped under a running turn). Starts
-//! happen one at a time. A server that failed stays failed, as the one model's did; one that
-//! Talos stopped to make room starts again on its next use.
+//! model always did. At most `model.max_running` managed servers run at once. Which server a
+//! turn uses, starts or stops is decided by one pure rule,
+//! [`talos_core::model_room::decide`], over a table held under one lock: the decision and its
+//! marking (a new user, a start, a server set to stopping) happen before the lock is let go,
+//! so a server is never stopped under a turn that became its user, and a turn that waits
+//! holds nothing another turn waits for. A server that failed stays failed, as the one
+//! model's did; one that Talos stopped to make room starts again on its next use.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use talos_core::model_room::{self, Action, Lock, Phase, Waiting};
 use talos_protocol::ModelStatusResult;
 use tokio_util::sync::CancellationToken;
 
@@ -20,8 +22,12 @@ use crate::config::{Config, ModelConfig, ModelEntryConfig, ModelMode};
 use crate::engine::Engine;
 use crate::supervisor::{NotReady, State, Supervisor};
 
-/// How often a start waiting for an idle server looks again, besides being woken.
+/// How often a waiting turn looks at the table again, besides being woken.
 const IDLE_POLL: Duration = Duration::from_millis(500);
+
+/// How long stopping a server may take before it is given up on (the supervisor kills the
+/// process group well within it).
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The configured models.
 #[derive(Debug)]
@@ -29,59 +35,133 @@ pub struct Models {
     entries: Vec<Arc<ModelEntry>>,
     max_running: usize,
     logs: PathBuf,
-    /// Held while a managed entry is started, so starts happen one at a time.
-    starting: tokio::sync::Mutex<()>,
-    /// Woken when a lease ends.
-    released: Arc<tokio::sync::Notify>,
-    /// Counts uses, so "used longest ago" is an order, not a clock.
-    uses: AtomicU64,
+    /// Every key variable the configuration names (models' and MCP servers'): no managed
+    /// server inherits one.
+    key_variables: Vec<String>,
+    table: Arc<Mutex<Table>>,
+    /// Woken whenever the table changes (a user leaves, a stop ends, a waiting turn leaves).
+    changed: Arc<tokio::sync::Notify>,
 }
 
-/// One model: its name, settings and engine, and its server while one runs.
+/// One model: its name, settings and engine.
 #[derive(Debug)]
 pub struct ModelEntry {
     pub name: String,
     pub config: ModelConfig,
     pub engine: Engine,
-    server: Mutex<Option<Running>>,
-    leases: AtomicUsize,
-    last_use: AtomicU64,
+    /// Its place in [`Models`]' table.
+    index: usize,
 }
 
-#[derive(Debug)]
-struct Running {
-    supervisor: Arc<Supervisor>,
-    task: tokio::task::JoinHandle<()>,
+/// The servers, their users and the waiting turns: what the rule reads.
+#[derive(Debug, Default)]
+struct Table {
+    slots: Vec<Slot>,
+    /// Turns waiting for room (their ticket, model and passes), oldest first.
+    waiting: Vec<(u64, Waiting)>,
+    /// The ticket of the turn stopping a server to start its own.
+    lock: Option<u64>,
+    next_ticket: u64,
+    /// Counts uses, so "used longest ago" is an order, not a clock.
+    uses: u64,
+    /// Set at daemon shutdown: nothing starts any more.
+    closed: bool,
 }
 
-/// A turn's hold on its model: while any lease is held the model's server is not stopped to
-/// make room for another.
+/// One model's server, while one runs.
+#[derive(Debug, Default)]
+struct Slot {
+    server: Option<Arc<Supervisor>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    stopping: bool,
+    users: usize,
+    last_use: u64,
+}
+
+impl Slot {
+    /// The server's phase for the rule; `None` when none runs (a stopped one counts as none).
+    fn phase(&self) -> Option<Phase> {
+        if self.stopping {
+            return Some(Phase::Stopping);
+        }
+        match self.server.as_ref()?.state() {
+            State::Failed(_) => Some(Phase::Failed),
+            State::Stopped => None,
+            State::Ready => Some(Phase::Ready),
+            State::Starting | State::Loading | State::Restarting => Some(Phase::Loading),
+        }
+    }
+}
+
+/// A turn's hold on its model. Once [`Models::ready`] has returned, the turn is a user of the
+/// model's server, which is then not stopped to make room for another until the lease ends.
 #[derive(Debug)]
 pub struct Lease {
     pub entry: Arc<ModelEntry>,
-    released: Arc<tokio::sync::Notify>,
+    ticket: u64,
+    /// Whether the turn became a user of the server.
+    user: Mutex<bool>,
+    table: Arc<Mutex<Table>>,
+    changed: Arc<tokio::sync::Notify>,
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        self.entry.leases.fetch_sub(1, Ordering::AcqRel);
-        self.released.notify_waiters();
+        let user = self.user.lock().map(|u| *u).unwrap_or(false);
+        if let Ok(mut table) = self.table.lock() {
+            table.waiting.retain(|(t, _)| *t != self.ticket);
+            if user && let Some(slot) = table.slots.get_mut(self.entry.index) {
+                slot.users = slot.users.saturating_sub(1);
+            }
+        }
+        self.changed.notify_waiters();
     }
 }
 
+/// Takes a waiting turn out of the queue when its wait ends in any way (a cancel drops the
+/// future), so a cancelled turn never blocks younger ones.
+struct Queued<'a> {
+    lease: &'a Lease,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut table) = self.lease.table.lock() {
+            table.waiting.retain(|(t, _)| *t != self.lease.ticket);
+            // A stop it began still holds its room as Stopping, so the lock may go with it.
+            if table.lock == Some(self.lease.ticket) {
+                table.lock = None;
+            }
+        }
+        self.lease.changed.notify_waiters();
+    }
+}
+
+/// What one look at the table told a turn to do.
+enum Step {
+    Ready(Arc<Supervisor>),
+    /// The lease's model is not managed: nothing to wait for.
+    Unmanaged,
+    Stop(Arc<Supervisor>, Option<tokio::task::JoinHandle<()>>, usize),
+    Wait,
+    Closed,
+}
+
 impl ModelEntry {
-    fn new(entry: ModelEntryConfig) -> ModelEntry {
+    fn new(entry: ModelEntryConfig, index: usize) -> ModelEntry {
         let url = match entry.model.mode {
             ModelMode::Managed => crate::engine::loopback_url(entry.model.port),
             ModelMode::ConnectOnly => entry.model.url.clone(),
         };
+        let engine = Engine::new(&entry.model, &url).unwrap_or_else(|e| {
+            tracing::error!(model = %entry.name, error = %e, "the model's engine cannot be built; its turns are refused");
+            Engine::unusable(&entry.model, &url, &e.to_string())
+        });
         ModelEntry {
-            engine: Engine::new(&entry.model, &url),
+            engine,
             name: entry.name,
             config: entry.model,
-            server: Mutex::new(None),
-            leases: AtomicUsize::new(0),
-            last_use: AtomicU64::new(0),
+            index,
         }
     }
 
@@ -95,44 +175,9 @@ impl ModelEntry {
             .then(|| session_slot % self.config.slots.max(1))
     }
 
-    fn supervisor(&self) -> Option<Arc<Supervisor>> {
-        let server = self.server.lock().ok()?;
-        server.as_ref().map(|r| r.supervisor.clone())
-    }
-
-    /// Whether a server of this entry runs (or starts) now; a failed or stopped one does not.
-    fn is_live(&self) -> bool {
-        self.supervisor()
-            .is_some_and(|s| !matches!(s.state(), State::Failed(_) | State::Stopped))
-    }
-
-    fn start(&self, logs: PathBuf) -> Arc<Supervisor> {
-        let supervisor = Arc::new(Supervisor::new(self.config.clone(), logs));
-        let running = supervisor.clone();
-        let task = tokio::spawn(async move { running.run().await });
-        tracing::info!(model = %self.name, port = self.config.port, "starting the model server");
-        if let Ok(mut server) = self.server.lock() {
-            *server = Some(Running {
-                supervisor: supervisor.clone(),
-                task,
-            });
-        }
-        supervisor
-    }
-
-    /// Stops this entry's server, if one runs, and waits for it.
-    async fn stop(&self) {
-        let running = self.server.lock().ok().and_then(|mut s| s.take());
-        if let Some(running) = running {
-            tracing::info!(model = %self.name, "stopping the model server");
-            running.supervisor.shutdown().await;
-            let _ = tokio::time::timeout(Duration::from_secs(10), running.task).await;
-        }
-    }
-
-    /// What `model/status` says about this entry.
-    pub fn status(&self, default: bool) -> ModelStatusResult {
-        let mut status = match self.supervisor() {
+    /// What `model/status` says about this entry, with `server` its server if one runs.
+    fn status(&self, server: Option<&Arc<Supervisor>>, default: bool) -> ModelStatusResult {
+        let mut status = match server {
             Some(supervisor) => supervisor.status(),
             None => ModelStatusResult {
                 mode: self.config.mode.as_str().into(),
@@ -172,18 +217,37 @@ impl Models {
     }
 
     pub fn new(config: &Config, logs: PathBuf) -> Models {
+        let entries: Vec<Arc<ModelEntry>> = config
+            .model_entries()
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| Arc::new(ModelEntry::new(e, i)))
+            .collect();
+        let table = Table {
+            slots: entries.iter().map(|_| Slot::default()).collect(),
+            ..Table::default()
+        };
+        let key_variables = entries
+            .iter()
+            .map(|e| e.config.api_key_env.clone())
+            .chain(config.mcp.servers.values().map(|m| m.api_key_env.clone()))
+            .filter(|name| !name.is_empty())
+            .collect();
         Models {
-            entries: config
-                .model_entries()
-                .into_iter()
-                .map(|e| Arc::new(ModelEntry::new(e)))
-                .collect(),
+            entries,
             max_running: usize::try_from(config.model.max_running.max(1)).unwrap_or(1),
             logs,
-            starting: tokio::sync::Mutex::new(()),
-            released: Arc::new(tokio::sync::Notify::new()),
-            uses: AtomicU64::new(0),
+            key_variables,
+            table: Arc::new(Mutex::new(table)),
+            changed: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// Why a model's engine could not be built (the first such model), if one could not.
+    pub fn problem(&self) -> Option<String> {
+        self.entries
+            .iter()
+            .find_map(|e| Some(format!("models.{}: {}", e.name, e.engine.problem()?)))
     }
 
     /// The model sessions use until they select another.
@@ -201,28 +265,54 @@ impl Models {
         self.entries.iter().map(|e| e.name.clone()).collect()
     }
 
+    fn table(&self) -> Option<MutexGuard<'_, Table>> {
+        self.table.lock().ok()
+    }
+
     /// Holds `entry` for a turn (see [`Lease`]).
     pub fn lease(&self, entry: &Arc<ModelEntry>) -> Lease {
-        entry.leases.fetch_add(1, Ordering::AcqRel);
-        let n = self.uses.fetch_add(1, Ordering::Relaxed);
-        entry.last_use.store(n, Ordering::Relaxed);
+        let ticket = self.table().map_or(0, |mut table| {
+            table.next_ticket += 1;
+            table.next_ticket
+        });
         Lease {
             entry: entry.clone(),
-            released: self.released.clone(),
+            ticket,
+            user: Mutex::new(false),
+            table: self.table.clone(),
+            changed: self.changed.clone(),
         }
     }
 
     /// Starts the default model's server when it is managed (at daemon start).
     pub fn start_default(&self) {
         let entry = self.default_entry();
-        if entry.is_managed() && entry.supervisor().is_none() {
-            entry.start(self.logs.clone());
+        if let Some(mut table) = self.table()
+            && entry.is_managed()
+            && table.slots[entry.index].server.is_none()
+        {
+            self.start(&mut table, entry);
         }
     }
 
-    /// Waits until the leased model can take requests: a managed entry is started when it does
-    /// not run (making room first), then waited for while it loads; `cancel` (the turn's)
-    /// ends the wait.
+    /// Starts `entry`'s server into its slot of the table.
+    fn start(&self, table: &mut Table, entry: &ModelEntry) -> Arc<Supervisor> {
+        let supervisor =
+            Supervisor::new(entry.config.clone(), self.logs.clone()).hiding(&self.key_variables);
+        let supervisor = Arc::new(supervisor);
+        let running = supervisor.clone();
+        let task = tokio::spawn(async move { running.run().await });
+        tracing::info!(model = %entry.name, port = entry.config.port, "starting the model server");
+        let slot = &mut table.slots[entry.index];
+        slot.server = Some(supervisor.clone());
+        slot.task = Some(task);
+        supervisor
+    }
+
+    /// Waits until the leased model can take requests: the turn becomes a user of its running
+    /// server, or starts it (stopping an idle one first when `model.max_running` are running),
+    /// or waits holding nothing; then waits while the server loads. `cancel` (the turn's) ends
+    /// the wait.
     pub async fn ready(&self, lease: &Lease, cancel: &CancellationToken) -> Result<(), NotReady> {
         tokio::select! {
             ready = self.ready_uncancelled(lease) => ready,
@@ -231,128 +321,194 @@ impl Models {
     }
 
     async fn ready_uncancelled(&self, lease: &Lease) -> Result<(), NotReady> {
-        let entry = &lease.entry;
-        if !entry.is_managed() {
-            return Ok(());
-        }
-        let supervisor = match entry.supervisor() {
-            Some(supervisor) => supervisor,
-            None => {
-                let _one_at_a_time = self.starting.lock().await;
-                match entry.supervisor() {
-                    Some(supervisor) => supervisor,
-                    None => {
-                        self.make_room(entry).await;
-                        entry.start(self.logs.clone())
-                    }
+        let _queued = Queued { lease };
+        loop {
+            let changed = self.changed.notified();
+            match self.step(lease) {
+                Step::Ready(supervisor) => return supervisor.wait_ready().await,
+                Step::Unmanaged => return Ok(()),
+                Step::Closed => return Err(NotReady::Stopped),
+                Step::Stop(supervisor, task, model) => {
+                    self.stop_detached(supervisor, task, model);
+                    let _ = tokio::time::timeout(IDLE_POLL, changed).await;
+                }
+                Step::Wait => {
+                    let _ = tokio::time::timeout(IDLE_POLL, changed).await;
                 }
             }
-        };
-        supervisor.wait_ready().await
+        }
     }
 
-    /// Stops idle servers used longest ago until one more may run; waits while all are busy.
-    async fn make_room(&self, wanted: &Arc<ModelEntry>) {
-        loop {
-            let live: Vec<&Arc<ModelEntry>> = self
-                .entries
-                .iter()
-                .filter(|e| !Arc::ptr_eq(e, wanted) && e.is_live())
-                .collect();
-            let uses: Vec<Use> = live
-                .iter()
-                .map(|e| Use {
-                    leases: e.leases.load(Ordering::Acquire),
-                    last_use: e.last_use.load(Ordering::Relaxed),
-                })
-                .collect();
-            match room(&uses, self.max_running) {
-                Room::Free => return,
-                Room::Stop(i) => live[i].stop().await,
-                Room::Wait => {
-                    tracing::info!(model = %wanted.name, "waiting for a model server to become idle (model.max_running)");
-                    let _ = tokio::time::timeout(IDLE_POLL, self.released.notified()).await;
+    /// One look at the table: asks the rule, and marks its answer before letting go.
+    fn step(&self, lease: &Lease) -> Step {
+        let entry = &lease.entry;
+        if !entry.is_managed() {
+            return Step::Unmanaged;
+        }
+        let Some(mut table) = self.table() else {
+            return Step::Closed;
+        };
+        let mut user = match lease.user.lock() {
+            Ok(user) => user,
+            Err(_) => return Step::Closed,
+        };
+        if *user && let Some(server) = table.slots[entry.index].server.clone() {
+            return Step::Ready(server);
+        }
+        if table.closed {
+            return Step::Closed;
+        }
+        let action = decide(&table, lease.ticket, entry.index, self.max_running);
+        match action {
+            Action::Use | Action::Start => {
+                let mine = table.waiting.iter().position(|(t, _)| *t == lease.ticket);
+                let older = mine.unwrap_or(table.waiting.len());
+                for (_, waiting) in &mut table.waiting[..older] {
+                    if waiting.model != entry.index {
+                        waiting.passed += 1;
+                    }
                 }
+                table.waiting.retain(|(t, _)| *t != lease.ticket);
+                if table.lock == Some(lease.ticket) {
+                    table.lock = None;
+                }
+                let server = match (&table.slots[entry.index].server, action) {
+                    (Some(server), Action::Use) => server.clone(),
+                    _ => self.start(&mut table, entry),
+                };
+                table.uses += 1;
+                let uses = table.uses;
+                let slot = &mut table.slots[entry.index];
+                slot.users += 1;
+                slot.last_use = uses;
+                *user = true;
+                Step::Ready(server)
+            }
+            Action::Evict(model) => {
+                // The rule names only a server that runs; one that is gone needs no stop.
+                let Some(server) = table.slots[model].server.clone() else {
+                    return Step::Wait;
+                };
+                table.lock = Some(lease.ticket);
+                let slot = &mut table.slots[model];
+                slot.stopping = true;
+                Step::Stop(server, slot.task.take(), model)
+            }
+            Action::Wait => {
+                if !table.waiting.iter().any(|(t, _)| *t == lease.ticket) {
+                    let waiting = Waiting {
+                        model: entry.index,
+                        passed: 0,
+                    };
+                    table.waiting.push((lease.ticket, waiting));
+                    tracing::info!(model = %entry.name, "waiting for room to start the model server (model.max_running)");
+                }
+                Step::Wait
             }
         }
+    }
+
+    /// Stops a server in a task of its own, so that a turn cancelled meanwhile cannot leave it
+    /// half stopped; the table is told when it has ended.
+    fn stop_detached(
+        &self,
+        supervisor: Arc<Supervisor>,
+        task: Option<tokio::task::JoinHandle<()>>,
+        model: usize,
+    ) {
+        let table = self.table.clone();
+        let changed = self.changed.clone();
+        let name = self.entries[model].name.clone();
+        tokio::spawn(async move {
+            tracing::info!(model = %name, "stopping the model server to make room (model.max_running)");
+            supervisor.shutdown().await;
+            if let Some(task) = task {
+                let _ = tokio::time::timeout(STOP_TIMEOUT, task).await;
+            }
+            if let Ok(mut table) = table.lock() {
+                let slot = &mut table.slots[model];
+                slot.server = None;
+                slot.stopping = false;
+                // The holder asks again with the lock its own; nobody else starts meanwhile.
+            }
+            changed.notify_waiters();
+        });
     }
 
     /// `model/status`: the default model, with every model listed.
     pub fn status(&self) -> ModelStatusResult {
+        let servers: Vec<Option<Arc<Supervisor>>> = match self.table() {
+            Some(table) => table.slots.iter().map(|s| s.server.clone()).collect(),
+            None => vec![None; self.entries.len()],
+        };
         let mut all: Vec<ModelStatusResult> = self
             .entries
             .iter()
-            .enumerate()
-            .map(|(i, e)| e.status(i == 0))
+            .zip(&servers)
+            .map(|(e, server)| e.status(server.as_ref(), e.index == 0))
             .collect();
         let mut status = all[0].clone();
         status.models = std::mem::take(&mut all);
         status
     }
 
-    /// Stops every server (daemon shutdown).
+    /// Stops every server (daemon shutdown); nothing starts afterwards.
     pub async fn shutdown(&self) {
-        for entry in &self.entries {
-            entry.stop().await;
+        let running: Vec<(Arc<Supervisor>, Option<tokio::task::JoinHandle<()>>)> =
+            match self.table() {
+                Some(mut table) => {
+                    table.closed = true;
+                    table
+                        .slots
+                        .iter_mut()
+                        .filter_map(|s| Some((s.server.take()?, s.task.take())))
+                        .collect()
+                }
+                None => Vec::new(),
+            };
+        for (supervisor, task) in running {
+            supervisor.shutdown().await;
+            if let Some(task) = task {
+                let _ = tokio::time::timeout(STOP_TIMEOUT, task).await;
+            }
         }
+        self.changed.notify_waiters();
     }
 }
 
-/// How a running server is used: by how many turns now, and when last (an order).
-#[derive(Debug, Clone, Copy)]
-struct Use {
-    leases: usize,
-    last_use: u64,
-}
-
-/// What starting one more server needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Room {
-    /// Fewer than `max_running` run: start it.
-    Free,
-    /// Stop the `i`-th running server first: the idle one used longest ago.
-    Stop(usize),
-    /// Every running server is in use: wait for one to become idle.
-    Wait,
-}
-
-fn room(running: &[Use], max_running: usize) -> Room {
-    if running.len() < max_running {
-        return Room::Free;
-    }
-    running
+/// The rule's answer for the turn holding `ticket`, asking for the model at `wanted`.
+fn decide(table: &Table, ticket: u64, wanted: usize, max_running: usize) -> Action {
+    let servers: Vec<model_room::Server> = table
+        .slots
         .iter()
         .enumerate()
-        .filter(|(_, u)| u.leases == 0)
-        .min_by_key(|(_, u)| u.last_use)
-        .map_or(Room::Wait, |(i, _)| Room::Stop(i))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn room_for_one_more_server_rows() {
-        let idle = |last_use| Use {
-            leases: 0,
-            last_use,
-        };
-        let busy = |last_use| Use {
-            leases: 1,
-            last_use,
-        };
-        let rows: &[(&[Use], usize, Room)] = &[
-            (&[], 1, Room::Free),
-            (&[idle(3)], 2, Room::Free),
-            (&[idle(3)], 1, Room::Stop(0)),
-            (&[busy(1)], 1, Room::Wait),
-            (&[idle(7), idle(2), busy(1)], 3, Room::Stop(1)),
-            (&[busy(1), busy(2)], 2, Room::Wait),
-            (&[busy(1), idle(9)], 2, Room::Stop(1)),
-        ];
-        for (running, max, want) in rows {
-            assert_eq!(room(running, *max), *want, "{running:?} max {max}");
-        }
-    }
+        .filter_map(|(model, slot)| {
+            Some(model_room::Server {
+                model,
+                phase: slot.phase()?,
+                users: slot.users,
+                last_use: slot.last_use,
+            })
+        })
+        .collect();
+    let older: Vec<Waiting> = table
+        .waiting
+        .iter()
+        .take_while(|(t, _)| *t != ticket)
+        .map(|(_, waiting)| *waiting)
+        .collect();
+    let lock = match table.lock {
+        None => Lock::Free,
+        Some(holder) if holder == ticket => Lock::Mine,
+        Some(_) => Lock::Other,
+    };
+    model_room::decide(
+        &model_room::Room {
+            servers: &servers,
+            max_running,
+            older_waiting: &older,
+            lock,
+        },
+        wanted,
+    )
 }

@@ -66,6 +66,8 @@ impl Daemon {
             Err(error) => (Config::default(), Some(error.to_string())),
         };
         let models = Models::new(&config, settings.home.logs().path());
+        // An engine that could not be built refuses turns as a configuration error does.
+        let config_error = config_error.or_else(|| models.problem());
         let rules = config.permissions.rules();
         let mcp = crate::mcp::McpHub::new(&config.mcp);
         Arc::new(Daemon {

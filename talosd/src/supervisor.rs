@@ -60,6 +60,8 @@ pub enum ProcError {
 }
 
 pub const PORT_IN_USE: &str = "Another server is not restarted by Talos.";
+/// The variable llama-server reads its `--api-key` from.
+const LLAMA_KEY_VARIABLE: &str = "LLAMA_API_KEY";
 /// Restarts in a row after which the supervisor gives up.
 const MAX_RESTARTS: u32 = 5;
 /// A server that stayed up this long resets the restart count.
@@ -91,6 +93,8 @@ impl State {
 #[derive(Debug)]
 pub struct Supervisor {
     config: ModelConfig,
+    /// Variables removed from llama-server's environment: the keys Talos holds.
+    secrets: Vec<String>,
     logs: PathBuf,
     status: Mutex<Status>,
     state_tx: watch::Sender<State>,
@@ -109,6 +113,7 @@ impl Supervisor {
     pub fn new(config: ModelConfig, logs: PathBuf) -> Supervisor {
         let (state_tx, _) = watch::channel(State::Starting);
         Supervisor {
+            secrets: vec![LLAMA_KEY_VARIABLE.to_string(), config.api_key_env.clone()],
             config,
             logs,
             status: Mutex::new(Status::default()),
@@ -116,6 +121,12 @@ impl Supervisor {
             stop: CancellationToken::new(),
             done: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Also keeps these variables (other models' and MCP servers' keys) out of its environment.
+    pub fn hiding(mut self, names: &[String]) -> Supervisor {
+        self.secrets.extend(names.iter().cloned());
+        self
     }
 
     pub fn url(&self) -> String {
@@ -291,20 +302,34 @@ impl Supervisor {
         !port_has_listener(self.config.port)
     }
 
-    async fn run_once(&self) -> Ended {
+    /// Starts llama-server in a process group of its own, its output to the log.
+    fn launch(&self) -> std::io::Result<tokio::process::Child> {
         let c = &self.config;
-        let args = server_args(c);
         let (out, err) = self.log_outputs();
-        self.set(State::Starting);
-        let mut child = match tokio::process::Command::new(&c.server)
-            .args(&args)
+        let mut command = tokio::process::Command::new(&c.server);
+        // The key variables stay with talosd: llama-server would take LLAMA_API_KEY as its
+        // own key (refusing Talos's requests), and no secret belongs in its environment.
+        for name in self.secrets.iter().filter(|n| !n.is_empty()) {
+            command.env_remove(name);
+        }
+        command
+            .args(server_args(c))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-        {
+    }
+
+    async fn run_once(&self) -> Ended {
+        let c = &self.config;
+        self.set(State::Starting);
+        let health = match HealthProbe::new(&self.url()) {
+            Ok(health) => health,
+            Err(reason) => return Ended::Fatal(reason),
+        };
+        let mut child = match self.launch() {
             Ok(child) => child,
             Err(e) => {
                 return Ended::Fatal(format!("cannot start the model server {}: {e}", c.server));
@@ -321,7 +346,6 @@ impl Supervisor {
         }
         tracing::info!(pid, port = c.port, model = %c.path, "model server launched");
         self.set(State::Loading);
-        let health = HealthProbe::new(&self.url());
         let deadline = Instant::now() + Duration::from_secs(c.start_timeout_secs);
         loop {
             if let Ok(Some(status)) = child.try_wait() {

@@ -32,6 +32,9 @@ pub enum Reply {
     /// Streams this text, then neither finishes nor closes: a slow model mid-answer. The reply
     /// ends when the client drops the connection (counted by [`FakeLlama::finished_replies`]).
     Stall(String),
+    /// A whole JSON answer (not streamed) whose body never ends: 1 KiB every 100 ms until the
+    /// client hangs up (slowly, so only a deadline or a cancel ends it).
+    Endless,
 }
 
 pub type Script = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
@@ -62,6 +65,8 @@ pub struct FakeOptions {
     /// Speak as an OpenAI-compatible server (vLLM's shape): no `/props` and no `/tokenize`
     /// (404), and `/v1/models` lists [`OPENAI_MODEL`] with `max_model_len` = `n_ctx` (or 8192).
     pub openai: bool,
+    /// `POST /tokenize` answers 200 and then a body that never ends (see [`Reply::Endless`]).
+    pub endless_tokenize: bool,
 }
 
 /// The model an OpenAI-compatible fake serves.
@@ -76,6 +81,7 @@ impl Default for FakeOptions {
             tokenize: true,
             api_key: None,
             openai: false,
+            endless_tokenize: false,
         }
     }
 }
@@ -112,6 +118,7 @@ impl FakeLlama {
             api_key: options.api_key,
             openai: options.openai,
             tokenize: options.tokenize && !options.openai,
+            endless_tokenize: options.endless_tokenize,
             on_request: Some(Arc::new(move |request: &Value| {
                 if let Ok(mut r) = recorded.lock() {
                     r.push(request.clone());
@@ -182,6 +189,8 @@ pub struct Serving {
     pub openai: bool,
     /// Whether `POST /tokenize` answers (with [`tokens`]); otherwise it is 404.
     pub tokenize: bool,
+    /// `POST /tokenize` answers with a body that never ends.
+    pub endless_tokenize: bool,
     pub usage: Usage,
     /// Until this instant `/health` and chat requests answer 503 `Loading model`.
     pub loading_until: Option<Instant>,
@@ -209,6 +218,7 @@ impl Default for Serving {
             api_key: None,
             openai: false,
             tokenize: true,
+            endless_tokenize: false,
             usage: Usage::default(),
             loading_until: None,
             on_request: None,
@@ -296,6 +306,7 @@ async fn serve_connection(
             }]});
             respond_json(&mut stream, 200, &models).await
         }
+        "/tokenize" if serving.endless_tokenize => endless(&mut stream).await,
         "/tokenize" if serving.tokenize => {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             let content = request["content"].as_str().unwrap_or_default();
@@ -436,6 +447,19 @@ fn chunk(delta: Value, finish: Option<&str>) -> Value {
     json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 }
 
+/// A JSON answer that never ends: its head, then 1 KiB of digits every 100 ms until the client
+/// hangs up (a write fails).
+async fn endless(stream: &mut TcpStream) -> std::io::Result<()> {
+    stream
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"tokens\": [")
+        .await?;
+    let piece = "0,".repeat(512);
+    loop {
+        stream.write_all(piece.as_bytes()).await?;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 async fn stream_reply(stream: &mut TcpStream, reply: Reply, usage: Usage) -> std::io::Result<()> {
     match reply {
         Reply::Error(status, message) => {
@@ -446,6 +470,7 @@ async fn stream_reply(stream: &mut TcpStream, reply: Reply, usage: Usage) -> std
             )
             .await;
         }
+        Reply::Endless => return endless(stream).await,
         Reply::Hang => {
             stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n").await?;
             return std::future::pending().await;
@@ -498,7 +523,7 @@ async fn stream_reply(stream: &mut TcpStream, reply: Reply, usage: Usage) -> std
             event(stream, chunk(json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function", "function": {"name": name, "arguments": partial}}]}), None)).await?;
             "length"
         }
-        Reply::Error(..) | Reply::Hang | Reply::Stall(_) => "stop",
+        Reply::Error(..) | Reply::Hang | Reply::Stall(_) | Reply::Endless => "stop",
     };
     let mut last = chunk(json!({}), Some(finish));
     let mut usage_chunk = json!({"object": "chat.completion.chunk", "choices": [], "usage": {

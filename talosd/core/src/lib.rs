@@ -24,6 +24,9 @@ pub mod turn;
 /// Outside any turn: how the daemon is started.
 pub mod activation;
 
+/// Outside any turn: which managed model server a turn uses, starts or stops.
+pub mod model_room;
+
 // The paths the daemon, the CLI and the tests use (`talos_core::contract`, ...), kept as they
 // were before the modules were grouped into the folders above (issue 30, item 6).
 pub use ending::{guard, restore, retention};

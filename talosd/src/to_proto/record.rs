@@ -48,6 +48,7 @@ pub fn header(h: &Header<'_>) -> TraceRecord {
             url: h.model_url.into(),
             name: h.model_name.into(),
             tool_calling: String::new(),
+            served: None,
         },
         request: super::text_digest(h.prompt),
         request_targets: contract

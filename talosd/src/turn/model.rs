@@ -26,17 +26,14 @@ pub async fn probe(ctx: &mut TurnCtx) -> Result<ServerFacts, ServerProblem> {
         .ready(&ctx.model, &ctx.cancel)
         .await
         .map_err(|e| ServerProblem::NotReady(e.to_string()))?;
-    let facts = ctx
-        .model
-        .entry
-        .engine
-        .server_facts()
-        .await
-        .map_err(|e| match e {
-            EngineError::Unauthorized { .. } => ServerProblem::Refused(e.to_string()),
-            e => ServerProblem::Unreachable(e.to_string()),
-        })?;
+    let engine = &ctx.model.entry.engine;
+    let facts = engine.server_facts_until(&ctx.cancel).await;
+    let facts = facts.map_err(|e| match e {
+        EngineError::Unauthorized { .. } => ServerProblem::Refused(e.to_string()),
+        e => ServerProblem::Unreachable(e.to_string()),
+    })?;
     ctx.trace.model.backend = facts.engine.as_str().into();
+    ctx.trace.model.served = ctx.model.entry.engine.picked_model();
     Ok(ServerFacts {
         native_tools: facts.native_tools,
         n_ctx: facts.n_ctx,
@@ -59,7 +56,11 @@ pub async fn count(ctx: &mut TurnCtx, items: &[Countable]) -> Option<Vec<u64>> {
             .to_string(),
         })
         .collect();
-    ctx.model.entry.engine.count_tokens(&texts).await
+    ctx.model
+        .entry
+        .engine
+        .count_until(&texts, &ctx.cancel)
+        .await
 }
 
 /// Sends the request and reads its reply.

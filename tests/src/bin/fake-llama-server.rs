@@ -64,6 +64,9 @@ struct Behaviour {
     record: Option<PathBuf>,
     usage: Usage,
     max_lifetime_ms: u64,
+    /// On SIGTERM keep serving this long before exiting, as a large model's server takes a
+    /// while to stop (0: SIGTERM ends it at once).
+    stop_ms: u64,
 }
 
 /// The scripted reply: a text; a native tool call and the text after its result; or a list of
@@ -125,6 +128,7 @@ impl Default for Behaviour {
             record: None,
             usage: Usage::default(),
             max_lifetime_ms: 300_000,
+            stop_ms: 0,
         }
     }
 }
@@ -284,6 +288,16 @@ async fn listen(args: Args, model: PathBuf, behaviour: Behaviour) -> ExitCode {
     };
     std::fs::write(sibling(&model, "pid"), std::process::id().to_string()).expect("pid file");
     eprintln!("fake-llama-server: listening on http://{address}");
+    if behaviour.stop_ms > 0 {
+        let linger = Duration::from_millis(behaviour.stop_ms);
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::spawn(async move {
+            term.recv().await;
+            tokio::time::sleep(linger).await;
+            std::process::exit(0);
+        });
+    }
     let record = behaviour.record.clone();
     let on_request = Arc::new(move |request: &Value| {
         if let Some(path) = &record {
@@ -307,6 +321,7 @@ async fn listen(args: Args, model: PathBuf, behaviour: Behaviour) -> ExitCode {
         api_key: None,
         openai: false,
         tokenize: behaviour.tokenize,
+        endless_tokenize: false,
         usage: behaviour.usage,
         loading_until: Some(started + Duration::from_millis(behaviour.loading_ms)),
         on_request: Some(on_request),

@@ -64,7 +64,8 @@ async fn tokenize_counts_as_documented_and_is_404_when_off() {
         serde_json::from_str::<Value>(&body).unwrap(),
         json!({"tokens": [0, 1, 2]})
     );
-    let engine = talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &on.url);
+    let engine =
+        talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &on.url).unwrap();
     let texts = ["abcdefg".to_string(), String::new(), "x".repeat(20_000)];
     assert_eq!(engine.count_tokens(&texts).await, Some(vec![3, 0, 6667]));
 
@@ -75,7 +76,8 @@ async fn tokenize_counts_as_documented_and_is_404_when_off() {
     let off = FakeLlama::start_with(options, scripted(vec![Reply::Text("OK".into())])).await;
     let (head, _) = exchange(&off.url, "POST", "/tokenize", &json!({"content": "abc"})).await;
     assert!(head.starts_with("HTTP/1.1 404"), "{head}");
-    let engine = talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &off.url);
+    let engine =
+        talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &off.url).unwrap();
     assert_eq!(engine.count_tokens(&texts).await, None);
 }
 
@@ -88,9 +90,11 @@ async fn props_report_the_context_and_slots_as_llama_server_does() {
         hide_n_ctx: false,
         openai: false,
         api_key: None,
+        endless_tokenize: false,
     };
     let fake = FakeLlama::start_with(options, scripted(vec![Reply::Text("OK".into())])).await;
-    let engine = talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &fake.url);
+    let engine =
+        talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &fake.url).unwrap();
     let facts = engine.server_facts().await.unwrap();
     assert_eq!(
         facts,
@@ -133,7 +137,8 @@ async fn a_prompt_that_reaches_n_ctx_is_refused_as_llama_server_refuses_it() {
 
     let short = chat_request(&"y".repeat(264));
     assert_eq!(prompt_tokens(&short), 99);
-    let engine = talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &fake.url);
+    let engine =
+        talosd::engine::Engine::new(&talosd::config::ModelConfig::default(), &fake.url).unwrap();
     let reply = engine
         .start_chat(&short)
         .await

@@ -87,3 +87,28 @@ async fn a_llama_cpp_server_keeps_its_slot_cache_and_strict_schema() {
         "{schema}"
     );
 }
+
+/// Proves the trace says which model an OpenAI-compatible server was asked for when
+/// `model.name` is not set (the first of `/v1/models`), and says nothing of the kind for
+/// llama.cpp.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trace_names_the_model_picked_on_an_openai_server() {
+    for (options, want) in [
+        (openai(), Some(OPENAI_MODEL.to_string())),
+        (FakeOptions::default(), None),
+    ] {
+        let llama = FakeLlama::start_with(options, scripted(vec![edit()])).await;
+        let config = TestDaemon::config_for(&llama.url, true);
+        let daemon = TestDaemon::start(&config).await;
+        let ws = timeout_workspace();
+        let mut client = daemon.client().await;
+        let session = client.open_session(ws.path(), "agent").await;
+        client
+            .turn_with(&session, EDIT, approve_all("approve"))
+            .await;
+        let traces = daemon.traces();
+        daemon.stop().await;
+        assert_eq!(traces.len(), 1);
+        assert_eq!(traces[0].model.served, want, "{:?}", traces[0].model);
+    }
+}

@@ -363,3 +363,68 @@ async fn the_key_from_the_environment_reaches_the_server_and_nothing_else() {
     let stop = talos(vec!["stop".into()]).await.unwrap();
     assert_eq!(stop.status.code(), Some(0));
 }
+
+/// Proves `talosd --check-config` refuses a `model.ca_file` that would not load, each with a
+/// sentence naming the setting, without hanging on a FIFO or reading `/dev/zero`: a PEM key, a
+/// missing file, a FIFO and a device. A real CA passes.
+#[test]
+fn check_config_refuses_a_ca_file_that_does_not_load() {
+    const TALOSD: &str = env!("CARGO_BIN_EXE_e2e-talosd");
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key.pem");
+    std::fs::write(
+        &key,
+        "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let fifo = dir.path().join("fifo.pem");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let rows = [
+        (
+            key.display().to_string(),
+            "it holds a PEM PrivateKey section",
+        ),
+        (
+            dir.path().join("gone.pem").display().to_string(),
+            "cannot read it",
+        ),
+        (fifo.display().to_string(), "it is a FIFO, socket or device"),
+        ("/dev/zero".to_string(), "it is a FIFO, socket or device"),
+    ];
+    let check = |ca: &str| {
+        let config = dir.path().join("config.yaml");
+        std::fs::write(
+            &config,
+            format!("model:\n  mode: connect_only\n  url: https://127.0.0.1:9\n  ca_file: {ca}\n"),
+        )
+        .unwrap();
+        let out = Command::new("timeout")
+            .args(["20", TALOSD, "--check-config", "--config-file"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (ca, want) in rows {
+        let (code, stderr) = check(&ca);
+        assert_eq!(code, Some(1), "{ca}: {stderr}");
+        assert!(
+            stderr.contains(&format!("model.ca_file {ca}: {want}")),
+            "{ca}: {stderr}"
+        );
+    }
+    if ca(dir.path(), "good") {
+        let good = dir.path().join("good-ca.pem").display().to_string();
+        let (code, stderr) = check(&good);
+        assert_eq!(code, Some(0), "{stderr}");
+    }
+}

@@ -463,10 +463,78 @@ async fn a_server_left_by_a_killed_daemon_of_the_same_home_is_reclaimed_and_no_o
     first.child.kill().unwrap();
     first.child.wait().unwrap();
     assert!(alive(orphan), "the orphan outlives a SIGKILLed daemon");
-    let _second = start();
+    let mut second = start();
     wait_for_socket(&socket).await;
     let mut client = Client::connect(&socket).await;
     let ready = wait_for_state(&mut client, "ready", START).await.last;
     assert_ne!(ready.pid, Some(orphan), "a new server was launched");
     assert!(!alive(orphan), "the orphan this home launched was stopped");
+    // SIGTERM, so the second daemon stops its server too (a SIGKILL would leave it).
+    let stopped = Command::new("kill")
+        .arg("-TERM")
+        .arg(second.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let _ = second.child.wait();
+    assert_all_gone(&fake, "after SIGTERM to the second talosd").await;
+}
+
+/// Proves the managed llama-server does not inherit the API key variables of talosd's
+/// environment: `LLAMA_API_KEY` (llama-server would take it as its own key) and the variables
+/// `api_key_env` names, its own and another model's; the launched process's
+/// `/proc/PID/environ` holds none of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_managed_server_does_not_inherit_the_api_key_variables() {
+    let fake = FakeServer::new(json!({}));
+    let home = tempfile::Builder::new()
+        .prefix("tm")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let config = format!(
+        "model:\n  default: a\nmodels:\n  a:\n    server: {}\n    path: {}\n    port: {}\n    threads: 1\n    api_key_env: TALOS_TEST_MODEL_KEY\n  b:\n    mode: connect_only\n    url: https://127.0.0.1:9\n    api_key_env: TALOS_TEST_OTHER_KEY\n",
+        json!(FAKE),
+        json!(fake.model),
+        fake.port
+    );
+    std::fs::write(home.path().join("config.yaml"), config).unwrap();
+    let socket = home.path().join("run").join("talosd.sock");
+    let mut daemon = Foreground {
+        child: Command::new(TALOSD)
+            .arg("--foreground")
+            .env("TALOS_HOME", home.path())
+            .env("LLAMA_API_KEY", "llama-secret-4711")
+            .env("TALOS_TEST_MODEL_KEY", "talos-secret-4712")
+            .env("TALOS_TEST_OTHER_KEY", "other-secret-4713")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    };
+    wait_for_socket(&socket).await;
+    let mut client = Client::connect(&socket).await;
+    let ready = wait_for_state(&mut client, "ready", START).await.last;
+    let pid = ready.pid.unwrap();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(environ.contains("TALOS_HOME="), "the environment was read");
+    for secret in [
+        "LLAMA_API_KEY",
+        "llama-secret",
+        "TALOS_TEST_MODEL_KEY",
+        "talos-secret",
+        "TALOS_TEST_OTHER_KEY",
+        "other-secret",
+    ] {
+        assert!(!environ.contains(secret), "{secret} reached llama-server");
+    }
+    let stopped = Command::new("kill")
+        .arg("-TERM")
+        .arg(daemon.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let _ = daemon.child.wait();
+    assert_all_gone(&fake, "after SIGTERM to talosd").await;
 }

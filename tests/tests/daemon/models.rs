@@ -291,3 +291,133 @@ async fn a_turn_waiting_for_its_model_to_load_ends_when_cancelled() {
         started.elapsed()
     );
 }
+
+/// Proves several managed models with `model.max_running: 1` never deadlock under load: 20
+/// sessions, each switching between two models across three turns at once, all finish, each
+/// turn answered by the model its session chose (no server stopped under a turn). Each start
+/// takes a while (`loading_ms`), so turns pile up on a start while others hold the running
+/// model. Bounded: a deadlock fails the test instead of hanging it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_sessions_switching_models_with_max_running_one_all_finish() {
+    const SESSIONS: usize = 20;
+    const TURNS: usize = 6;
+    let x = FakeServer::new(
+        json!({"loading_ms": 300, "stop_ms": 700, "reply": "It configures TIMEOUT and RETRIES (x)."}),
+    );
+    let y = FakeServer::new(
+        json!({"loading_ms": 300, "stop_ms": 700, "reply": "It configures TIMEOUT and RETRIES (y)."}),
+    );
+    let config = format!(
+        "model:\n  default: x\n  max_running: 1\nmodels:\n{}{}",
+        entry("x", &x),
+        entry("y", &y)
+    );
+    let daemon = TestDaemon::start(&config).await;
+    let mut sessions = Vec::new();
+    for i in 0..SESSIONS {
+        let mut client = daemon.client().await;
+        let ws = timeout_workspace();
+        let session = client.open_session(ws.path(), "ask").await;
+        sessions.push(tokio::spawn(async move {
+            let mut answers = Vec::new();
+            for turn in 0..TURNS {
+                // A mix, so that both models' turns arrive while a server stops.
+                let name = if (i * 31 + turn * 17 + i * turn * 7) % 4 < 2 {
+                    "x"
+                } else {
+                    "y"
+                };
+                select(&mut client, &session, name).await;
+                let outcome = question(&mut client, &session).await;
+                answers.push((name, outcome));
+            }
+            drop(ws);
+            answers
+        }));
+    }
+    let all = tokio::time::timeout(Duration::from_secs(120), futures_join_all(sessions)).await;
+    let Ok(all) = all else {
+        let status = model_status(&mut daemon.client().await).await;
+        daemon.stop().await;
+        panic!("turns still hung after 120 s (a deadlock); status {status:?}");
+    };
+    for (name, outcome) in all.into_iter().flatten() {
+        assert!(
+            outcome.final_answer.contains(&format!("({name})")),
+            "{name}: {outcome:?}"
+        );
+    }
+    let pids: Vec<u32> = x.pids().into_iter().chain(y.pids()).collect();
+    daemon.stop().await;
+    assert!(wait_gone(&pids, Duration::from_secs(8)).await.is_empty());
+}
+
+/// Every session's answers, in order (a panicked task fails the test).
+async fn futures_join_all<T>(tasks: Vec<tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let mut out = Vec::new();
+    for task in tasks {
+        out.push(task.await.unwrap());
+    }
+    out
+}
+
+/// Proves `turn/cancel` reaches a turn whose `/tokenize` answer never ends at once: the count
+/// is the turn's to end, not the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_reaches_a_turn_whose_tokenize_never_ends() {
+    let options = talos_tests::fake_llama::FakeOptions {
+        endless_tokenize: true,
+        ..Default::default()
+    };
+    let fake = FakeLlama::start_with(options, scripted(vec![Reply::Text("never".into())])).await;
+    let config = format!("model:\n  mode: connect_only\n  url: {}\n", fake.url);
+    let daemon = TestDaemon::start(&config).await;
+    let mut client = daemon.client().await;
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "ask").await;
+    let mut other = daemon.client().await;
+    other.call("initialize", json!({"clientName": "e2e"})).await;
+    let id = session.clone();
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let _: serde_json::Value = other.request("turn/cancel", json!({"sessionId": id})).await;
+    });
+    let started = std::time::Instant::now();
+    let outcome = question(&mut client, &session).await;
+    cancel.await.unwrap();
+    assert_eq!(
+        outcome.status,
+        talos_protocol::CompletionStatus::Cancelled,
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "ended {:?} after the start, not at the cancel",
+        started.elapsed()
+    );
+    assert!(fake.requests().is_empty(), "no chat request was sent");
+}
+
+/// Proves a model answer whose body never ends fails the turn once
+/// `model.request_timeout_secs` has passed (bytes keep coming, so no read times out), and the
+/// daemon keeps serving: the next request is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_never_ends_fails_the_turn_and_the_daemon_serves_on() {
+    let fake = FakeLlama::start(true, scripted(vec![Reply::Endless])).await;
+    let config = format!(
+        "model:\n  mode: connect_only\n  url: {}\n  request_timeout_secs: 2\n",
+        fake.url
+    );
+    let daemon = TestDaemon::start(&config).await;
+    let mut client = daemon.client().await;
+    let ws = timeout_workspace();
+    let session = client.open_session(ws.path(), "ask").await;
+    let outcome = question(&mut client, &session).await;
+    assert_ne!(
+        outcome.status,
+        talos_protocol::CompletionStatus::Complete,
+        "{outcome:?}"
+    );
+    let status = model_status(&mut client).await;
+    assert_eq!(status.state, "connect_only", "{status:?}");
+}

@@ -450,9 +450,10 @@ fn every_refusal_is_documented_with_its_message() {
             Invalid::InEntry { .. } => 17,
             Invalid::Extensions(_) => 18,
             Invalid::Mcp(_) => 19,
+            Invalid::CaFile(_) => 20,
         }
     }
-    const VARIANTS: usize = 20;
+    const VARIANTS: usize = 21;
     let rule =
         |field: &str| format!("permissions:\n  rules:\n    - effect: allow\n      {field}\n");
     let rows: Vec<String> = [
@@ -463,6 +464,7 @@ fn every_refusal_is_documented_with_its_message() {
         "model:\n  url: ftp://127.0.0.1:8080\n",
         "model:\n  api_key_env: K\n  api_key_file: /k\n",
         "model:\n  api_key_file: /nonexistent/talos-key\n",
+        "model:\n  ca_file: /dev/zero\n",
         "model:\n  url: http://10.0.0.5:8080\n",
         "turn:\n  max_model_calls: 0\n",
         "approval:\n  timeout_secs: 0\n",

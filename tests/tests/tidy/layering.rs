@@ -35,7 +35,8 @@ const SPAWN_NEEDLES: [&str; 7] = [
 #[rustfmt::skip]
 const HTTP_NEEDLES: [(&str, &[&str]); 8] = [
     // mcp/http.rs: rmcp's streamable-HTTP client to MCP servers (docs/decisions/0056).
-    ("reqwest", &["talosd/src/mcp/http.rs"]),
+    // engine/body.rs and engine/stream.rs: the engine's own bounded reads of a response.
+    ("reqwest", &["talosd/src/mcp/http.rs", "talosd/src/engine/body.rs", "talosd/src/engine/stream.rs"]),
     ("hyper", &[]),
     ("ureq", &[]),
     ("TcpStream", &[]),

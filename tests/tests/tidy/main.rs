@@ -653,11 +653,11 @@ fn turn_event_samples() -> Vec<TurnEvent> {
 /// and a one-line reason. `lib.rs` carries the attribute for `webcheck` (the browser's scratch
 /// folder).
 #[rustfmt::skip]
-const FS_ALLOWED: [&str; 14] = [
+const FS_ALLOWED: [&str; 15] = [
     // The two handles: the workspace's, and the home's (it makes its roots by path, once).
     "talosd/src/workspace.rs", "talosd/src/workspace/", "talosd/src/home.rs", "talosd/src/home/",
     // Loading config.yaml, the chat template, the key and CA files (the user's, by path).
-    "talosd/src/config.rs",
+    "talosd/src/config.rs", "talosd/src/config/ca.rs",
     // The log folder's first file before the daemon detaches, and the socket's folder.
     "talosd/src/main.rs", "talosd/src/socket.rs",
     // Moving logs and indexes from where earlier versions kept them, once, across roots.
