@@ -35,6 +35,8 @@ pub struct McpTool {
     pub input_schema: serde_json::Value,
     /// The server's claim (`annotations.readOnlyHint`), not checked.
     pub read_only_hint: bool,
+    /// The server's claim (`annotations.destructiveHint`), when it makes one; not checked.
+    pub destructive_hint: Option<bool>,
 }
 
 /// One call's result: untrusted text, escaped and capped.

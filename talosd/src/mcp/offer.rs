@@ -54,10 +54,9 @@ impl McpHub {
                 trust_read_only_hints: s.trust_read_only_hints,
             })
             .collect();
-        (
-            mcp::offered(request, read_only, &policies, &tools),
-            problems,
-        )
+        let mut offer = mcp::offered(request, read_only, &policies, &tools);
+        offer.workspace = scope.workspace.display().to_string();
+        (offer, problems)
     }
 
     /// One call as the turn's core reads its result.
@@ -128,5 +127,6 @@ fn external(tool: McpTool) -> ExternalTool {
         description: tool.description,
         input_schema: tool.input_schema,
         read_only_hint: tool.read_only_hint,
+        destructive_hint: tool.destructive_hint,
     }
 }

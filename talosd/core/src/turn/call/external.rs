@@ -1,7 +1,9 @@
 //! A call to an MCP server's tool (`mcp.SERVER.TOOL`, issue 28): offered this turn or
 //! rejected; the MCP ladder (rules by name, else ask; never a session grant); the `pre_call`
-//! hooks; the person's approval, its arguments on the same hidden-character screen as every
-//! approval; then the call, whose output is framed as untrusted, budgeted like any result and
+//! hooks; the person's approval, every argument shown whole (file content as a diff) on the
+//! same hidden-character screen as every approval, each path placed against the workspace (one
+//! outside it, or protected, always asks), or no approval at all when the arguments cannot be
+//! shown whole; then the call, whose output is framed as untrusted, budgeted like any result and
 //! recorded by hash. Talos cannot see what such a call does outside its own records: nothing
 //! here counts as a change Talos made, and the trace says the call ran outside checkpoints.
 
@@ -11,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::{ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
 use crate::proposal::ladder::{Action, PermissionDecision};
+use crate::proposal::mcp::approval::{self, PathArgument};
 use crate::proposal::mcp::{self, ExternalTool};
 use crate::text::digest::digest_text;
 use crate::turn::record::{CallStage, Decision, ExternalCallRecord, WarningCode};
@@ -29,6 +32,8 @@ pub(crate) struct ExternalFlow {
     tool: ExternalTool,
     arguments: Map<String, Value>,
     decision: PermissionDecision,
+    /// The paths the arguments name, placed against the workspace.
+    paths: Vec<PathArgument>,
     stage: Stage,
 }
 
@@ -66,10 +71,12 @@ impl ExternalFlow {
         };
         let arguments = mcp::arguments(raw, &tool.input_schema);
         let decision = mcp::decide(&name, &turn.settings.rules);
+        let paths = approval::path_arguments(&tool, &arguments, &turn.external_root);
         let flow = ExternalFlow {
             tool,
             arguments,
-            decision,
+            decision: approval::paths_ask(decision, &paths),
+            paths,
             stage: Stage::Hooking,
         };
         if turn.settings.pre_call_hooks > 0 && flow.decision.action != Action::Deny {
@@ -108,6 +115,8 @@ impl ExternalFlow {
 
     fn decided(mut self, call: &Call, turn: &mut Turn) -> (State, Effect) {
         let name = self.tool.qualified();
+        // Hooks narrow; a path outside the workspace still asks whatever answered before.
+        self.decision = approval::paths_ask(self.decision, &self.paths);
         turn.record.permission_decisions.push(self.permission(call));
         if self.decision.action == Action::Deny {
             let message = format!(
@@ -130,18 +139,26 @@ impl ExternalFlow {
             self.record(turn, call, None, "");
             return self.calling();
         }
+        let view = match approval::view(&self.tool, &self.arguments, &self.paths) {
+            Ok(view) => view,
+            Err(refusal) => {
+                self.record(turn, call, None, "");
+                call.record(turn, None, None, CallStage::Rejected, Some(refusal.clone()));
+                return finish(format!("[error] {refusal}"), false, None);
+            }
+        };
         let mut details = vec![format!("permission: {}", self.decision.message)];
         details.push(format!(
             "MCP server `{}`: Talos cannot see or undo what this call does",
             self.tool.server
         ));
-        details.extend(mcp::approval_lines(&self.arguments));
+        details.extend(view.details);
         let mut ask = ApprovalAsk {
             tool: name.clone(),
             description: format!("call {name}"),
             target: None,
             details,
-            diff: None,
+            diff: view.diff,
             change: None,
             remember_eligible: false,
         };
@@ -170,6 +187,8 @@ impl ExternalFlow {
         let output = match result {
             Ok(output) => output,
             Err(problem) => {
+                // Sent, and ended without an answer: what it did is not known either.
+                self.ran(turn, Some(problem.chars().take(200).collect()));
                 self.finish_record(turn, call, None, Some(problem.clone()));
                 return self.ended(call, turn, CallStage::Failed, &problem);
             }
@@ -184,6 +203,10 @@ impl ExternalFlow {
                 ),
             );
         }
+        let trouble = output
+            .is_error
+            .then(|| "the server said it failed".to_string());
+        self.ran(turn, trouble);
         let stage = if output.is_error {
             CallStage::Failed
         } else {
@@ -194,6 +217,17 @@ impl ExternalFlow {
             .then(|| "the server says the call failed".to_string());
         call.record(turn, None, None, stage, reason);
         finish(text, false, None)
+    }
+
+    fn ran(&self, turn: &mut Turn, trouble: Option<String>) {
+        turn.record
+            .facts
+            .external_ran
+            .push(crate::request::outcome::ExternalRun {
+                tool: self.tool.qualified(),
+                approved: self.decision.action != Action::Allow,
+                trouble,
+            });
     }
 
     fn ended(&self, call: &Call, turn: &mut Turn, stage: CallStage, why: &str) -> (State, Effect) {
@@ -295,6 +329,7 @@ impl Turn {
             self.notify(Notice::Info(note));
         }
         self.external = offer.tools;
+        self.external_root = offer.workspace;
         self
     }
 }
