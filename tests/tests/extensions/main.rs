@@ -10,6 +10,7 @@
 mod commands;
 mod hooks;
 mod mcp;
+mod mcp_filesystem;
 mod mcp_hub;
 
 use std::sync::Arc;
