@@ -16,6 +16,7 @@ use crate::config::{McpConfig, McpServerConfig};
 
 mod connection;
 mod http;
+mod notices;
 mod offer;
 pub use offer::editor_servers;
 pub mod output;

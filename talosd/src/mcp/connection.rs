@@ -16,7 +16,7 @@ use super::{Listing, McpOutput, ServerDef, Transport};
 
 /// A live connection.
 pub struct Live {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, super::notices::Notices>,
     pub listing: Listing,
     broken: Broken,
     pid: Option<u32>,
@@ -65,7 +65,7 @@ pub async fn connect(def: &ServerDef, workspace: &std::path::Path) -> Result<Liv
             )
             .with_max_line_length(stdio::LINE_CAP + 1);
             let pid = started.pid;
-            let service = bounded(limit, ().serve(transport)).await;
+            let service = bounded(limit, super::notices::Notices::new(name).serve(transport)).await;
             let service = match service {
                 Some(Ok(service)) => service,
                 failed => {
@@ -90,7 +90,7 @@ pub async fn connect(def: &ServerDef, workspace: &std::path::Path) -> Result<Liv
         Transport::Http { url, key, headers } => {
             let key = super::http::key(name, key)?;
             let (transport, key) = super::http::transport(url, key.as_deref(), headers)?;
-            let service = match bounded(limit, ().serve(transport)).await {
+            let service = match bounded(limit, super::notices::Notices::new(name).serve(transport)).await {
                 Some(Ok(service)) => service,
                 failed => {
                     let failed = failed.map(|r| r.err());

@@ -10,6 +10,7 @@
 mod commands;
 mod hooks;
 mod mcp;
+mod mcp_bounds;
 mod mcp_filesystem;
 mod mcp_hub;
 
