@@ -79,9 +79,9 @@ async fn a_notification_flood_leaves_a_bounded_log() {
     let log = String::from_utf8_lossy(&captured.0.lock().unwrap()).to_string();
     let lines = log.lines().filter(|l| l.contains("mcp log: ")).count();
     eprintln!("log after a 25 MiB flood: {} bytes, {lines} notification lines", log.len());
+    assert!(log.len() < 64 * 1024, "{} bytes of log", log.len());
     assert!(lines >= 1, "the server's log messages are still logged:\n{log}");
     assert!(lines <= 20, "{lines} lines");
-    assert!(log.len() < 64 * 1024, "{} bytes of log", log.len());
 }
 
 /// The hostile HTTP server, ended when dropped (also when the test fails).
