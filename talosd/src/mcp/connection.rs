@@ -90,13 +90,14 @@ pub async fn connect(def: &ServerDef, workspace: &std::path::Path) -> Result<Liv
         Transport::Http { url, key, headers } => {
             let key = super::http::key(name, key)?;
             let (transport, key) = super::http::transport(url, key.as_deref(), headers)?;
-            let service = match bounded(limit, super::notices::Notices::new(name).serve(transport)).await {
-                Some(Ok(service)) => service,
-                failed => {
-                    let failed = failed.map(|r| r.err());
-                    return Err(start_failure(name, limit, failed, &broken, key.as_deref()));
-                }
-            };
+            let service =
+                match bounded(limit, super::notices::Notices::new(name).serve(transport)).await {
+                    Some(Ok(service)) => service,
+                    failed => {
+                        let failed = failed.map(|r| r.err());
+                        return Err(start_failure(name, limit, failed, &broken, key.as_deref()));
+                    }
+                };
             (service, None, None, key, String::new())
         }
     };

@@ -119,9 +119,9 @@ fn tools() -> Vec<Value> {
     let mut list: Vec<Value> = [
         "echo", "env", "big", "huge", "bad_json", "hang", "crash", "flood",
     ]
-        .iter()
-        .map(|n| tool(n, false))
-        .collect();
+    .iter()
+    .map(|n| tool(n, false))
+    .collect();
     list.push(tool("write_file", true));
     for bad in [
         "evil\u{1b}[2J",
@@ -270,7 +270,9 @@ fn serve_one(stream: std::net::TcpStream, expected: &str, auth_log: &str) -> std
         "tools/call" => Ok(
             json!({"content": [{"type": "text", "text": format!("Echo: {}", message["params"]["arguments"]["text"].as_str().unwrap_or(""))}]}),
         ),
-        "tools/list" => Ok(json!({"tools": [tool("echo", true), tool("huge", true), tool("endless", true)]})),
+        "tools/list" => {
+            Ok(json!({"tools": [tool("echo", true), tool("huge", true), tool("endless", true)]}))
+        }
         other => answer(other),
     };
     let reply = match result {

@@ -291,7 +291,11 @@ async fn mcp_tools_that_do_not_fit_are_left_out_and_the_turn_goes_on() {
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
     let outcome = client
-        .turn(&session, "Use the bad server's echo: what is 2 + 2?", "approve")
+        .turn(
+            &session,
+            "Use the bad server's echo: what is 2 + 2?",
+            "approve",
+        )
         .await;
     assert_eq!(outcome.final_answer, "Four.", "{outcome:?}");
     let offered: Vec<String> = offered_tools(&llama.requests()[0])
@@ -300,7 +304,11 @@ async fn mcp_tools_that_do_not_fit_are_left_out_and_the_turn_goes_on() {
         .collect();
     let trace = last_trace(&daemon);
     assert_eq!(trace.mcp_tools, offered);
-    assert_eq!(offered.first().map(String::as_str), Some("mcp.bad.echo"), "named first");
+    assert_eq!(
+        offered.first().map(String::as_str),
+        Some("mcp.bad.echo"),
+        "named first"
+    );
     assert!(offered.len() < 9, "{offered:?}");
     let warning = trace
         .warnings

@@ -78,9 +78,15 @@ async fn a_notification_flood_leaves_a_bounded_log() {
     hub.shutdown().await;
     let log = String::from_utf8_lossy(&captured.0.lock().unwrap()).to_string();
     let lines = log.lines().filter(|l| l.contains("mcp log: ")).count();
-    eprintln!("log after a 25 MiB flood: {} bytes, {lines} notification lines", log.len());
+    eprintln!(
+        "log after a 25 MiB flood: {} bytes, {lines} notification lines",
+        log.len()
+    );
     assert!(log.len() < 64 * 1024, "{} bytes of log", log.len());
-    assert!(lines >= 1, "the server's log messages are still logged:\n{log}");
+    assert!(
+        lines >= 1,
+        "the server's log messages are still logged:\n{log}"
+    );
     assert!(lines <= 20, "{lines} lines");
 }
 
@@ -157,7 +163,10 @@ async fn http_bodies_are_capped_and_timed() {
     let started = Instant::now();
     let endless = call("endless").await.unwrap_err();
     eprintln!("endless: {endless} after {:?}", started.elapsed());
-    assert!(endless.contains("mcp.web.endless timed out after 3 s"), "{endless}");
+    assert!(
+        endless.contains("mcp.web.endless timed out after 3 s"),
+        "{endless}"
+    );
     let echo = call("echo").await.unwrap();
     assert_eq!(echo.text, "Echo: x");
     hub.shutdown().await;

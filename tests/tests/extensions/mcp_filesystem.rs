@@ -116,7 +116,11 @@ async fn a_filesystem_write_is_approved_whole_or_not_asked() {
         )
         .await;
     let asked = approvals(&seen);
-    assert_eq!(asked.len(), 1, "only the call that can be shown whole is asked: {outcome:?}");
+    assert_eq!(
+        asked.len(),
+        1,
+        "only the call that can be shown whole is asked: {outcome:?}"
+    );
     let text = shown(&asked[0]);
     for line in content.lines() {
         assert!(text.contains(line), "the approval hides {line:?}:\n{text}");
@@ -192,7 +196,12 @@ async fn a_write_outside_the_workspace_is_said_and_always_asked() {
         .iter()
         .map(|c| c.reason_code.as_str())
         .collect();
-    assert_eq!(codes, ["CONFIG_ALLOW", "MCP_PATH_ASK"], "{:?}", trace.mcp_calls);
+    assert_eq!(
+        codes,
+        ["CONFIG_ALLOW", "MCP_PATH_ASK"],
+        "{:?}",
+        trace.mcp_calls
+    );
     daemon.stop().await;
 }
 
@@ -212,8 +221,14 @@ async fn approved_external_writes_are_reported_as_run_and_unverified() {
     let llama = FakeLlama::start_with(
         roomy(),
         scripted(vec![
-            mcp_call("mcp.fs.write_file", json!({"path": path, "content": "one\n"})),
-            mcp_call("mcp.fs.write_file", json!({"path": path, "content": "hello\n"})),
+            mcp_call(
+                "mcp.fs.write_file",
+                json!({"path": path, "content": "one\n"}),
+            ),
+            mcp_call(
+                "mcp.fs.write_file",
+                json!({"path": path, "content": "hello\n"}),
+            ),
             Reply::Text("I wrote hello to inside.txt.".into()),
         ]),
     )
@@ -236,7 +251,11 @@ async fn approved_external_writes_are_reported_as_run_and_unverified() {
     assert_eq!(approvals(&seen).len(), 2, "{outcome:?}");
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "hello\n");
     let answer = outcome.final_answer.to_lowercase();
-    assert!(!answer.contains("no file was changed"), "{}", outcome.final_answer);
+    assert!(
+        !answer.contains("no file was changed"),
+        "{}",
+        outcome.final_answer
+    );
     assert!(
         outcome.final_answer.contains("[External calls:")
             && outcome
@@ -248,7 +267,7 @@ async fn approved_external_writes_are_reported_as_run_and_unverified() {
         "{}",
         outcome.final_answer
     );
-    let classification = serde_json::to_value(&outcome.classification).unwrap();
+    let classification = serde_json::to_value(outcome.classification).unwrap();
     assert_eq!(classification, "COMPLETED_UNVERIFIED", "{outcome:?}");
     daemon.stop().await;
 }
@@ -287,9 +306,12 @@ async fn filesystem_tools_fit_the_default_context_named_first() {
     assert_eq!(trace.mcp_tools, offered);
     if offered.len() < 14 {
         assert!(
-            trace.warnings.iter().any(|w| w.message.contains("were left out")
-                && w.message.contains("mcp.fs.")
-                && w.message.contains("does not fit the model's context")),
+            trace
+                .warnings
+                .iter()
+                .any(|w| w.message.contains("were left out")
+                    && w.message.contains("mcp.fs.")
+                    && w.message.contains("does not fit the model's context")),
             "{:?}",
             trace.warnings
         );

@@ -191,7 +191,7 @@ impl Turn {
                         MutationResult::Succeeded { verified } => Some(verified),
                         _ => None,
                     })
-                    .last()
+                    .next_back()
                     == Some(true)
             })
     }

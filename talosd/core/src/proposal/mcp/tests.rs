@@ -238,7 +238,15 @@ fn named_tools_come_first_and_definitions_are_compact() {
         json!({"type": "string"}),
         "a property named like a keyword stays"
     );
-    assert!(parameters.get("$schema").is_none() && parameters.get("additionalProperties").is_none());
-    assert!(parameters["properties"]["path"]["description"].as_str().unwrap().len() <= 80);
+    assert!(
+        parameters.get("$schema").is_none() && parameters.get("additionalProperties").is_none()
+    );
+    assert!(
+        parameters["properties"]["path"]["description"]
+            .as_str()
+            .unwrap()
+            .len()
+            <= 80
+    );
     assert_eq!(parameters["required"], json!(["path"]));
 }
