@@ -16,6 +16,7 @@ use crate::config::{McpConfig, McpServerConfig};
 
 mod connection;
 mod http;
+mod links;
 mod notices;
 mod offer;
 pub use offer::editor_servers;

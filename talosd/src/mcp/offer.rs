@@ -4,7 +4,7 @@
 //! result as the core reads it. A server nobody named is never started by a turn.
 
 use talos_core::mcp::{self, ExternalTool, Offer, ServerPolicy};
-use talos_core::turn::call::ExternalOutput;
+use talos_core::turn::call::{ExternalOutput, Input};
 use tokio_util::sync::CancellationToken;
 
 use super::{Listing, McpHub, McpTool, Scope};
@@ -59,20 +59,25 @@ impl McpHub {
         (offer, problems)
     }
 
-    /// One call as the turn's core reads its result.
+    /// One call as the turn's core reads its result; not made when a path nobody was asked
+    /// about (`unasked`, relative to the workspace) leads out of it on disk.
     pub async fn call_for_turn(
         &self,
         scope: &Scope,
         (server, tool): (&str, &str),
         arguments: serde_json::Map<String, serde_json::Value>,
+        (files, unasked): (&crate::workspace::Workspace, &[String]),
         cancel: CancellationToken,
-    ) -> Result<ExternalOutput, String> {
-        let output = self.call(scope, server, tool, arguments, cancel).await?;
-        Ok(ExternalOutput {
+    ) -> Input {
+        if let Some(why) = super::links::leads_out(files, unasked) {
+            return Input::ExternalRefused(why);
+        }
+        let output = self.call(scope, server, tool, arguments, cancel).await;
+        Input::External(output.map(|output| ExternalOutput {
             text: output.text,
             is_error: output.is_error,
             truncated: output.truncated,
-        })
+        }))
     }
 
     /// The listing of a connection that is up, without connecting.

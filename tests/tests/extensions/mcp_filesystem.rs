@@ -144,7 +144,8 @@ async fn a_filesystem_write_is_approved_whole_or_not_asked() {
 
 /// server-filesystem given a second folder: a rule allows `mcp.fs.*`, yet a write to
 /// `authorized_keys` in that folder asks, the approval says it is outside the workspace, and
-/// denied, nothing is written; a write inside the workspace is still answered by the rule.
+/// denied, nothing is written; a write through a link in the workspace to that folder is not
+/// made; a write inside the workspace is still answered by the rule.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_outside_the_workspace_is_said_and_always_asked() {
     let Some(main) = talos_tests::mcp_servers::filesystem() else {
@@ -154,12 +155,19 @@ async fn a_write_outside_the_workspace_is_said_and_always_asked() {
     let (root, also) = (canonical(&ws), canonical(&other));
     let keys = also.join("authorized_keys");
     let inside = root.join("inside.txt");
+    // A link inside the workspace to the second folder: inside by its text, outside on disk.
+    std::os::unix::fs::symlink(&also, root.join("shared")).unwrap();
+    let linked = root.join("shared/linked_keys");
     let llama = FakeLlama::start_with(
         roomy(),
         scripted(vec![
             mcp_call(
                 "mcp.fs.write_file",
                 json!({"path": inside.display().to_string(), "content": "fine\n"}),
+            ),
+            mcp_call(
+                "mcp.fs.write_file",
+                json!({"path": linked.display().to_string(), "content": "ssh-ed25519 AAAA linked\n"}),
             ),
             mcp_call(
                 "mcp.fs.write_file",
@@ -189,6 +197,10 @@ async fn a_write_outside_the_workspace_is_said_and_always_asked() {
     );
     assert!(text.contains("destructiveHint: true"), "{text}");
     assert!(!keys.exists(), "denied: nothing written outside");
+    assert!(
+        !also.join("linked_keys").exists(),
+        "a link out of the workspace is not followed unasked"
+    );
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "fine\n");
     let trace = last_trace(&daemon);
     let codes: Vec<&str> = trace
@@ -198,9 +210,15 @@ async fn a_write_outside_the_workspace_is_said_and_always_asked() {
         .collect();
     assert_eq!(
         codes,
-        ["CONFIG_ALLOW", "MCP_PATH_ASK"],
+        ["CONFIG_ALLOW", "CONFIG_ALLOW", "MCP_PATH_ASK"],
         "{:?}",
         trace.mcp_calls
+    );
+    let refused = trace.mcp_calls[1].error.as_deref().unwrap_or("");
+    assert!(
+        refused.contains("is not a plain path inside the workspace on disk")
+            && refused.contains("the call was not made"),
+        "{refused}"
     );
     daemon.stop().await;
 }

@@ -81,6 +81,8 @@ pub struct PathArgument {
     pub key: String,
     pub path: String,
     pub place: Place,
+    /// Relative to the workspace, by its text, when it lies inside it.
+    pub relative: Option<String>,
 }
 
 /// The approval's lines and, when an argument is file content, its diff.
@@ -111,6 +113,7 @@ pub fn path_arguments(
                     key: key.clone(),
                     path: text.to_string(),
                     place: place(text, workspace),
+                    relative: relative(text, workspace),
                 });
             }
         }
@@ -152,9 +155,19 @@ fn shaped_like_path(text: &str) -> bool {
 /// Where `text` lies against `workspace`, by its text alone: a relative path is the server's
 /// working directory's (the workspace, for a stdio server); `~` is outside.
 pub fn place(text: &str, workspace: &str) -> Place {
+    match relative(text, workspace) {
+        None => Place::Outside,
+        Some(inside) if protected_kind(&inside).is_some() => Place::Protected,
+        Some(_) => Place::Inside,
+    }
+}
+
+/// `text` relative to `workspace` (`""` for the workspace itself), by its text alone; `None`
+/// when it lies outside.
+pub fn relative(text: &str, workspace: &str) -> Option<String> {
     let text = text.strip_prefix("file://").unwrap_or(text);
     if workspace.is_empty() || text.starts_with('~') {
-        return Place::Outside;
+        return None;
     }
     let joined = if text.starts_with('/') {
         text.to_string()
@@ -162,16 +175,8 @@ pub fn place(text: &str, workspace: &str) -> Place {
         format!("{}/{text}", workspace.trim_end_matches('/'))
     };
     let (path, root) = (normal(&joined), normal(workspace));
-    let relative = if path.len() >= root.len() && path[..root.len()] == root[..] {
-        path[root.len()..].join("/")
-    } else {
-        return Place::Outside;
-    };
-    if protected_kind(&relative).is_some() {
-        Place::Protected
-    } else {
-        Place::Inside
-    }
+    (path.len() >= root.len() && path[..root.len()] == root[..])
+        .then(|| path[root.len()..].join("/"))
 }
 
 /// The components of an absolute path with `.` and `..` resolved by their text.
@@ -446,6 +451,7 @@ mod tests {
             key: "path".into(),
             path: "/x".into(),
             place,
+            relative: None,
         };
         let rows = [
             (Action::Allow, Place::Inside, Action::Allow),

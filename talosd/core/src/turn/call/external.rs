@@ -106,9 +106,14 @@ impl ExternalFlow {
                 if answer.decision == Decision::Deny {
                     return self.ended(call, turn, CallStage::Denied, "approval denied");
                 }
-                self.calling()
+                self.calling(true)
             }
             (Stage::Calling, Input::External(result)) => self.output(call, turn, result),
+            (Stage::Calling, Input::ExternalRefused(why)) => {
+                self.finish_record(turn, call, None, Some(why.clone()));
+                call.record(turn, None, None, CallStage::Rejected, Some(why.clone()));
+                finish(format!("[error] {why}"), false, None)
+            }
             (_, other) => unexpected(&other),
         }
     }
@@ -137,7 +142,7 @@ impl ExternalFlow {
         });
         if self.decision.action == Action::Allow {
             self.record(turn, call, None, "");
-            return self.calling();
+            return self.calling(false);
         }
         let view = match approval::view(&self.tool, &self.arguments, &self.paths) {
             Ok(view) => view,
@@ -167,12 +172,23 @@ impl ExternalFlow {
         (State::External(self), Effect::Ask(ask))
     }
 
-    fn calling(mut self) -> (State, Effect) {
+    /// Sends the call; when nobody was `asked`, the daemon first checks that the paths placed
+    /// inside the workspace by their text do not lead out of it.
+    fn calling(mut self, asked: bool) -> (State, Effect) {
         self.stage = Stage::Calling;
+        let unasked_paths = if asked {
+            Vec::new()
+        } else {
+            self.paths
+                .iter()
+                .filter_map(|p| p.relative.clone())
+                .collect()
+        };
         let effect = Effect::CallExternal {
             server: self.tool.server.clone(),
             tool: self.tool.name.clone(),
             arguments: self.arguments.clone(),
+            unasked_paths,
         };
         (State::External(self), effect)
     }
