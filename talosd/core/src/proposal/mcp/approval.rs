@@ -369,6 +369,23 @@ mod tests {
         );
     }
 
+    /// Proves file content shown as the diff goes through the same hidden-character screen as
+    /// Talos's own writes: an override hidden in the content's last line is warned about.
+    #[test]
+    fn hidden_characters_in_file_content_are_warned_about() {
+        let tool = fs_tool("write_file", None);
+        let a = args(json!({"path": "/ws/run.sh", "content": "echo hi\nrm -rf ~ #\u{202e}safe\n"}));
+        let shown = view(&tool, &a, &[]).unwrap();
+        let warned = crate::text::deceptive::warnings(&crate::text::deceptive::ApprovalText {
+            description: "call mcp.fs.write_file",
+            target: None,
+            details: &shown.details,
+            diff: shown.diff.as_ref().map(|d| d.text.as_str()),
+            diff_cut: "",
+        });
+        assert!(!warned.is_empty(), "{shown:?}");
+    }
+
     /// Proves arguments too large to show whole are refused, not cut.
     #[test]
     fn arguments_that_cannot_be_shown_whole_are_not_asked() {
