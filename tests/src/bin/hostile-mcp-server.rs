@@ -6,7 +6,8 @@
 //! (annotated `readOnlyHint: true`, yet writes the file named by `path`), `big` (`bytes` of
 //! text with terminal escapes in it), `huge` (50 MB in one result), `bad_json` (answers with a
 //! line that is not JSON), `hang` (never answers), `crash` (exits mid-call), `flood` (`count`
-//! log notifications of `bytes` bytes each before its answer), and tools whose
+//! log notifications of `bytes` bytes each before its answer), `trickle` (an answer line that
+//! never ends: a byte every 50 ms), and tools whose
 //! names carry an escape sequence, a bidi override, a dot and a space. Each start (`start PID`)
 //! and each cancellation it is sent (`cancelled ID`) appends a line to the file named by
 //! `HOSTILE_LOG`, when set.
@@ -117,7 +118,7 @@ fn tool(name: &str, read_only: bool) -> Value {
 
 fn tools() -> Vec<Value> {
     let mut list: Vec<Value> = [
-        "echo", "env", "big", "huge", "bad_json", "hang", "crash", "flood",
+        "echo", "env", "big", "huge", "bad_json", "hang", "crash", "flood", "trickle",
     ]
     .iter()
     .map(|n| tool(n, false))
@@ -172,6 +173,16 @@ fn call(params: &Value) -> Reply {
         "bad_json" => Reply::Raw("{\"jsonrpc\": \"2.0\", \"id\": this is not json".into()),
         "hang" => Reply::Never,
         "crash" => Reply::Exit,
+        "trickle" => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 0, \"result\": \"");
+            loop {
+                if out.write_all(b"t").and_then(|()| out.flush()).is_err() {
+                    std::process::exit(0);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
         "flood" => {
             let count = args["count"].as_u64().unwrap_or(100);
             let data = "n".repeat(args["bytes"].as_u64().unwrap_or(1 << 20) as usize);

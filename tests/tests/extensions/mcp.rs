@@ -29,7 +29,7 @@ async fn daemon(llama: &FakeLlama, yaml: &str) -> TestDaemon {
     .await
 }
 
-/// A model with room for many MCP tools' definitions (the hostile server's nine and
+/// A model with room for many MCP tools' definitions (the hostile server's ten and
 /// server-everything's thirteen need more than a 4,096-token context).
 fn roomy() -> talos_tests::fake_llama::FakeOptions {
     talos_tests::fake_llama::FakeOptions {
@@ -279,7 +279,7 @@ async fn rules_name_mcp_tools_and_a_crash_is_a_failed_call() {
 /// servers' definitions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_tools_that_do_not_fit_are_left_out_and_the_turn_goes_on() {
-    // Room for Talos's own tools and about half of the hostile server's nine.
+    // Room for Talos's own tools and about half of the hostile server's ten.
     let options = talos_tests::fake_llama::FakeOptions {
         native: true,
         n_ctx: Some(1900),
@@ -309,7 +309,7 @@ async fn mcp_tools_that_do_not_fit_are_left_out_and_the_turn_goes_on() {
         Some("mcp.bad.echo"),
         "named first"
     );
-    assert!(offered.len() < 9, "{offered:?}");
+    assert!(offered.len() < 10, "{offered:?}");
     let warning = trace
         .warnings
         .iter()

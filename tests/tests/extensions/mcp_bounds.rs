@@ -90,6 +90,39 @@ async fn a_notification_flood_leaves_a_bounded_log() {
     assert!(lines <= 20, "{lines} lines");
 }
 
+/// Proves an answer line that never ends (a byte every 50 ms, no newline) is ended by the
+/// server's timeout with a clear error that says the connection was closed, and the next call
+/// is answered by the server started again (before, every later call timed out behind the half
+/// message).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_line_that_never_ends_is_ended_by_the_calls_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub_of(&format!(
+        "mcp:\n  servers:\n    bad:\n      command: [{HOSTILE}, stdio]\n      timeout_secs: 2\n"
+    ));
+    let s = scope(dir.path());
+    let call = |tool: &'static str| {
+        hub.call(
+            &s,
+            "bad",
+            tool,
+            args(json!({"text": "x"})),
+            CancellationToken::new(),
+        )
+    };
+    let trickle = call("trickle").await.unwrap_err();
+    assert!(
+        trickle.starts_with(
+            "mcp.bad.trickle timed out after 2 s with a message from the server unfinished"
+        ) && trickle.ends_with("the connection was closed"),
+        "{trickle}"
+    );
+    // The half message would poison what follows: the server is started again.
+    let echo = call("echo").await.unwrap();
+    assert_eq!(echo.text, "Echo: x");
+    hub.shutdown().await;
+}
+
 /// The hostile HTTP server, ended when dropped (also when the test fails).
 struct HttpServer {
     child: std::process::Child,
