@@ -59,8 +59,9 @@ impl McpHub {
         (offer, problems)
     }
 
-    /// One call as the turn's core reads its result; not made when a path nobody was asked
-    /// about (`unasked`, relative to the workspace) leads out of it on disk.
+    /// One call as the turn's core reads its result, saying when nothing was sent; not made
+    /// when a path nobody was asked about (`unasked`, relative to the workspace) leads out of it
+    /// on disk.
     pub async fn call_for_turn(
         &self,
         scope: &Scope,
@@ -70,14 +71,17 @@ impl McpHub {
         cancel: CancellationToken,
     ) -> Input {
         if let Some(why) = super::links::leads_out(files, unasked) {
-            return Input::ExternalRefused(why);
+            return Input::ExternalNotSent(why);
         }
-        let output = self.call(scope, server, tool, arguments, cancel).await;
-        Input::External(output.map(|output| ExternalOutput {
-            text: output.text,
-            is_error: output.is_error,
-            truncated: output.truncated,
-        }))
+        match self.send(scope, (server, tool), arguments, cancel).await {
+            Ok(output) => Input::External(Ok(ExternalOutput {
+                text: output.text,
+                is_error: output.is_error,
+                truncated: output.truncated,
+            })),
+            Err(super::Failure::NotSent(why)) => Input::ExternalNotSent(why),
+            Err(super::Failure::Sent(why)) => Input::External(Err(why)),
+        }
     }
 
     /// The listing of a connection that is up, without connecting.

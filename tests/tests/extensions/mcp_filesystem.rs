@@ -214,6 +214,18 @@ async fn a_write_outside_the_workspace_is_said_and_always_asked() {
         "{:?}",
         trace.mcp_calls
     );
+    // Only the call that reached the server is reported as run.
+    assert_eq!(
+        outcome.final_answer.matches("- mcp.fs.write_file").count(),
+        1,
+        "{}",
+        outcome.final_answer
+    );
+    assert!(
+        outcome
+            .final_answer
+            .contains("- mcp.fs.write_file (allowed by a rule): the server answered")
+    );
     let refused = trace.mcp_calls[1].error.as_deref().unwrap_or("");
     assert!(
         refused.contains("is not a plain path inside the workspace on disk")

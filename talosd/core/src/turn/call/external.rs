@@ -109,10 +109,10 @@ impl ExternalFlow {
                 self.calling(true)
             }
             (Stage::Calling, Input::External(result)) => self.output(call, turn, result),
-            (Stage::Calling, Input::ExternalRefused(why)) => {
+            (Stage::Calling, Input::ExternalNotSent(why)) => {
+                // Nothing reached the server: not a call that ran.
                 self.finish_record(turn, call, None, Some(why.clone()));
-                call.record(turn, None, None, CallStage::Rejected, Some(why.clone()));
-                finish(format!("[error] {why}"), false, None)
+                self.ended(call, turn, CallStage::Failed, &why)
             }
             (_, other) => unexpected(&other),
         }
@@ -203,7 +203,8 @@ impl ExternalFlow {
         let output = match result {
             Ok(output) => output,
             Err(problem) => {
-                // Sent, and ended without an answer: what it did is not known either.
+                // Sent, and ended without an answer (timed out, cancelled, crashed): what it did
+                // is not known either.
                 self.ran(turn, Some(problem.chars().take(200).collect()));
                 self.finish_record(turn, call, None, Some(problem.clone()));
                 return self.ended(call, turn, CallStage::Failed, &problem);
