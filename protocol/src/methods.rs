@@ -376,7 +376,8 @@ pub struct FileResult {
     pub detail: String,
 }
 
-/// The diff shown in an approval, already capped (60 lines, 6,000 characters).
+/// The diff shown in an approval, already capped (60 lines, 6,000 characters; an MCP call's
+/// file content is shown whole, up to 400 lines and 32 KiB, or not asked at all).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffPreview {

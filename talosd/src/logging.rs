@@ -16,14 +16,33 @@ pub fn dropped_lines() -> u64 {
 
 /// Installs the subscriber: the `TALOS_LOG` filter (default `info`), plain text, to stderr.
 pub fn init() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TALOS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(filter())
         .with_writer(|| Forgiving(std::io::stderr()))
         .with_ansi(false)
         .log_internal_errors(false)
         .init();
+}
+
+/// The `TALOS_LOG` filter (default `info`), with rmcp kept at `warn` unless `TALOS_LOG` names
+/// it: rmcp logs every notification an MCP server sends, whole, at `info` (and every request
+/// and result at `debug`), which lets a server write the daemon's log at the speed of its
+/// pipe. Talos logs what servers say itself, capped and rate-limited (`mcp::notices`).
+pub fn filter() -> tracing_subscriber::EnvFilter {
+    let wanted = std::env::var("TALOS_LOG").unwrap_or_default();
+    let base = if wanted.trim().is_empty() {
+        tracing_subscriber::EnvFilter::new("info")
+    } else {
+        tracing_subscriber::EnvFilter::try_new(&wanted)
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
+    };
+    if wanted.contains("rmcp") {
+        return base;
+    }
+    match "rmcp=warn".parse() {
+        Ok(directive) => base.add_directive(directive),
+        Err(_) => base,
+    }
 }
 
 /// A writer that reports every write as done; the bytes it could not write are counted as a

@@ -16,6 +16,8 @@ use crate::config::{McpConfig, McpServerConfig};
 
 mod connection;
 mod http;
+mod links;
+mod notices;
 mod offer;
 pub use offer::editor_servers;
 pub mod output;
@@ -35,6 +37,8 @@ pub struct McpTool {
     pub input_schema: serde_json::Value,
     /// The server's claim (`annotations.readOnlyHint`), not checked.
     pub read_only_hint: bool,
+    /// The server's claim (`annotations.destructiveHint`), when it makes one; not checked.
+    pub destructive_hint: Option<bool>,
 }
 
 /// One call's result: untrusted text, escaped and capped.
@@ -98,6 +102,22 @@ pub enum EditorServer {
     },
 }
 
+/// Why a call has no result: before it was sent (no server, no such tool, no connection), or
+/// after (timed out, cancelled, crashed, a malformed answer).
+#[derive(Debug)]
+enum Failure {
+    NotSent(String),
+    Sent(String),
+}
+
+impl Failure {
+    fn into_text(self) -> String {
+        match self {
+            Failure::NotSent(text) | Failure::Sent(text) => text,
+        }
+    }
+}
+
 /// A connection's identity: origin (`config`, or the editor's session), name, workspace.
 type Key = (String, String, PathBuf);
 type Slot = Arc<tokio::sync::Mutex<Option<Arc<Live>>>>;
@@ -158,19 +178,32 @@ impl McpHub {
         arguments: serde_json::Map<String, serde_json::Value>,
         cancel: CancellationToken,
     ) -> Result<McpOutput, String> {
-        let (def, live) = self.live(scope, server).await?;
+        self.send(scope, (server, tool), arguments, cancel)
+            .await
+            .map_err(Failure::into_text)
+    }
+
+    /// [`McpHub::call`], saying whether the failure came before anything was sent.
+    async fn send(
+        &self,
+        scope: &Scope,
+        (server, tool): (&str, &str),
+        arguments: serde_json::Map<String, serde_json::Value>,
+        cancel: CancellationToken,
+    ) -> Result<McpOutput, Failure> {
+        let (def, live) = self.live(scope, server).await.map_err(Failure::NotSent)?;
         if !live.listing.tools.iter().any(|t| t.name == tool) {
-            return Err(format!(
+            return Err(Failure::NotSent(format!(
                 "mcp.{server} offers no tool `{}`",
                 output::escape_controls(tool)
-            ));
+            )));
         }
         let result = live.call(&def, tool, arguments, &cancel).await;
         if !live.alive() {
             // The next use starts it again.
             self.forget(&self.key(scope, &def)).await;
         }
-        result
+        result.map_err(Failure::Sent)
     }
 
     /// Registers the editor's servers for `session_id`; refuses an unusable name, a name given

@@ -140,6 +140,9 @@ pub struct Turn {
     instructions: Option<String>,
     /// The MCP tools this turn offers ([`Turn::with_external`]).
     pub(crate) external: Vec<crate::proposal::mcp::ExternalTool>,
+    /// The workspace's absolute path, against which MCP arguments' paths are placed (empty:
+    /// unknown, and every such path is outside).
+    pub(crate) external_root: String,
 }
 
 impl Turn {
@@ -167,6 +170,7 @@ impl Turn {
             originals: std::collections::BTreeMap::new(),
             instructions: None,
             external: Vec::new(),
+            external_root: String::new(),
         }
     }
 

@@ -11,14 +11,16 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use tokio_util::sync::CancellationToken;
 
-use super::stdio::{self, Broken};
+use super::stdio::{self, Broken, Partial};
 use super::{Listing, McpOutput, ServerDef, Transport};
 
 /// A live connection.
 pub struct Live {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, super::notices::Notices>,
     pub listing: Listing,
     broken: Broken,
+    /// The unfinished line a stdio server's pump holds.
+    partial: Partial,
     pid: Option<u32>,
     _child: Option<crate::runner::ServerChild>,
     /// The key sent to an HTTP server, to withhold from every message.
@@ -46,57 +48,36 @@ impl std::fmt::Debug for Live {
     }
 }
 
+/// A running rmcp client, the child's pid and process, the key withheld from messages, and the
+/// containment not granted.
+type Opened = (
+    RunningService<RoleClient, super::notices::Notices>,
+    Option<u32>,
+    Option<crate::runner::ServerChild>,
+    Option<String>,
+    String,
+);
+
 /// Connects `def` (in `workspace`, for a stdio server), initialises and lists its tools, all
 /// within the server's timeout.
 pub async fn connect(def: &ServerDef, workspace: &std::path::Path) -> Result<Live, String> {
     let broken: Broken = Broken::default();
+    let partial: Partial = Partial::default();
     let name = def.name.as_str();
     let limit = def.timeout;
     let (service, pid, child, key, uncontained) = match &def.transport {
-        Transport::Stdio {
-            argv,
-            env,
-            isolation,
-        } => {
-            let started = stdio::start(name, argv, env.clone(), *isolation, workspace, &broken)?;
-            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(
-                started.read,
-                started.write,
-            )
-            .with_max_line_length(stdio::LINE_CAP + 1);
-            let pid = started.pid;
-            let service = bounded(limit, ().serve(transport)).await;
-            let service = match service {
-                Some(Ok(service)) => service,
-                failed => {
-                    crate::runner::kill_group(pid);
-                    return Err(start_failure(
-                        name,
-                        limit,
-                        failed.map(|r| r.err()),
-                        &broken,
-                        None,
-                    ));
-                }
-            };
-            (
-                service,
-                Some(pid),
-                Some(started.child),
-                None,
-                started.uncontained,
-            )
-        }
+        Transport::Stdio { .. } => open_stdio(def, workspace, (&broken, &partial)).await?,
         Transport::Http { url, key, headers } => {
             let key = super::http::key(name, key)?;
             let (transport, key) = super::http::transport(url, key.as_deref(), headers)?;
-            let service = match bounded(limit, ().serve(transport)).await {
-                Some(Ok(service)) => service,
-                failed => {
-                    let failed = failed.map(|r| r.err());
-                    return Err(start_failure(name, limit, failed, &broken, key.as_deref()));
-                }
-            };
+            let service =
+                match bounded(limit, super::notices::Notices::new(name).serve(transport)).await {
+                    Some(Ok(service)) => service,
+                    failed => {
+                        let failed = failed.map(|r| r.err());
+                        return Err(start_failure(name, limit, failed, &broken, key.as_deref()));
+                    }
+                };
             (service, None, None, key, String::new())
         }
     };
@@ -104,6 +85,7 @@ pub async fn connect(def: &ServerDef, workspace: &std::path::Path) -> Result<Liv
         service,
         listing: Listing::default(),
         broken,
+        partial,
         pid,
         _child: child,
         key,
@@ -126,6 +108,45 @@ pub async fn connect(def: &ServerDef, workspace: &std::path::Path) -> Result<Liv
     };
     live.listing = super::output::listing(name, tools);
     Ok(live)
+}
+
+/// Starts a stdio server and initialises it within its timeout.
+async fn open_stdio(
+    def: &ServerDef,
+    workspace: &std::path::Path,
+    (broken, partial): (&Broken, &Partial),
+) -> Result<Opened, String> {
+    let Transport::Stdio {
+        argv,
+        env,
+        isolation,
+    } = &def.transport
+    else {
+        return Err(format!("mcp.{}: not a stdio server", def.name));
+    };
+    let (name, limit) = (def.name.as_str(), def.timeout);
+    let started = stdio::start(
+        name,
+        argv,
+        env.clone(),
+        *isolation,
+        workspace,
+        (broken, partial),
+    )?;
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::new_client(started.read, started.write)
+            .with_max_line_length(stdio::LINE_CAP + 1);
+    let pid = started.pid;
+    let service = match bounded(limit, super::notices::Notices::new(name).serve(transport)).await {
+        Some(Ok(service)) => service,
+        failed => {
+            crate::runner::kill_group(pid);
+            let failed = failed.map(|r| r.err());
+            return Err(start_failure(name, limit, failed, broken, None));
+        }
+    };
+    let child = Some(started.child);
+    Ok((service, Some(pid), child, None, started.uncontained))
 }
 
 /// The reason a start failed: timed out, refused, or the pump's reason.
@@ -171,7 +192,15 @@ impl Live {
                 Err(e) => Err(self.failure(&format!("{shown} failed"), &e.to_string())),
             },
             () = tokio::time::sleep(def.timeout) => {
-                Err(format!("{shown} timed out after {} s", def.timeout.as_secs()))
+                let secs = def.timeout.as_secs();
+                let unfinished = self.partial.load(std::sync::atomic::Ordering::Relaxed);
+                if unfinished == 0 {
+                    return Err(format!("{shown} timed out after {secs} s"));
+                }
+                // What follows would be read after the half message: the connection is closed
+                // (and the next use starts the server again).
+                stdio::mark(&self.broken, format!("the server `{}` left a message unfinished ({unfinished} bytes)", def.name));
+                Err(format!("{shown} timed out after {secs} s with a message from the server unfinished ({unfinished} bytes); the connection was closed"))
             }
             () = cancel.cancelled() => Err(format!("{shown} was cancelled")),
         }

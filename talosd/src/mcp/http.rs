@@ -1,7 +1,10 @@
 //! Streamable-HTTP MCP servers: the key read from `api_key_env` (as for the model, never shown:
 //! rmcp sends it with `bearer_auth`, a header value marked sensitive, and every message that
 //! could echo it goes through `engine::auth::redact`), the editor's headers, and rmcp's client
-//! transport over its own reqwest client.
+//! transport over its own reqwest client. Every body read from the server is capped as a stdio
+//! line is (a JSON answer or an SSE event at [`super::stdio::LINE_CAP`], an error's text at
+//! [`ERROR_CAP`]) before it is parsed; a body that never ends is bounded in time by the call's
+//! timeout, which drops the request.
 
 use std::collections::HashMap;
 
@@ -9,6 +12,9 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig,
 };
+
+/// The most of an HTTP error's body kept for its message.
+pub const ERROR_CAP: usize = 64 * 1024;
 
 /// Where an HTTP server's key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +67,9 @@ pub fn transport(
         custom.insert(header, value);
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    config.max_json_response_size = super::stdio::LINE_CAP;
+    config.max_sse_event_size = super::stdio::LINE_CAP;
+    config.max_error_response_size = ERROR_CAP;
     if let Some(bearer) = &bearer {
         config = config.auth_header(bearer.clone());
     }

@@ -4,7 +4,7 @@
 //! result as the core reads it. A server nobody named is never started by a turn.
 
 use talos_core::mcp::{self, ExternalTool, Offer, ServerPolicy};
-use talos_core::turn::call::ExternalOutput;
+use talos_core::turn::call::{ExternalOutput, Input};
 use tokio_util::sync::CancellationToken;
 
 use super::{Listing, McpHub, McpTool, Scope};
@@ -54,26 +54,34 @@ impl McpHub {
                 trust_read_only_hints: s.trust_read_only_hints,
             })
             .collect();
-        (
-            mcp::offered(request, read_only, &policies, &tools),
-            problems,
-        )
+        let mut offer = mcp::offered(request, read_only, &policies, &tools);
+        offer.workspace = scope.workspace.display().to_string();
+        (offer, problems)
     }
 
-    /// One call as the turn's core reads its result.
+    /// One call as the turn's core reads its result, saying when nothing was sent; not made
+    /// when a path nobody was asked about (`unasked`, relative to the workspace) leads out of it
+    /// on disk.
     pub async fn call_for_turn(
         &self,
         scope: &Scope,
         (server, tool): (&str, &str),
         arguments: serde_json::Map<String, serde_json::Value>,
+        (files, unasked): (&crate::workspace::Workspace, &[String]),
         cancel: CancellationToken,
-    ) -> Result<ExternalOutput, String> {
-        let output = self.call(scope, server, tool, arguments, cancel).await?;
-        Ok(ExternalOutput {
-            text: output.text,
-            is_error: output.is_error,
-            truncated: output.truncated,
-        })
+    ) -> Input {
+        if let Some(why) = super::links::leads_out(files, unasked) {
+            return Input::ExternalNotSent(why);
+        }
+        match self.send(scope, (server, tool), arguments, cancel).await {
+            Ok(output) => Input::External(Ok(ExternalOutput {
+                text: output.text,
+                is_error: output.is_error,
+                truncated: output.truncated,
+            })),
+            Err(super::Failure::NotSent(why)) => Input::ExternalNotSent(why),
+            Err(super::Failure::Sent(why)) => Input::External(Err(why)),
+        }
     }
 
     /// The listing of a connection that is up, without connecting.
@@ -128,5 +136,6 @@ fn external(tool: McpTool) -> ExternalTool {
         description: tool.description,
         input_schema: tool.input_schema,
         read_only_hint: tool.read_only_hint,
+        destructive_hint: tool.destructive_hint,
     }
 }

@@ -82,6 +82,7 @@ pub fn listing(server: &str, tools: Vec<Tool>) -> Listing {
             description,
             input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
             read_only_hint,
+            destructive_hint: tool.annotations.as_ref().and_then(|a| a.destructive_hint),
         });
     }
     listing

@@ -20,6 +20,10 @@ const STDERR_CAP: usize = 64 * 1024;
 /// Why a connection ended, once it has; shared between the pumps and the calls.
 pub type Broken = Arc<Mutex<Option<String>>>;
 
+/// How many bytes of an unfinished line the pump holds (0 between messages): a call that times
+/// out while a message is half sent leaves the connection unusable, so it is closed.
+pub type Partial = Arc<std::sync::atomic::AtomicUsize>;
+
 /// Records the first reason a connection ended.
 pub fn mark(broken: &Broken, reason: String) {
     if let Ok(mut slot) = broken.lock()
@@ -47,7 +51,7 @@ pub fn start(
     env: Vec<(String, String)>,
     isolation: talos_core::command::Isolation,
     workspace: &Path,
-    broken: &Broken,
+    (broken, partial): (&Broken, &Partial),
 ) -> Result<Started, String> {
     let Some((program, args)) = argv.split_first() else {
         return Err(format!("mcp.{name}: no command to start"));
@@ -84,7 +88,8 @@ pub fn start(
         return Err(format!("mcp.{name}: its pipes could not be opened"));
     };
     let (transport_end, pump_end) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(pump(name.to_string(), stdout, pump_end, broken.clone()));
+    let ends = (broken.clone(), partial.clone());
+    tokio::spawn(pump(name.to_string(), stdout, pump_end, ends));
     tokio::spawn(drain_stderr(name.to_string(), stderr));
     Ok(Started {
         child,
@@ -109,8 +114,9 @@ async fn pump(
     name: String,
     stdout: crate::runner::ServerStdout,
     mut to_transport: tokio::io::DuplexStream,
-    broken: Broken,
+    (broken, partial): (Broken, Partial),
 ) {
+    use std::sync::atomic::Ordering;
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line: Vec<u8> = Vec::new();
     let reason = loop {
@@ -130,8 +136,10 @@ async fn pump(
         line.extend_from_slice(&available[..take]);
         reader.consume(take);
         if newline.is_none() {
+            partial.store(line.len(), Ordering::Relaxed);
             continue;
         }
+        partial.store(0, Ordering::Relaxed);
         let trimmed = line.trim_ascii();
         if !trimmed.is_empty() {
             if serde_json::from_slice::<serde::de::IgnoredAny>(trimmed).is_err() {

@@ -93,12 +93,12 @@ async fn extension_effect(ctx: &mut TurnCtx, effect: Effect) -> Input {
             server,
             tool,
             arguments,
+            unasked_paths,
         } => {
             let (hub, cancel) = (&ctx.daemon.mcp, ctx.cancel.clone());
-            Input::External(
-                hub.call_for_turn(&scope, (&server, &tool), arguments, cancel)
-                    .await,
-            )
+            let files = (ctx.files.as_ref(), unasked_paths.as_slice());
+            hub.call_for_turn(&scope, (&server, &tool), arguments, files, cancel)
+                .await
         }
         other => Input::Failed(format!("internal: {other:?} is not an extension's")),
     }

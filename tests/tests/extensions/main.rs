@@ -11,6 +11,8 @@ mod commands;
 mod hook_processes;
 mod hooks;
 mod mcp;
+mod mcp_bounds;
+mod mcp_filesystem;
 mod mcp_hub;
 
 use std::sync::Arc;

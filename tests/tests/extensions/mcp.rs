@@ -29,7 +29,7 @@ async fn daemon(llama: &FakeLlama, yaml: &str) -> TestDaemon {
     .await
 }
 
-/// A model with room for many MCP tools' definitions (the hostile server's eight and
+/// A model with room for many MCP tools' definitions (the hostile server's ten and
 /// server-everything's thirteen need more than a 4,096-token context).
 fn roomy() -> talos_tests::fake_llama::FakeOptions {
     talos_tests::fake_llama::FakeOptions {
@@ -273,34 +273,58 @@ async fn rules_name_mcp_tools_and_a_crash_is_a_failed_call() {
     assert!(trace.warnings.iter().any(|w| w.code == "EXTERNAL_EFFECTS"));
 }
 
-/// On a small context the MCP tools are the first thing cut: the turn goes on with Talos's
-/// own tools and says why, instead of failing on the size of the servers' definitions.
+/// On a small context the MCP tools are the first thing cut, the ones the request does not
+/// name first, only as many as the context needs: the turn goes on with Talos's own tools and
+/// the rest, and says which were left out and why, instead of failing on the size of the
+/// servers' definitions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_tools_that_do_not_fit_are_left_out_and_the_turn_goes_on() {
-    let llama = FakeLlama::start(true, scripted(vec![Reply::Text("Four.".into())])).await;
+    // Room for Talos's own tools and about half of the hostile server's ten.
+    let options = talos_tests::fake_llama::FakeOptions {
+        native: true,
+        n_ctx: Some(1900),
+        ..Default::default()
+    };
+    let llama = FakeLlama::start_with(options, scripted(vec![Reply::Text("Four.".into())])).await;
     let daemon = daemon(&llama, &hostile_server("")).await;
     let ws = tempfile::tempdir().unwrap();
     let mut client = daemon.client().await;
     let session = client.open_session(ws.path(), "agent").await;
     let outcome = client
-        .turn(&session, "Use the bad server: what is 2 + 2?", "approve")
+        .turn(
+            &session,
+            "Use the bad server's echo: what is 2 + 2?",
+            "approve",
+        )
         .await;
     assert_eq!(outcome.final_answer, "Four.", "{outcome:?}");
-    assert!(
-        !offered_tools(&llama.requests()[0])
-            .iter()
-            .any(|t| t.starts_with("mcp."))
-    );
+    let offered: Vec<String> = offered_tools(&llama.requests()[0])
+        .into_iter()
+        .filter(|t| t.starts_with("mcp."))
+        .collect();
     let trace = last_trace(&daemon);
-    assert!(trace.mcp_tools.is_empty(), "{:?}", trace.mcp_tools);
-    assert!(
-        trace
-            .warnings
-            .iter()
-            .any(|w| w.message.contains("MCP tools") && w.message.contains("were left out")),
-        "{:?}",
-        trace.warnings
+    assert_eq!(trace.mcp_tools, offered);
+    assert_eq!(
+        offered.first().map(String::as_str),
+        Some("mcp.bad.echo"),
+        "named first"
     );
+    assert!(offered.len() < 10, "{offered:?}");
+    let warning = trace
+        .warnings
+        .iter()
+        .find(|w| w.message.starts_with("the MCP tools ") && w.message.contains("were left out"))
+        .unwrap_or_else(|| panic!("{:?}", trace.warnings));
+    let left_out = warning.message.split(" were left out").next().unwrap();
+    for tool in ["mcp.bad.write_file", "mcp.bad.echo"] {
+        assert_eq!(
+            left_out.contains(tool),
+            !offered.contains(&tool.to_string()),
+            "{tool}: {}",
+            warning.message
+        );
+    }
+    assert!(warning.message.contains("does not fit the model's context"));
 }
 
 /// An editor's server (ACP `mcpServers`, given to `session/new`) is used under the same rules:

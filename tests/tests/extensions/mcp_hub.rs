@@ -107,7 +107,7 @@ async fn hostile_listing_and_output_are_made_safe() {
     let hub = hub_of(&hostile_yaml("      max_output_bytes: 65536\n"));
     let s = scope(dir.path());
     let listing = hub.tools(&s, "bad").await.unwrap();
-    assert_eq!(listing.tools.len(), 8, "{:?}", listing.tools);
+    assert_eq!(listing.tools.len(), 10, "{:?}", listing.tools);
     assert_eq!(listing.skipped.len(), 4, "{:?}", listing.skipped);
     for reason in &listing.skipped {
         assert!(

@@ -65,10 +65,22 @@ async fn instructions_and_an_mcp_server_on_the_real_model() {
             .map(|w| w.code.as_str())
             .collect::<Vec<_>>()
     );
+    // Compact definitions: all 13 fit a 4,096-token slot on the real tokenizer (the turn
+    // completes); should some not, a warning names those left out.
     assert!(
-        record.mcp_tools.len() < 13,
-        "13 definitions do not fit a 4,096-token slot: {:?}",
-        record.mcp_tools
+        record.mcp_tools.len() == 13
+            || record
+                .warnings
+                .iter()
+                .any(|w| w.code == "CONTEXT_TOO_SMALL" && w.message.contains("were left out")),
+        "{:?} {:?}",
+        record.mcp_tools,
+        record.warnings
+    );
+    assert_eq!(
+        record.mcp_tools.first().map(String::as_str),
+        Some("mcp.everything.echo"),
+        "the tool the request names comes first"
     );
     let one = super::turn(&mut client, &session, "Call echo with the message hello.").await;
     let record = trace_of(&daemon, &one);

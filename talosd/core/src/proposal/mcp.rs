@@ -13,6 +13,8 @@ use serde_json::{Map, Value, json};
 use crate::proposal::ladder::{Action, PermissionDecision, ReasonCode};
 use crate::proposal::rules::Effect;
 
+pub mod approval;
+
 /// Most MCP tools one turn offers; past it, the rest are left out (and the turn says so).
 pub const MAX_OFFERED: usize = 16;
 
@@ -24,6 +26,8 @@ pub struct ExternalTool {
     pub description: String,
     pub input_schema: Value,
     pub read_only_hint: bool,
+    /// The server's `annotations.destructiveHint`, when it gives one (not checked).
+    pub destructive_hint: Option<bool>,
 }
 
 impl ExternalTool {
@@ -32,11 +36,12 @@ impl ExternalTool {
         format!("mcp.{}.{}", self.server, self.name)
     }
 
-    /// The native tool definition the model is offered. The description is the server's, so
-    /// it says so.
+    /// The native tool definition the model is offered, compact: the description's first
+    /// sentence (it is the server's, so it says so) and the schema without what only
+    /// validators read ([`compact_schema`]).
     pub fn native_spec(&self) -> Value {
         let parameters = if self.input_schema.is_object() {
-            self.input_schema.clone()
+            compact_schema(&self.input_schema)
         } else {
             json!({"type": "object", "properties": {}})
         };
@@ -45,12 +50,84 @@ impl ExternalTool {
             "function": {
                 "name": self.qualified(),
                 "description": format!(
-                    "[MCP tool of the server `{}`; its description is the server's, untrusted] {}",
-                    self.server, self.description
+                    "[MCP `{}`, untrusted] {}",
+                    self.server, self.short_description()
                 ),
                 "parameters": parameters,
             }
         })
+    }
+
+    /// The description's first sentence, at most [`SHORT_DESCRIPTION`] bytes.
+    pub fn short_description(&self) -> String {
+        let text = self.description.trim();
+        let first = match text.find(". ") {
+            Some(end) => &text[..=end],
+            None => text,
+        };
+        let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
+        cut_words(&first, SHORT_DESCRIPTION)
+    }
+}
+
+/// The longest tool description a turn offers, in bytes.
+pub const SHORT_DESCRIPTION: usize = 160;
+/// The longest description of a parameter a turn offers, in bytes.
+const SHORT_PARAMETER: usize = 80;
+
+/// `text` cut at a word boundary to at most `cap` bytes, marked when cut.
+fn cut_words(text: &str, cap: usize) -> String {
+    if text.len() <= cap {
+        return text.to_string();
+    }
+    let mut end = cap.saturating_sub(3);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &text[..end];
+    let cut = cut.rfind(' ').map_or(cut, |space| &cut[..space]);
+    format!("{cut}...")
+}
+
+/// A JSON Schema with what only validators read taken out (`$schema`, `$id`, `$comment`,
+/// `title`, `examples`, `default`, `additionalProperties`) and each description cut short:
+/// the types, properties, required names, enums and items the model needs stay.
+pub fn compact_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| {
+                    !matches!(
+                        key.as_str(),
+                        "$schema"
+                            | "$id"
+                            | "$comment"
+                            | "title"
+                            | "examples"
+                            | "default"
+                            | "additionalProperties"
+                    )
+                })
+                .map(|(key, value)| {
+                    let value = match (key.as_str(), value) {
+                        ("description", Value::String(text)) => {
+                            Value::String(cut_words(text, SHORT_PARAMETER))
+                        }
+                        // Property names are names, not schema keywords.
+                        ("properties", Value::Object(properties)) => Value::Object(
+                            properties
+                                .iter()
+                                .map(|(name, p)| (name.clone(), compact_schema(p)))
+                                .collect(),
+                        ),
+                        (_, other) => compact_schema(other),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(compact_schema).collect()),
+        other => other.clone(),
     }
 }
 
@@ -68,10 +145,14 @@ pub struct ServerPolicy {
 pub struct Offer {
     pub tools: Vec<ExternalTool>,
     pub left_out: Vec<String>,
+    /// The workspace's absolute path (the daemon's), against which paths are placed.
+    pub workspace: String,
 }
 
 /// Which listed tools join a turn whose request is `request`; `read_only` is a mode that never
-/// changes anything (`ask`, `plan`).
+/// changes anything (`ask`, `plan`). The tools the request names come first (by their
+/// qualified name, then by their own name), then the others of the servers it names, each
+/// group in the servers' order: when not all fit, the ones left out are the ones not named.
 pub fn offered(
     request: &str,
     read_only: bool,
@@ -79,14 +160,19 @@ pub fn offered(
     tools: &[ExternalTool],
 ) -> Offer {
     let mut offer = Offer::default();
+    let mut candidates: Vec<(u8, &ExternalTool)> = Vec::new();
     for tool in tools {
         let Some(server) = servers.iter().find(|s| s.name == tool.server) else {
             continue;
         };
-        let named = mentions(request, &server.name)
-            || mentions(request, &tool.name)
-            || request.contains(&tool.qualified());
-        if !(server.always || named) {
+        let rank = if request.contains(&tool.qualified()) {
+            0
+        } else if mentions(request, &tool.name) {
+            1
+        } else {
+            2
+        };
+        if !(server.always || rank < 2 || mentions(request, &server.name)) {
             continue;
         }
         if read_only && !(server.trust_read_only_hints && tool.read_only_hint) {
@@ -96,6 +182,10 @@ pub fn offered(
             ));
             continue;
         }
+        candidates.push((rank, tool));
+    }
+    candidates.sort_by_key(|(rank, _)| *rank);
+    for (_, tool) in candidates {
         if offer.tools.len() == MAX_OFFERED {
             offer.left_out.push(format!(
                 "{} is left out: a turn offers at most {MAX_OFFERED} MCP tools; name the one you want",
@@ -194,32 +284,6 @@ pub fn arguments(raw: &BTreeMap<String, String>, schema: &Value) -> Map<String, 
         .collect()
 }
 
-/// What the person sees of the arguments in the approval: one line each, line breaks shown as
-/// `\n` and long values cut. Characters that change what the eye sees are left for the
-/// approval screen (`Turn::screen_approval`), which warns about each, as for every approval.
-pub fn approval_lines(arguments: &Map<String, Value>) -> Vec<String> {
-    arguments
-        .iter()
-        .map(|(key, value)| {
-            let text = match value {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let shown: String = text.chars().take(400).collect();
-            let cut = if text.chars().count() > 400 {
-                " …(cut)"
-            } else {
-                ""
-            };
-            format!(
-                "{}: {}{cut}",
-                crate::text::deceptive::escaped(key),
-                shown.replace('\n', "\\n")
-            )
-        })
-        .collect()
-}
-
 /// The server's output as the model reads it: framed as untrusted.
 pub fn framed_output(qualified: &str, text: &str, is_error: bool, truncated: bool) -> String {
     let status = if is_error {
@@ -249,8 +313,8 @@ pub fn prompt_section(tools: &[ExternalTool]) -> String {
         out.push_str(&format!(
             "\n- {}: [untrusted description] {} Parameters (JSON Schema): {}",
             tool.qualified(),
-            tool.description,
-            tool.input_schema
+            tool.short_description(),
+            compact_schema(&tool.input_schema)
         ));
     }
     out

@@ -85,6 +85,22 @@ pub struct TurnFacts {
     /// The answer is the runtime's own text (from the session's records, a fixed answer, the
     /// reading question or a capability note): no model spoke, so no model claim is judged.
     pub runtime_answer: bool,
+    /// MCP calls that were sent to their server (approved or allowed by a rule). What they
+    /// did is outside Talos's records: it cannot verify them, and never says no file was
+    /// changed after one.
+    pub external_ran: Vec<ExternalRun>,
+}
+
+/// One MCP call that was sent to its server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalRun {
+    /// `mcp.SERVER.TOOL`.
+    pub tool: String,
+    /// The person approved it (else a rule allowed it).
+    pub approved: bool,
+    /// How it ended: `None` when the server answered without saying it failed, else what
+    /// happened (the server said it failed, it timed out, it crashed).
+    pub trouble: Option<String>,
 }
 
 /// How the turn's final answer ended.
@@ -279,6 +295,11 @@ fn nothing_changed(
     }
     if facts.read_blocked || any(|r| matches!(r, MutationResult::Blocked { .. })) {
         return Some(Fine::BlockedByPolicy);
+    }
+    // A change asked for and made through an MCP server's tool: done, as far as anyone can
+    // tell, and unverified (Talos cannot see what the server did).
+    if facts.mutation_requested && facts.external_ran.iter().any(|r| r.trouble.is_none()) {
+        return Some(Fine::CompletedUnverified);
     }
     if any(|r| matches!(r, MutationResult::Failed { .. })) {
         return Some(Fine::Failed);
@@ -674,6 +695,35 @@ mod tests {
                 },
                 Fine::Failed,
                 "SUCCEEDED",
+            ),
+            // A change made through an approved MCP call that answered: done, unverified, even
+            // when the model made no change call of Talos's own; one the server said failed
+            // does not count as done.
+            (
+                TurnFacts {
+                    action_not_taken: true,
+                    external_ran: vec![ExternalRun {
+                        tool: "mcp.fs.write_file".into(),
+                        approved: true,
+                        trouble: None,
+                    }],
+                    ..edit_facts(vec![], &["inside.txt"])
+                },
+                Fine::CompletedUnverified,
+                "NOT_ATTEMPTED",
+            ),
+            (
+                TurnFacts {
+                    action_not_taken: true,
+                    external_ran: vec![ExternalRun {
+                        tool: "mcp.fs.write_file".into(),
+                        approved: true,
+                        trouble: Some("the server said it failed".into()),
+                    }],
+                    ..edit_facts(vec![], &["inside.txt"])
+                },
+                Fine::Failed,
+                "NOT_ATTEMPTED",
             ),
         ]
     }

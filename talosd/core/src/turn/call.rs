@@ -132,11 +132,17 @@ pub enum Effect {
     },
     /// Remember write approvals for the session; answer [`Input::Done`].
     RememberWrites,
-    /// Call `tool` of the MCP server `server`; answer [`Input::External`].
+    /// Call `tool` of the MCP server `server`; answer [`Input::External`] once the call was
+    /// sent, or [`Input::ExternalNotSent`] when it was not: the server could not be reached, or
+    /// one of `unasked_paths` resolves outside the workspace (through a link the text of the
+    /// path does not show).
     CallExternal {
         server: String,
         tool: String,
         arguments: serde_json::Map<String, serde_json::Value>,
+        /// Paths the arguments name, inside the workspace by their text (relative to it), that
+        /// nobody was asked about (a rule allowed the call).
+        unasked_paths: Vec<String>,
     },
     /// Run each `hooks.pre_call` hook with this JSON on its standard input; answer
     /// [`Input::Hooked`] with one run per hook, in order.
@@ -171,6 +177,9 @@ pub enum Input {
     Hooked(Vec<crate::proposal::hooks::HookRun>),
     /// The MCP server's answer, or why there is none (crash, timeout, malformed answer).
     External(Result<ExternalOutput, String>),
+    /// The daemon did not send the MCP call, and why (the server could not be reached or
+    /// offers no such tool, or a path nobody was asked about resolves outside the workspace).
+    ExternalNotSent(String),
     /// The daemon could not perform the effect at all (for example, no unguessable id could be
     /// made for an approval): the call ends with nothing done and is recorded as failed.
     Failed(String),

@@ -196,6 +196,8 @@ impl Turn {
             .trim_start()
             .to_string();
         }
+        // Last of the answer's own text: no statement before it says no file changed.
+        answer = crate::ending::external::account(&answer, &self.record.facts.external_ran);
         if let Some(diagnostics) = diagnostics {
             answer = format!("{answer}\n\n{diagnostics}")
                 .trim_start()

@@ -124,7 +124,10 @@ impl Turn {
             return None;
         }
         let facts = &self.record.facts;
+        // A change made through an MCP server's tool is an act the records cannot check, not
+        // an act not taken.
         let decided = facts.read_only_blocked
+            || !facts.external_ran.is_empty()
             || facts.mutations.iter().any(|m| {
                 matches!(
                     m.result,

@@ -35,6 +35,9 @@ pub enum ReasonCode {
     HookAsk,
     /// A call to an MCP server's tool with no rule about it.
     McpDefaultAsk,
+    /// An MCP call naming a path outside the workspace, or a protected one, that a rule
+    /// allowed: it asks instead.
+    McpPathAsk,
 }
 
 impl ReasonCode {
@@ -55,6 +58,7 @@ impl ReasonCode {
             ReasonCode::HookDeny => "HOOK_DENY",
             ReasonCode::HookAsk => "HOOK_ASK",
             ReasonCode::McpDefaultAsk => "MCP_DEFAULT_ASK",
+            ReasonCode::McpPathAsk => "MCP_PATH_ASK",
         }
     }
 }

@@ -10,6 +10,7 @@ fn tool(server: &str, name: &str, read_only: bool) -> ExternalTool {
         description: "d".into(),
         input_schema: json!({"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}),
         read_only_hint: read_only,
+        destructive_hint: None,
     }
 }
 
@@ -167,8 +168,10 @@ fn arguments_follow_the_schema_and_approvals_escape() {
         json!({"n": 5, "s": "5", "x": [1, 2], "y": "plain"})
     );
     let hostile = Map::from_iter([("path".to_string(), json!("a\u{202e}txt.exe\nrm -rf"))]);
-    let lines = approval_lines(&hostile);
-    assert!(!lines[0].contains('\n'), "{lines:?}");
+    let t = tool("fs", "t", false);
+    let paths = approval::path_arguments(&t, &hostile, "/ws");
+    let lines = approval::view(&t, &hostile, &paths).unwrap().details;
+    assert!(lines.iter().all(|l| !l.contains('\n')), "{lines:?}");
     let warned = crate::text::deceptive::warnings(&crate::text::deceptive::ApprovalText {
         description: "mcp.fs.write_text",
         target: None,
@@ -198,4 +201,52 @@ fn tool_names_outside_the_safe_set_are_not_usable() {
         tool("fs", "read_text", false).native_spec()["function"]["name"],
         "mcp.fs.read_text"
     );
+}
+
+/// Proves the tools the request names come first (qualified, then by name), so that the ones
+/// a small context leaves out are the ones nobody named; and definitions are compact.
+#[test]
+fn named_tools_come_first_and_definitions_are_compact() {
+    let tools: Vec<ExternalTool> = ["read_file", "list_directory", "write_file", "move_file"]
+        .iter()
+        .map(|n| tool("fs", n, false))
+        .collect();
+    let offer = offered(
+        "use fs: write_file then mcp.fs.move_file",
+        false,
+        &[server("fs", false, false)],
+        &tools,
+    );
+    let names: Vec<String> = offer.tools.iter().map(|t| t.name.clone()).collect();
+    assert_eq!(
+        names,
+        ["move_file", "write_file", "read_file", "list_directory"]
+    );
+    let mut wordy = tool("fs", "read_text_file", true);
+    wordy.description = format!("Read a file. {}", "More words. ".repeat(50));
+    wordy.input_schema = json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "additionalProperties": false,
+        "properties": {"path": {"type": "string", "title": "Path", "description": "x ".repeat(100)}, "title": {"type": "string", "default": "t"}},
+        "required": ["path"]});
+    let spec = wordy.native_spec();
+    assert_eq!(
+        spec["function"]["description"],
+        "[MCP `fs`, untrusted] Read a file."
+    );
+    let parameters = &spec["function"]["parameters"];
+    assert_eq!(
+        parameters["properties"]["title"],
+        json!({"type": "string"}),
+        "a property named like a keyword stays"
+    );
+    assert!(
+        parameters.get("$schema").is_none() && parameters.get("additionalProperties").is_none()
+    );
+    assert!(
+        parameters["properties"]["path"]["description"]
+            .as_str()
+            .unwrap()
+            .len()
+            <= 80
+    );
+    assert_eq!(parameters["required"], json!(["path"]));
 }

@@ -1,7 +1,9 @@
 //! A call to an MCP server's tool (`mcp.SERVER.TOOL`, issue 28): offered this turn or
 //! rejected; the MCP ladder (rules by name, else ask; never a session grant); the `pre_call`
-//! hooks; the person's approval, its arguments on the same hidden-character screen as every
-//! approval; then the call, whose output is framed as untrusted, budgeted like any result and
+//! hooks; the person's approval, every argument shown whole (file content as a diff) on the
+//! same hidden-character screen as every approval, each path placed against the workspace (one
+//! outside it, or protected, always asks), or no approval at all when the arguments cannot be
+//! shown whole; then the call, whose output is framed as untrusted, budgeted like any result and
 //! recorded by hash. Talos cannot see what such a call does outside its own records: nothing
 //! here counts as a change Talos made, and the trace says the call ran outside checkpoints.
 
@@ -11,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::{ApprovalAsk, Call, Effect, Input, State, finish, unexpected};
 use crate::proposal::ladder::{Action, PermissionDecision};
+use crate::proposal::mcp::approval::{self, PathArgument};
 use crate::proposal::mcp::{self, ExternalTool};
 use crate::text::digest::digest_text;
 use crate::turn::record::{CallStage, Decision, ExternalCallRecord, WarningCode};
@@ -29,6 +32,8 @@ pub(crate) struct ExternalFlow {
     tool: ExternalTool,
     arguments: Map<String, Value>,
     decision: PermissionDecision,
+    /// The paths the arguments name, placed against the workspace.
+    paths: Vec<PathArgument>,
     stage: Stage,
 }
 
@@ -66,10 +71,12 @@ impl ExternalFlow {
         };
         let arguments = mcp::arguments(raw, &tool.input_schema);
         let decision = mcp::decide(&name, &turn.settings.rules);
+        let paths = approval::path_arguments(&tool, &arguments, &turn.external_root);
         let flow = ExternalFlow {
             tool,
             arguments,
-            decision,
+            decision: approval::paths_ask(decision, &paths),
+            paths,
             stage: Stage::Hooking,
         };
         if turn.settings.pre_call_hooks > 0 && flow.decision.action != Action::Deny {
@@ -99,15 +106,22 @@ impl ExternalFlow {
                 if answer.decision == Decision::Deny {
                     return self.ended(call, turn, CallStage::Denied, "approval denied");
                 }
-                self.calling()
+                self.calling(true)
             }
             (Stage::Calling, Input::External(result)) => self.output(call, turn, result),
+            (Stage::Calling, Input::ExternalNotSent(why)) => {
+                // Nothing reached the server: not a call that ran.
+                self.finish_record(turn, call, None, Some(why.clone()));
+                self.ended(call, turn, CallStage::Failed, &why)
+            }
             (_, other) => unexpected(&other),
         }
     }
 
     fn decided(mut self, call: &Call, turn: &mut Turn) -> (State, Effect) {
         let name = self.tool.qualified();
+        // Hooks narrow; a path outside the workspace still asks whatever answered before.
+        self.decision = approval::paths_ask(self.decision, &self.paths);
         turn.record.permission_decisions.push(self.permission(call));
         if self.decision.action == Action::Deny {
             let message = format!(
@@ -128,20 +142,28 @@ impl ExternalFlow {
         });
         if self.decision.action == Action::Allow {
             self.record(turn, call, None, "");
-            return self.calling();
+            return self.calling(false);
         }
+        let view = match approval::view(&self.tool, &self.arguments, &self.paths) {
+            Ok(view) => view,
+            Err(refusal) => {
+                self.record(turn, call, None, "");
+                call.record(turn, None, None, CallStage::Rejected, Some(refusal.clone()));
+                return finish(format!("[error] {refusal}"), false, None);
+            }
+        };
         let mut details = vec![format!("permission: {}", self.decision.message)];
         details.push(format!(
             "MCP server `{}`: Talos cannot see or undo what this call does",
             self.tool.server
         ));
-        details.extend(mcp::approval_lines(&self.arguments));
+        details.extend(view.details);
         let mut ask = ApprovalAsk {
             tool: name.clone(),
             description: format!("call {name}"),
             target: None,
             details,
-            diff: None,
+            diff: view.diff,
             change: None,
             remember_eligible: false,
         };
@@ -150,12 +172,23 @@ impl ExternalFlow {
         (State::External(self), Effect::Ask(ask))
     }
 
-    fn calling(mut self) -> (State, Effect) {
+    /// Sends the call; when nobody was `asked`, the daemon first checks that the paths placed
+    /// inside the workspace by their text do not lead out of it.
+    fn calling(mut self, asked: bool) -> (State, Effect) {
         self.stage = Stage::Calling;
+        let unasked_paths = if asked {
+            Vec::new()
+        } else {
+            self.paths
+                .iter()
+                .filter_map(|p| p.relative.clone())
+                .collect()
+        };
         let effect = Effect::CallExternal {
             server: self.tool.server.clone(),
             tool: self.tool.name.clone(),
             arguments: self.arguments.clone(),
+            unasked_paths,
         };
         (State::External(self), effect)
     }
@@ -170,6 +203,9 @@ impl ExternalFlow {
         let output = match result {
             Ok(output) => output,
             Err(problem) => {
+                // Sent, and ended without an answer (timed out, cancelled, crashed): what it did
+                // is not known either.
+                self.ran(turn, Some(problem.chars().take(200).collect()));
                 self.finish_record(turn, call, None, Some(problem.clone()));
                 return self.ended(call, turn, CallStage::Failed, &problem);
             }
@@ -184,6 +220,10 @@ impl ExternalFlow {
                 ),
             );
         }
+        let trouble = output
+            .is_error
+            .then(|| "the server said it failed".to_string());
+        self.ran(turn, trouble);
         let stage = if output.is_error {
             CallStage::Failed
         } else {
@@ -194,6 +234,17 @@ impl ExternalFlow {
             .then(|| "the server says the call failed".to_string());
         call.record(turn, None, None, stage, reason);
         finish(text, false, None)
+    }
+
+    fn ran(&self, turn: &mut Turn, trouble: Option<String>) {
+        turn.record
+            .facts
+            .external_ran
+            .push(crate::request::outcome::ExternalRun {
+                tool: self.tool.qualified(),
+                approved: self.decision.action != Action::Allow,
+                trouble,
+            });
     }
 
     fn ended(&self, call: &Call, turn: &mut Turn, stage: CallStage, why: &str) -> (State, Effect) {
@@ -295,6 +346,7 @@ impl Turn {
             self.notify(Notice::Info(note));
         }
         self.external = offer.tools;
+        self.external_root = offer.workspace;
         self
     }
 }

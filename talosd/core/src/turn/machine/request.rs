@@ -386,17 +386,10 @@ impl Turn {
     }
 
     fn too_small(&mut self, needed: u64, available: u64) -> TurnEffect {
-        // The MCP tools are the first thing to go: the turn goes on with Talos's own tools.
+        // The MCP tools are the first thing to go, the last offered first (those the request
+        // names come first), only as many as the excess: the turn goes on with the rest.
         if !self.external.is_empty() {
-            let names = self.record.external_offered.join(", ");
-            let message = format!(
-                "the MCP tools ({names}) were left out: with them the request does not fit the model's context ({needed} tokens, {available} left); name fewer tools, or raise model.ctx"
-            );
-            self.record
-                .warn(WarningCode::ContextTooSmall, message.clone());
-            self.notify(super::super::Notice::Info(message));
-            self.external.clear();
-            self.record.external_offered.clear();
+            self.leave_out_external(needed, available);
             return self.assemble();
         }
         let limits = self.limits();
@@ -409,6 +402,36 @@ impl Turn {
             .warn(WarningCode::ContextTooSmall, message.clone());
         self.notify(super::super::Notice::Error(message.clone()));
         self.loop_over(format!("The model was not asked: {message}."))
+    }
+
+    /// Leaves out the last offered MCP tools until their definitions free what the request is
+    /// over by, and says which and why.
+    fn leave_out_external(&mut self, needed: u64, available: u64) {
+        let excess = needed.saturating_sub(available);
+        let mut freed = 0;
+        let mut left_out = Vec::new();
+        while freed < excess
+            && let Some(tool) = self.external.pop()
+        {
+            freed += budget::estimate(&tool.native_spec().to_string());
+            left_out.push(tool.qualified());
+        }
+        left_out.reverse();
+        self.record
+            .external_offered
+            .retain(|name| !left_out.contains(name));
+        let kept = if self.external.is_empty() {
+            "none is offered".to_string()
+        } else {
+            format!("still offered: {}", self.record.external_offered.join(", "))
+        };
+        let message = format!(
+            "the MCP tools {} were left out: with their definitions the request does not fit the model's context ({needed} tokens, {available} left); {kept}. Name the tool you want in the request (it is offered first), or raise model.ctx",
+            left_out.join(", ")
+        );
+        self.record
+            .warn(WarningCode::ContextTooSmall, message.clone());
+        self.notify(super::super::Notice::Info(message));
     }
 
     /// A failed request: a context overflow is retried once with the server's own numbers;
