@@ -105,9 +105,9 @@ const HELP: &str = "talos-real-bench: Talos against the real llama-server and mo
 
 usage:
   talos-real-bench [REPETITIONS]     first-token times, cache reuse, prompt sizes, overhead (default 3)
-  talos-real-bench tasks [--set original|phrasings|all] [--limit N] [LEVEL...]
+  talos-real-bench tasks [--set original|phrasings|all] [--limit N] [--only N,M] [LEVEL...]
                                      the task-success bench: the fixed tasks of the set (default
-                                     original; or the first N of each set) through the whole
+                                     original; the first N of each set, or the numbered ones) through the whole
                                      pipeline, approvals answered yes, per model.constrain level
                                      (default: off strict, in the same run); done, verified and
                                      false successes per set and level
@@ -143,12 +143,20 @@ async fn main() -> anyhow::Result<()> {
             let mut rest = &args[1..];
             let mut limit = usize::MAX;
             let mut sets = vec![tasks::Set::Original];
+            let mut only: Vec<usize> = Vec::new();
             while let [flag, value, more @ ..] = rest {
                 match flag.as_str() {
                     "--limit" => {
                         limit = value.parse().context("--limit takes a number of tasks")?
                     }
                     "--set" => sets = tasks::Set::parse(value)?,
+                    "--only" => {
+                        only = value
+                            .split(',')
+                            .map(str::parse)
+                            .collect::<Result<_, _>>()
+                            .context("--only takes task numbers, as 3,12")?
+                    }
                     _ => break,
                 }
                 rest = more;
@@ -157,7 +165,7 @@ async fn main() -> anyhow::Result<()> {
                 [] => vec!["off".into(), "strict".into()],
                 given => given.to_vec(),
             };
-            return tasks::run(&parts, &sets, &levels, limit).await;
+            return tasks::run(&parts, &sets, &levels, (limit, &only)).await;
         }
         if args.first().map(String::as_str) == Some("session") {
             let turns: usize = args

@@ -309,7 +309,7 @@ pub const PHRASINGS: &[Task] = &[
     ask(
         &[("config.py", CONFIG)],
         "Is DEBUG on in config.py?",
-        &["True", "yes", "Yes"],
+        &["True", "yes"],
     ),
     ask(
         &[("settings.py", SETTINGS)],

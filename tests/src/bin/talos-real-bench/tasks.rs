@@ -54,8 +54,13 @@ impl Expect {
             Expect::Renamed(from, to, want) => {
                 read(from).is_none() && read(to).is_some_and(|got| got.trim_end() == want)
             }
-            Expect::Answer(any) => any.iter().any(|n| answer.contains(n)),
-            Expect::AnswerAll(all) => all.iter().all(|n| answer.contains(n)),
+            // Case aside: "true" answers "Is DEBUG on?" as well as "True".
+            Expect::Answer(any) => any
+                .iter()
+                .any(|n| answer.to_lowercase().contains(&n.to_lowercase())),
+            Expect::AnswerAll(all) => all
+                .iter()
+                .all(|n| answer.to_lowercase().contains(&n.to_lowercase())),
         }
     }
 
@@ -251,6 +256,9 @@ struct Ran {
     /// Not done, and the trace calls it COMPLETED_UNVERIFIED: a claim of a change, marked
     /// unchecked.
     unverified_claim: bool,
+    /// The outcome's classification and the start of the answer, shown for a task not done.
+    classification: String,
+    answer: String,
     model_calls: usize,
     prompt_tokens: Vec<f64>,
     wall: Duration,
@@ -263,7 +271,7 @@ pub async fn run(
     parts: &RealParts,
     sets: &[Set],
     levels: &[String],
-    limit: usize,
+    (limit, only): (usize, &[usize]),
 ) -> anyhow::Result<()> {
     let mut daemons = Vec::new();
     for level in levels {
@@ -280,7 +288,13 @@ pub async fn run(
     for &set in sets {
         let mut table: Vec<(String, Vec<Ran>)> =
             levels.iter().map(|l| (l.clone(), Vec::new())).collect();
-        for (n, task) in set.tasks().iter().enumerate().take(limit) {
+        let picked = set
+            .tasks()
+            .iter()
+            .enumerate()
+            .take(limit)
+            .filter(|(n, _)| only.is_empty() || only.contains(&(n + 1)));
+        for (n, task) in picked {
             for (started, (level, results)) in daemons.iter_mut().zip(table.iter_mut()) {
                 let home = started.home.path().to_path_buf();
                 let ran = run_task(&mut started.client, &home, task)
@@ -300,6 +314,10 @@ pub async fn run(
                     ran.wall.as_millis(),
                     task.request
                 );
+                if !ran.done {
+                    let answer: String = ran.answer.chars().take(160).collect();
+                    eprintln!("    {}: {answer:?}", ran.classification);
+                }
                 results.push(ran);
             }
         }
@@ -407,6 +425,8 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
         verified: done && (task.expect.is_answer() || classification == "COMPLETED_VERIFIED"),
         false_success: !done && claimed,
         unverified_claim: !done && classification == "COMPLETED_UNVERIFIED",
+        classification: classification.to_string(),
+        answer,
         model_calls: model_calls.len(),
         prompt_tokens: model_calls
             .iter()

@@ -497,6 +497,9 @@ fn a_file_given_whole_is_written_without_a_read() {
     for request in [
         "Create notes.txt with the content: hello world",
         "Create VERSION containing 2.0.0",
+        "Create LICENSE containing MIT",
+        "Create .nvmrc containing 20",
+        "Create .gitignore with the lines target/ and *.log",
     ] {
         let plan = plan_for(request);
         let s = step(&plan, Phase::Apply, &[], &[], false);
