@@ -548,6 +548,39 @@ async fn a_status_question_is_answered_from_the_records_not_the_model() {
     daemon.stop().await;
 }
 
+/// A question about a value the file assigns, answered without it, gets the line quoted from
+/// Talos's own read, marked as not the model's; an answer that states it is left alone.
+#[tokio::test]
+async fn a_question_answered_without_the_files_value_gets_the_line_quoted() {
+    for (reply, quoted) in [("The server listens.", true), ("It uses port 3000.", false)] {
+        let (_llama, daemon) = setup(true, scripted(vec![Reply::Text(reply.into())])).await;
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(
+            ws.path().join("server.js"),
+            "const port = 3000;\napp.listen(port);\n",
+        )
+        .unwrap();
+        let mut client = daemon.client().await;
+        let session = client.open_session(ws.path(), "agent").await;
+        let outcome = client
+            .turn(&session, "What port does server.js use?", "deny")
+            .await;
+        let note = "[From Talos's own read (not the model): server.js: `const port = 3000;`]";
+        assert_eq!(
+            outcome.final_answer.contains(note),
+            quoted,
+            "{}",
+            outcome.final_answer
+        );
+        assert!(
+            outcome.final_answer.starts_with(reply),
+            "{}",
+            outcome.final_answer
+        );
+        daemon.stop().await;
+    }
+}
+
 /// The status answer is the runtime's own text from the records: no model spoke, so no model
 /// guard judges it, and after a verified change it says what changed with no "Truth check".
 #[tokio::test]

@@ -157,7 +157,10 @@ impl Turn {
                 .to_string();
         }
         answer = unanswered::unanswered(facts, fine, answer);
-        if fine == Fine::ReadOnlyAnswered
+        // An answer cut at the reply limit is a question's answer too: the record is quoted
+        // beside what the model managed.
+        if matches!(fine, Fine::ReadOnlyAnswered | Fine::Partial)
+            && !facts.mutation_requested
             && !facts.runtime_answer
             && let Some(note) = quoted::quoted_facts(
                 self.plan.original_request(),

@@ -43,8 +43,14 @@ impl Expect {
         matches!(self, Expect::Answer(_) | Expect::AnswerAll(_))
     }
 
-    /// The bench's own judgement: the workspace (or the answer) shows the task done.
+    /// The bench's own judgement: the workspace (or the answer) shows the task done. The
+    /// answer is judged on the model's words: a line Talos quoted from its own read is left
+    /// out (`quoted` says whether that line held the fact).
     fn done(&self, ws: &Path, answer: &str) -> bool {
+        let answer = answer
+            .split("[From Talos's own read")
+            .next()
+            .unwrap_or(answer);
         let read = |p: &str| std::fs::read_to_string(ws.join(p)).ok();
         match *self {
             Expect::File(path, want) => read(path).is_some_and(|got| got.trim_end() == want),
@@ -256,6 +262,8 @@ struct Ran {
     /// Not done, and the trace calls it COMPLETED_UNVERIFIED: a claim of a change, marked
     /// unchecked.
     unverified_claim: bool,
+    /// A question the model did not answer with the fact, where Talos's quoted line held it.
+    quoted: bool,
     /// The outcome's classification and the start of the answer, shown for a task not done.
     classification: String,
     answer: String,
@@ -301,12 +309,13 @@ pub async fn run(
                     .await
                     .with_context(|| format!("task {} ({})", n + 1, task.request))?;
                 eprintln!(
-                    "[{} {level}] task {:>2}: done={} verified={} false_success={} proposals {}/{} passing, {} model calls, prompt tokens {:?}, {} ms: {}",
+                    "[{} {level}] task {:>2}: done={} verified={} false_success={} quoted={} proposals {}/{} passing, {} model calls, prompt tokens {:?}, {} ms: {}",
                     set.name(),
                     n + 1,
                     ran.done,
                     ran.verified,
                     ran.false_success,
+                    ran.quoted,
                     ran.passed_checks,
                     ran.proposals,
                     ran.model_calls,
@@ -416,6 +425,12 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
     let proposed: Vec<&Value> = calls.iter().filter(|c| c["source"] != "runtime").collect();
     let model_calls = trace["modelCalls"].as_array().cloned().unwrap_or_default();
     let done = task.expect.done(ws.path(), &answer);
+    let quoted = !done
+        && task.expect.is_answer()
+        && answer
+            .split("[From Talos's own read")
+            .nth(1)
+            .is_some_and(|q| task.expect.done(ws.path(), q));
     let classification = trace["outcome"]["classification"].as_str().unwrap_or("");
     let claimed = matches!(classification, "COMPLETED_VERIFIED" | "READ_ONLY_ANSWERED");
     Ok(Ran {
@@ -423,8 +438,10 @@ async fn run_task(client: &mut Client, home: &Path, task: &Task) -> anyhow::Resu
         passed_checks: proposed.iter().filter(|c| c["stage"] != "rejected").count(),
         done,
         verified: done && (task.expect.is_answer() || classification == "COMPLETED_VERIFIED"),
-        false_success: !done && claimed,
+        // The person was given the fact, in Talos's quote of the file: not a false success.
+        false_success: !done && claimed && !quoted,
         unverified_claim: !done && classification == "COMPLETED_UNVERIFIED",
+        quoted,
         classification: classification.to_string(),
         answer,
         model_calls: model_calls.len(),
@@ -449,13 +466,14 @@ fn print_table(parts: &RealParts, set: Set, table: &[(String, Vec<Ran>)]) {
             .to_string_lossy()
     );
     println!(
-        "{:<8} {:>22} {:>8} {:>9} {:>14} {:>18} {:>16} {:>18} {:>13}",
+        "{:<8} {:>22} {:>8} {:>9} {:>14} {:>18} {:>13} {:>16} {:>18} {:>13}",
         "level",
         "proposals passing checks",
         "done",
         "verified",
         "false success",
         "unverified claims",
+        "fact quoted",
         "model calls/task",
         "prompt tokens/call",
         "wall ms/task"
@@ -473,7 +491,7 @@ fn print_table(parts: &RealParts, set: Set, table: &[(String, Vec<Ran>)]) {
         let walls: Vec<f64> = runs.iter().map(|r| r.wall.as_secs_f64() * 1000.0).collect();
         let of = |k: usize| format!("{k}/{}", runs.len());
         println!(
-            "{:<8} {:>22} {:>8} {:>9} {:>14} {:>18} {:>16.2} {:>18.0} {:>13.0}",
+            "{:<8} {:>22} {:>8} {:>9} {:>14} {:>18} {:>13} {:>16.2} {:>18.0} {:>13.0}",
             level,
             format!(
                 "{}/{}",
@@ -484,12 +502,13 @@ fn print_table(parts: &RealParts, set: Set, table: &[(String, Vec<Ran>)]) {
             of(count(&|r| r.verified)),
             of(count(&|r| r.false_success)),
             of(count(&|r| r.unverified_claim)),
+            of(count(&|r| r.quoted)),
             runs.iter().map(|r| r.model_calls).sum::<usize>() as f64 / runs.len().max(1) as f64,
             mean(&tokens),
             mean(&walls),
         );
     }
     println!(
-        "  done: the bench's own check of the workspace (or the answer holds the fact); verified: done, and the trace classifies a change as COMPLETED_VERIFIED; false success: not done, yet classified COMPLETED_VERIFIED or READ_ONLY_ANSWERED; unverified claims: not done and classified COMPLETED_UNVERIFIED (a change Talos marked unchecked)"
+        "  done: the bench's own check of the workspace (or the answer holds the fact); verified: done, and the trace classifies a change as COMPLETED_VERIFIED; false success: not done, yet classified COMPLETED_VERIFIED or READ_ONLY_ANSWERED; unverified claims: not done and classified COMPLETED_UNVERIFIED (a change Talos marked unchecked); fact quoted: a question the model did not answer with the fact, where Talos's line quoted from its own read held it (not done, not a false success)"
     );
 }
