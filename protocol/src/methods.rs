@@ -121,7 +121,8 @@ pub const ALL_METHODS: [&str; 32] = [
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
-    /// `connect_only` (or `managed`, when that lands).
+    /// `managed` (talosd launches and owns llama-server) or `connect_only` (a server started
+    /// elsewhere).
     pub mode: String,
     /// The llama-server base URL, e.g. `http://127.0.0.1:8080`.
     pub url: String,
