@@ -814,6 +814,7 @@ mod function_length;
 mod layering;
 mod module_graph;
 mod schema;
+mod string_errors;
 mod turn_shape;
 
 // === Trace warning codes are documented (docs/traces.md) =======================================
