@@ -99,15 +99,30 @@ impl Step<'_> {
             .iter()
             .filter(|t| self.readable.contains(t) || self.read_texts.iter().any(|(p, _)| p == *t))
             .collect();
-        let given_whole = !self.expected.is_empty()
+        self.mutation_allowed
+            && self.phase == Phase::Apply
+            && (self.given_whole()
+                || (!existing.is_empty() && existing.iter().all(|t| self.known.contains(t))))
+    }
+
+    /// New files whose whole content is the request's ("Create .nvmrc containing 20"): the
+    /// write of each is the one call that does the change. A batch of free objects, a folder or
+    /// a move would only give a small model room to run out its reply.
+    fn creates_given_whole(&self) -> bool {
+        self.given_whole()
+            && !self
+                .expected
+                .iter()
+                .any(|t| self.readable.contains(t) || self.read_texts.iter().any(|(p, _)| p == t))
+    }
+
+    /// Every expected target's whole content is the request's.
+    fn given_whole(&self) -> bool {
+        !self.expected.is_empty()
             && self
                 .expected
                 .iter()
-                .all(|t| change_rule::rule_for(self.rules, t).is_some_and(ChangeRule::is_content));
-        self.mutation_allowed
-            && self.phase == Phase::Apply
-            && (given_whole
-                || (!existing.is_empty() && existing.iter().all(|t| self.known.contains(t))))
+                .all(|t| change_rule::rule_for(self.rules, t).is_some_and(ChangeRule::is_content))
     }
 }
 
@@ -125,6 +140,9 @@ pub fn compile(level: Level, step: &Step<'_>) -> Option<Value> {
     let mut variants: Vec<Value> = Vec::new();
     for &tool in step.tools {
         if reads_done && !tool.mutates() && tool != ToolId::RunCommand {
+            continue;
+        }
+        if step.creates_given_whole() && step.phase == Phase::Apply && tool != ToolId::WriteFile {
             continue;
         }
         variants.extend(tool_variants(level, tool, step));

@@ -509,6 +509,10 @@ fn a_file_given_whole_is_written_without_a_read() {
                 !schema.contains("talos.read_file") && schema.contains("talos.write_file"),
                 "{request}: {schema}"
             );
+            // Nor a batch of free objects, a folder or a move: only the write.
+            for other in ["apply_workspace_batch", "talos.mkdir", "talos.move_path"] {
+                assert!(!schema.contains(other), "{request}: {schema}");
+            }
         }
     }
 }
